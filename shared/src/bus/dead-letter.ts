@@ -1,0 +1,35 @@
+// A dead letter: what could not be processed, why, and where it came from, so
+// `kubebus dlq` can show it and re-drive it.
+import { z } from 'zod';
+import type { ObjectKey } from '../kube/refs.js';
+
+export const DeadLetterSchema = z.object({
+  /** which component parked it: watcher, reconciler, status-writer */
+  origin: z.string(),
+  key: z.object({
+    group: z.string(),
+    resource: z.string(),
+    namespace: z.string(),
+    name: z.string(),
+  }),
+  reason: z.string(),
+  /** the stable error code (docs/errors.md) */
+  code: z.string(),
+  /** where the message came from and should go back to on re-drive */
+  subject: z.string().optional(),
+  eventId: z.string().optional(),
+  attempts: z.number().int().nonnegative(),
+  time: z.string(),
+  traceparent: z.string().optional(),
+  /** the original payload, base64, when it is safe and small enough to keep */
+  payload: z.string().optional(),
+});
+
+export type DeadLetter = z.infer<typeof DeadLetterSchema>;
+
+export function deadLetter(
+  fields: Omit<DeadLetter, 'time' | 'key'> & { key: ObjectKey; time?: Date },
+): DeadLetter {
+  const { time, key, ...rest } = fields;
+  return { ...rest, key: { ...key }, time: (time ?? new Date()).toISOString() };
+}

@@ -1,0 +1,68 @@
+import fc from 'fast-check';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ObjectKey } from '../kube/refs.js';
+import { keyOfSubject, partitionOf, subjects } from './subjects.js';
+
+const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?$/);
+const dnsName = fc.array(label, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('.'));
+const key: fc.Arbitrary<ObjectKey> = fc.record({
+  group: fc.oneof(fc.constant(''), dnsName),
+  resource: label,
+  namespace: fc.oneof(fc.constant(''), label), // '' is cluster-scoped
+  name: fc.oneof(dnsName, fc.string()),
+});
+
+describe('object subjects', () => {
+  it('carry the object key reversibly, dotted and cluster-scoped names included', () => {
+    fc.assert(
+      fc.property(key, fc.nat(63), (k, partition) => {
+        assert.deepEqual(keyOfSubject(subjects.event(k)), { ...k });
+        assert.deepEqual(keyOfSubject(subjects.work('ctl', partition, k)), { ...k });
+        assert.deepEqual(keyOfSubject(subjects.status(k)), { ...k });
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('never map two objects to one subject', () => {
+    fc.assert(
+      fc.property(key, key, (a, b) => {
+        fc.pre(JSON.stringify(a) !== JSON.stringify(b));
+        assert.notEqual(subjects.event(a), subjects.event(b));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('give cluster-scoped objects a namespace token no namespace can take', () => {
+    const clusterScoped = subjects.event({
+      group: '',
+      resource: 'nodes',
+      namespace: '',
+      name: 'n1',
+    });
+    assert.equal(clusterScoped, 'kubebus.events.~.nodes.~.n1');
+  });
+
+  it('have six tokens for events, with no wildcard or whitespace', () => {
+    fc.assert(
+      fc.property(key, (k) => {
+        const subject = subjects.event(k);
+        assert.equal(subject.split('.').length, 6);
+        assert.doesNotMatch(subject, /[*>\s]/u);
+      }),
+    );
+  });
+
+  it('spread objects over partitions and keep each in one', () => {
+    const counts = new Array<number>(8).fill(0);
+    for (let i = 0; i < 8_000; i++) {
+      const k = { group: 'g', resource: 'r', namespace: 'ns', name: `obj-${i}` };
+      const p = partitionOf(k, 8);
+      assert.equal(partitionOf(k, 8), p);
+      counts[p] = (counts[p] ?? 0) + 1;
+    }
+    for (const count of counts) assert.ok(count > 800 && count < 1_200, `uneven: ${counts.join()}`);
+  });
+});

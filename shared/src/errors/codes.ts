@@ -1,0 +1,23 @@
+// Every error kubebus raises carries one of these codes; docs/errors.md explains each.
+export const ErrorCodes = {
+  /** A configuration value is missing or invalid; the service does not start. */
+  InvalidConfig: 'KUBEBUS_INVALID_CONFIG',
+  /** A message on the bus is not a valid kubebus CloudEvent or intent. */
+  MalformedMessage: 'KUBEBUS_MALFORMED_MESSAGE',
+  /** A message exceeds the size kubebus accepts. */
+  MessageTooLarge: 'KUBEBUS_MESSAGE_TOO_LARGE',
+  /** A name cannot be carried in a subject token. */
+  InvalidSubjectToken: 'KUBEBUS_INVALID_SUBJECT_TOKEN',
+  /** The apiserver answered with an error status. */
+  KubeApi: 'KUBEBUS_KUBE_API',
+  /** The watch's resourceVersion is too old (410 Gone): relist. */
+  WatchExpired: 'KUBEBUS_WATCH_EXPIRED',
+  /** The watch stream went silent past its inactivity limit. */
+  WatchStalled: 'KUBEBUS_WATCH_STALLED',
+  /** Publishing to JetStream failed after its retries. */
+  PublishFailed: 'KUBEBUS_PUBLISH_FAILED',
+  /** A reconcile failed in a way retrying cannot fix. */
+  Terminal: 'KUBEBUS_TERMINAL',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

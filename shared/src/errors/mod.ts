@@ -1,0 +1,5 @@
+// kubebus errors: named classes with a stable code and a cause, plus predicates.
+// The catalogue of codes and their meaning is docs/errors.md.
+export type { ErrorCode } from './codes.js';
+export { ErrorCodes } from './codes.js';
+export { KubebusError, isKubebusError, hasCode } from './kubebus-error.js';

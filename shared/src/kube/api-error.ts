@@ -1,0 +1,61 @@
+// An error status from the apiserver, with what a caller decides on: the HTTP
+// code, the Status reason, and Retry-After.
+import { ErrorCodes, KubebusError } from '../errors/mod.js';
+
+export class KubeApiError extends KubebusError {
+  override readonly name = 'KubeApiError';
+
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(status === 410 ? ErrorCodes.WatchExpired : ErrorCodes.KubeApi, message);
+  }
+
+  /** Worth retrying: throttled, server-side trouble, or no answer at all (status 0). */
+  get retryable(): boolean {
+    return this.status === 0 || this.status === 429 || this.status >= 500;
+  }
+}
+
+export function isKubeApiError(error: unknown, status?: number): error is KubeApiError {
+  return error instanceof KubeApiError && (status === undefined || error.status === status);
+}
+
+export function isGone(error: unknown): boolean {
+  return isKubeApiError(error, 410);
+}
+
+export function isNotFound(error: unknown): boolean {
+  return isKubeApiError(error, 404);
+}
+
+export function isConflict(error: unknown): boolean {
+  return isKubeApiError(error, 409);
+}
+
+/** Builds the error from a response body (a metav1.Status when the apiserver sent one). */
+export function apiErrorFrom(
+  status: number,
+  body: string,
+  headers: Record<string, string | string[] | undefined>,
+): KubeApiError {
+  let reason = '';
+  let message = body.slice(0, 500);
+  try {
+    const parsed = JSON.parse(body) as { reason?: unknown; message?: unknown };
+    if (typeof parsed.reason === 'string') reason = parsed.reason;
+    if (typeof parsed.message === 'string') message = parsed.message;
+  } catch {
+    // not a Status
+  }
+  const retryAfter = Number(headers['retry-after']);
+  return new KubeApiError(
+    status,
+    reason,
+    `apiserver answered ${status}${reason ? ` ${reason}` : ''}: ${message}`,
+    Number.isFinite(retryAfter) ? retryAfter * 1_000 : undefined,
+  );
+}

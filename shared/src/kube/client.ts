@@ -1,0 +1,144 @@
+// A small, dynamic Kubernetes REST client over the credentials of a KubeConfig
+// (@kubernetes/client-node loads and applies them). kubebus works on resources
+// named at run time, streams watches line by line with its own inactivity limit,
+// and counts every request in client-go's rest_client_* metrics; see
+// docs/adr/0002-own-rest-client.md.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import type { RestClientMetrics } from '../obs/rest-client-metrics.js';
+import { apiErrorFrom, KubeApiError } from './api-error.js';
+
+export interface RequestInit {
+  readonly method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly signal?: AbortSignal;
+  readonly timeoutMs?: number;
+}
+
+export const ContentTypes = {
+  json: 'application/json',
+  apply: 'application/apply-patch+yaml',
+  merge: 'application/merge-patch+json',
+  jsonPatch: 'application/json-patch+json',
+} as const;
+
+/** Responses larger than this are refused (Kubernetes objects stay under 1.5 MB; lists page). */
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+export class KubeClient {
+  readonly server: string;
+  readonly #base: URL;
+
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly metrics: RestClientMetrics,
+    private readonly defaultTimeoutMs = 30_000,
+  ) {
+    const cluster = kc.getCurrentCluster();
+    if (cluster === null) throw new Error('the kubeconfig has no current cluster');
+    this.server = cluster.server.replace(/\/$/, '');
+    this.#base = new URL(this.server);
+  }
+
+  /** Sends a request and parses the JSON answer; an error status throws KubeApiError. */
+  async request<T = unknown>(path: string, init: RequestInit = {}): Promise<T> {
+    const method = init.method ?? 'GET';
+    const started = performance.now();
+    let res: IncomingMessage;
+    try {
+      res = await this.#send(path, init);
+    } catch (error) {
+      this.#count(method, '<error>', started);
+      if (error instanceof KubeApiError) throw error;
+      throw new KubeApiError(
+        0,
+        'NoResponse',
+        `no answer from the apiserver: ${(error as Error).message}`,
+      );
+    }
+    const body = await readBody(res);
+    this.#count(method, String(res.statusCode ?? 0), started);
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) throw apiErrorFrom(status, body, res.headers);
+    return (body === '' ? undefined : JSON.parse(body)) as T;
+  }
+
+  /** Opens a streaming GET (a watch); the caller reads the response and must destroy it. */
+  async openStream(path: string, init: RequestInit = {}): Promise<IncomingMessage> {
+    const started = performance.now();
+    let res: IncomingMessage;
+    try {
+      res = await this.#send(path, { ...init, timeoutMs: 0 });
+    } catch (error) {
+      this.#count('GET', '<error>', started);
+      throw new KubeApiError(
+        0,
+        'NoResponse',
+        `no answer from the apiserver: ${(error as Error).message}`,
+      );
+    }
+    const status = res.statusCode ?? 0;
+    this.#count('GET', String(status), started);
+    if (status !== 200) throw apiErrorFrom(status, await readBody(res), res.headers);
+    return res;
+  }
+
+  async #send(path: string, init: RequestInit): Promise<IncomingMessage> {
+    const url = new URL(path, this.#base);
+    for (const [name, value] of Object.entries(init.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    const body = init.body === undefined ? undefined : JSON.stringify(init.body);
+    const options: RequestOptions = {
+      method: init.method ?? 'GET',
+      headers: {
+        accept: 'application/json',
+        ...(body === undefined
+          ? {}
+          : {
+              'content-type': init.contentType ?? ContentTypes.json,
+              'content-length': Buffer.byteLength(body),
+            }),
+      },
+    };
+    await this.kc.applyToHTTPSOptions(options);
+    const timeoutMs = init.timeoutMs ?? this.defaultTimeoutMs;
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const req = send(
+        url,
+        { ...options, ...(init.signal ? { signal: init.signal } : {}) },
+        resolve,
+      );
+      if (timeoutMs > 0) {
+        req.setTimeout(timeoutMs, () =>
+          req.destroy(new Error(`request timed out after ${timeoutMs} ms`)),
+        );
+      }
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  #count(method: string, code: string, started: number): void {
+    this.metrics.requests.inc({ code, method, host: this.#base.host });
+    this.metrics.latency.observe({ verb: method }, (performance.now() - started) / 1_000);
+  }
+}
+
+async function readBody(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_RESPONSE_BYTES) {
+      res.destroy();
+      throw new KubeApiError(0, 'TooLarge', `response larger than ${MAX_RESPONSE_BYTES} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

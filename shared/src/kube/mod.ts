@@ -1,0 +1,15 @@
+// Kubernetes: references, a REST client over a KubeConfig, list and watch.
+export {
+  apiVersionOf,
+  collectionPath,
+  formatKey,
+  objectKey,
+  objectPath,
+  resourceId,
+} from './refs.js';
+export type { ObjectKey, ResourceRef } from './refs.js';
+export { KubeApiError, isConflict, isGone, isKubeApiError, isNotFound } from './api-error.js';
+export { ContentTypes, KubeClient } from './client.js';
+export type { RequestInit } from './client.js';
+export { listPages, watchEvents } from './list-watch.js';
+export type { ListPage, WatchEvent, WatchOptions, WatchScope } from './list-watch.js';

@@ -1,0 +1,10 @@
+// Observability: logs, trace context, health endpoints, standard metrics.
+export { createLogger, REDACTED_PATHS } from './logger.js';
+export type { Logger, LoggerOptions } from './logger.js';
+export { continueTrace, formatTraceparent, parseTraceparent, startTrace } from './trace.js';
+export type { TraceContext } from './trace.js';
+export { HealthChecks, startHealthServer } from './health.js';
+export type { Check, HealthServer } from './health.js';
+export { restClientMetrics } from './rest-client-metrics.js';
+export type { RestClientMetrics } from './rest-client-metrics.js';
+export { Registry } from 'prom-client';
