@@ -9,7 +9,10 @@ const GUARD = [
   'parent=$1; shift',
   '"$@" & child=$!',
   '(while kill -0 "$parent" 2>/dev/null; do sleep 1; done; kill -KILL "$child" 2>/dev/null) & guard=$!',
-  'wait "$child"; rc=$?',
+  // A signal to the group reaches the server too; the guard outlives it, so its
+  // exit means the server is gone (and its ports are free).
+  "trap ':' TERM INT",
+  'while kill -0 "$child" 2>/dev/null; do wait "$child"; rc=$?; done',
   'kill "$guard" 2>/dev/null',
   'exit "$rc"',
 ].join('\n');
@@ -109,6 +112,7 @@ export class ServerProcess {
     await this.#exited;
     clearTimeout(timer);
     this.killGroup('SIGKILL'); // anything the server forked and left behind
+    await this.#groupGone();
   }
 
   /** Kill the whole group at once, as a crash would. */
@@ -116,6 +120,19 @@ export class ServerProcess {
     if (this.#exitCode !== undefined) return;
     this.killGroup('SIGKILL');
     await this.#exited;
+    await this.#groupGone();
+  }
+
+  /** Waits until no process of the group is left. */
+  async #groupGone(): Promise<void> {
+    for (let i = 0; i < 200; i++) {
+      try {
+        process.kill(-this.pid, 0);
+      } catch {
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   tail(lines = 30): string {

@@ -154,6 +154,13 @@ export class TestBed {
     return compactEtcd(this.etcd);
   }
 
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) a server: its connections stay open but go silent. */
+  signal(server: 'nats' | 'etcd' | 'apiserver', signal: 'SIGSTOP' | 'SIGCONT'): void {
+    const running = this.#servers.get(server);
+    if (running === undefined) throw new Error(`${server} is not running`);
+    running.killGroup(signal);
+  }
+
   /** The last lines of a server's log, for failure messages. */
   logTail(server: 'nats' | 'etcd' | 'apiserver' | 'controller-manager', lines = 30): string {
     return this.#servers.get(server)?.tail(lines) ?? '(not running)';

@@ -25,6 +25,10 @@ export interface PublisherOptions {
   readonly onPublished?: (message: OutgoingMessage, durationMs: number, duplicate: boolean) => void;
 }
 
+export interface Submitted {
+  readonly completion: Promise<void>;
+}
+
 export class PublishRejectedError extends Error {
   override readonly name = 'PublishRejectedError';
   constructor(
@@ -52,10 +56,11 @@ export class OrderedPublisher {
 
   /**
    * Waits for room in the window, then starts publishing `messages` in order
-   * after the earlier units of `key`. Returns the unit's completion, which
-   * rejects only with PublishRejectedError.
+   * after the earlier units of `key`. Returns the unit's completion (wrapped, so
+   * awaiting the room does not await the publish), which rejects only with
+   * PublishRejectedError.
    */
-  async submit(key: string, messages: readonly OutgoingMessage[]): Promise<Promise<void>> {
+  async submit(key: string, messages: readonly OutgoingMessage[]): Promise<Submitted> {
     while (this.#inFlight.size >= this.options.maxInFlight) {
       await new Promise<void>((resolve) => this.#waiters.push(resolve));
     }
@@ -72,7 +77,7 @@ export class OrderedPublisher {
       if (this.#tails.get(key) === settled) this.#tails.delete(key);
       this.#waiters.shift()?.();
     });
-    return unit;
+    return { completion: unit };
   }
 
   /** Waits until everything submitted so far has settled. */

@@ -2,6 +2,7 @@
 // CLI agree on them, and created or updated idempotently at start.
 import {
   DiscardPolicy,
+  JetStreamApiCodes,
   JetStreamApiError,
   RetentionPolicy,
   StorageType,
@@ -99,7 +100,12 @@ export async function ensureTopology(
       await jsm.streams.info(config.name);
       await jsm.streams.update(config.name, config);
     } catch (error) {
-      if (!(error instanceof JetStreamApiError) || error.code !== 404) throw error;
+      if (
+        !(error instanceof JetStreamApiError) ||
+        error.code !== JetStreamApiCodes.StreamNotFound
+      ) {
+        throw error;
+      }
       try {
         await jsm.streams.add(config);
       } catch (addError) {

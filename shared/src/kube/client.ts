@@ -66,12 +66,15 @@ export class KubeClient {
     return (body === '' ? undefined : JSON.parse(body)) as T;
   }
 
-  /** Opens a streaming GET (a watch); the caller reads the response and must destroy it. */
+  /**
+   * Opens a streaming GET (a watch); the caller reads the response and must
+   * destroy it. `timeoutMs` bounds socket silence, from connecting to the end.
+   */
   async openStream(path: string, init: RequestInit = {}): Promise<IncomingMessage> {
     const started = performance.now();
     let res: IncomingMessage;
     try {
-      res = await this.#send(path, { ...init, timeoutMs: 0 });
+      res = await this.#send(path, { ...init, timeoutMs: init.timeoutMs ?? 0 });
     } catch (error) {
       this.#count('GET', '<error>', started);
       throw new KubeApiError(

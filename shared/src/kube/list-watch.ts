@@ -84,6 +84,7 @@ export async function* watchEvents(
       timeoutSeconds: options.timeoutSeconds,
       labelSelector: scope.labelSelector,
     },
+    timeoutMs: options.inactivityMs,
     ...(options.signal ? { signal: options.signal } : {}),
   });
   try {

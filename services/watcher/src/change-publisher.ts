@@ -1,0 +1,182 @@
+// Turns one change into its messages — the CloudEvent in KUBEBUS_EVENTS, then a
+// work mark per interested controller in KUBEBUS_WORK — and hands them to the
+// ordered publisher. A change the server keeps rejecting is parked in the DLQ
+// with the reason: reported, never silently dropped.
+import {
+  OrderedPublisher,
+  deadLetter,
+  encodeWorkMark,
+  partitionOf,
+  subjects,
+  type OutgoingMessage,
+  type Submitted,
+  type WorkReason,
+} from '@kubebus/shared/bus';
+import { ErrorCodes } from '@kubebus/shared/errors';
+import {
+  byReference,
+  encodeStructured,
+  kubeEvent,
+  type ChangeOp,
+  type KubeObject,
+  type SendReason,
+} from '@kubebus/shared/events';
+import type { ObjectKey } from '@kubebus/shared/kube';
+import { startTrace, type Logger } from '@kubebus/shared/obs';
+import type { WatcherMetrics } from './metrics.js';
+import { sanitize } from './sanitize.js';
+import type { WatchedResource, WatchTargets } from './targets.js';
+
+/** Room kept for headers and the publish protocol below the server's max_payload. */
+const PAYLOAD_MARGIN = 8 * 1024;
+
+export interface ChangePublisherDeps {
+  readonly publisher: OrderedPublisher;
+  readonly targets: WatchTargets;
+  readonly partitions: number;
+  /** the apiserver URL, the CloudEvents `source` */
+  readonly source: string;
+  readonly maxPayload: () => number;
+  readonly log: Logger;
+  readonly metrics: WatcherMetrics;
+}
+
+export class ChangePublisher {
+  constructor(private readonly deps: ChangePublisherDeps) {}
+
+  /**
+   * Waits for room in the publish window, then returns the change's completion
+   * (resolves once stored, or once parked in the DLQ).
+   */
+  async publish(
+    resource: WatchedResource,
+    raw: KubeObject,
+    op: ChangeOp,
+    reason: SendReason,
+  ): Promise<Submitted> {
+    const object = sanitize(resource, raw);
+    const traceparent = startTrace();
+    let event = kubeEvent({
+      resource,
+      object,
+      op,
+      reason,
+      source: this.deps.source,
+      time: new Date(),
+      traceparent,
+    });
+    let encoded = encodeStructured(event);
+    if (encoded.payload.byteLength > this.deps.maxPayload() - PAYLOAD_MARGIN) {
+      event = byReference(event);
+      encoded = encodeStructured(event);
+      this.deps.metrics.byReference.inc();
+      this.deps.log.info(
+        { eventId: event.id, bytes: encoded.payload.byteLength },
+        'object too large, published by reference',
+      );
+    }
+    const key: ObjectKey = {
+      group: resource.group,
+      resource: resource.resource,
+      namespace: object.metadata.namespace ?? '',
+      name: object.metadata.name,
+    };
+    const messages: OutgoingMessage[] = [
+      {
+        subject: subjects.event(key),
+        payload: encoded.payload,
+        headers: { ...encoded.headers, traceparent },
+        msgId: event.id,
+      },
+      ...this.deps.targets.marksFor(resource, object).map((mark) =>
+        this.#mark(mark.controller, mark.key, {
+          reason: sameKey(mark.key, key) ? reason : 'owned',
+          eventId: event.id,
+          traceparent,
+          msgId: `${mark.controller}/${event.id}`,
+        }),
+      ),
+    ];
+    this.deps.log.debug({ eventId: event.id, traceparent, op, reason }, 'publishing change');
+    const { completion } = await this.deps.publisher.submit(messages[0]?.subject ?? '', messages);
+    return {
+      completion: completion.catch((error: unknown) =>
+        this.#park(key, event.id, traceparent, error),
+      ),
+    };
+  }
+
+  /** A work mark alone (the periodic resync): the object did not change. */
+  async markOnly(controller: string, key: ObjectKey, msgId: string): Promise<Submitted> {
+    const traceparent = startTrace();
+    const mark = this.#mark(controller, key, { reason: 'resync', traceparent, msgId });
+    const { completion } = await this.deps.publisher.submit(mark.subject, [mark]);
+    return {
+      completion: completion.catch((error: unknown) => this.#park(key, msgId, traceparent, error)),
+    };
+  }
+
+  #mark(
+    controller: string,
+    key: ObjectKey,
+    fields: {
+      reason: WorkReason | SendReason;
+      eventId?: string;
+      traceparent: string;
+      msgId: string;
+    },
+  ): OutgoingMessage {
+    return {
+      subject: subjects.work(controller, partitionOf(key, this.deps.partitions), key),
+      payload: encodeWorkMark({
+        key,
+        reason: fields.reason,
+        ...(fields.eventId === undefined ? {} : { eventId: fields.eventId }),
+        traceparent: fields.traceparent,
+        time: new Date().toISOString(),
+      }),
+      headers: { 'content-type': 'application/json', traceparent: fields.traceparent },
+      msgId: fields.msgId,
+    };
+  }
+
+  async #park(key: ObjectKey, eventId: string, traceparent: string, error: unknown): Promise<void> {
+    const reason = error instanceof Error ? error.message : String(error);
+    const code = ErrorCodes.PublishFailed;
+    this.deps.metrics.deadLetters.inc({ code });
+    this.deps.log.error(
+      { eventId, traceparent, err: error },
+      'change could not be published; parked in the DLQ',
+    );
+    const record = deadLetter({
+      origin: 'watcher',
+      key,
+      reason,
+      code,
+      eventId,
+      attempts: 0,
+      traceparent,
+    });
+    const subject = subjects.deadLetter('watcher', key);
+    const { completion } = await this.deps.publisher.submit(`dlq:${subject}`, [
+      {
+        subject,
+        payload: new TextEncoder().encode(JSON.stringify(record)),
+        headers: { 'content-type': 'application/json', traceparent },
+        msgId: `dlq/${eventId}`,
+      },
+    ]);
+    await completion.catch((dlqError: unknown) => {
+      this.deps.log.fatal({ eventId, err: dlqError }, 'the DLQ rejected a dead letter');
+    });
+  }
+}
+
+function sameKey(a: ObjectKey, b: ObjectKey): boolean {
+  return (
+    a.group === b.group &&
+    a.resource === b.resource &&
+    a.namespace === b.namespace &&
+    a.name === b.name
+  );
+}

@@ -1,0 +1,88 @@
+// The watcher's configuration: environment variables, parsed once by zod.
+import { durationMs } from '@kubebus/shared/config';
+import { z } from 'zod';
+
+/** "resource.version.group" (kubectl's notation; core kinds are "resource.version"). */
+const resourceName = z
+  .string()
+  .regex(
+    /^[a-z0-9-]+\.v[0-9a-z]+(\.[a-z0-9.-]+)?$/,
+    'expected resource.version.group, e.g. statefulsets.v1.apps',
+  );
+
+export const ControllerSpecSchema = z.object({
+  /** the controller's name: its work subjects and consumers carry it */
+  name: z.string().regex(/^[a-z0-9-]+$/, 'lower-case letters, digits and dashes'),
+  for: resourceName,
+  owns: z.array(resourceName).default([]),
+});
+export type ControllerSpec = z.infer<typeof ControllerSpecSchema>;
+
+const json = <T extends z.ZodType>(schema: T) =>
+  z.string().transform((text, ctx): z.output<T> => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'expected JSON' });
+      return z.NEVER;
+    }
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        ctx.addIssue({ code: 'custom', message: `${issue.path.join('.')}: ${issue.message}` });
+      }
+      return z.NEVER;
+    }
+    return parsed.data;
+  });
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+export const WatcherConfigSchema = z
+  .object({
+    KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
+    KUBEBUS_NATS_USER: z.string().optional(),
+    KUBEBUS_NATS_PASSWORD: z.string().optional(),
+    KUBECONFIG: z.string().optional(),
+    KUBEBUS_CONTROLLERS: json(z.array(ControllerSpecSchema).min(1)),
+    KUBEBUS_WATCH_NAMESPACE: z.string().default(''),
+    KUBEBUS_WATCH_LABEL_SELECTOR: z.string().optional(),
+    KUBEBUS_WORK_PARTITIONS: positiveInt(16),
+    KUBEBUS_RESYNC_PERIOD: durationMs('10h'),
+    KUBEBUS_WATCH_INACTIVITY: durationMs('150s'),
+    KUBEBUS_WATCH_TIMEOUT: durationMs('5m'),
+    KUBEBUS_LIST_PAGE_SIZE: positiveInt(500),
+    KUBEBUS_PUBLISH_MAX_IN_FLIGHT: positiveInt(256),
+    KUBEBUS_BACKOFF_BASE: durationMs('200ms'),
+    KUBEBUS_BACKOFF_CAP: durationMs('30s'),
+    KUBEBUS_CURSOR_FLUSH: durationMs('1s'),
+    KUBEBUS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    KUBEBUS_HEALTH_HOST: z.string().default('0.0.0.0'),
+    KUBEBUS_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+    KUBEBUS_WATCHER_ID: z.string().default('watcher'),
+  })
+  .transform((env) => ({
+    nats: {
+      servers: env.KUBEBUS_NATS_URL,
+      ...(env.KUBEBUS_NATS_USER === undefined ? {} : { user: env.KUBEBUS_NATS_USER }),
+      ...(env.KUBEBUS_NATS_PASSWORD === undefined ? {} : { pass: env.KUBEBUS_NATS_PASSWORD }),
+    },
+    kubeconfig: env.KUBECONFIG,
+    controllers: env.KUBEBUS_CONTROLLERS,
+    namespace: env.KUBEBUS_WATCH_NAMESPACE,
+    labelSelector: env.KUBEBUS_WATCH_LABEL_SELECTOR,
+    partitions: env.KUBEBUS_WORK_PARTITIONS,
+    resyncPeriodMs: env.KUBEBUS_RESYNC_PERIOD,
+    inactivityMs: env.KUBEBUS_WATCH_INACTIVITY,
+    watchTimeoutMs: env.KUBEBUS_WATCH_TIMEOUT,
+    listPageSize: env.KUBEBUS_LIST_PAGE_SIZE,
+    maxInFlight: env.KUBEBUS_PUBLISH_MAX_IN_FLIGHT,
+    backoff: { baseMs: env.KUBEBUS_BACKOFF_BASE, capMs: env.KUBEBUS_BACKOFF_CAP },
+    cursorFlushMs: env.KUBEBUS_CURSOR_FLUSH,
+    health: { host: env.KUBEBUS_HEALTH_HOST, port: env.KUBEBUS_HEALTH_PORT },
+    logLevel: env.KUBEBUS_LOG_LEVEL,
+    watcherId: env.KUBEBUS_WATCHER_ID,
+  }));
+
+export type WatcherConfig = z.output<typeof WatcherConfigSchema>;

@@ -1,0 +1,56 @@
+// Watch cursors in NATS KV: the resourceVersion up to which every change of a
+// watch scope is durably in JetStream. A restart resumes from it.
+import { Buckets } from '@kubebus/shared/bus';
+import type { KV } from '@nats-io/kv';
+import { createHash } from 'node:crypto';
+import type { WatchedResource } from './targets.js';
+
+export interface Cursor {
+  readonly resourceVersion: string;
+  readonly updatedAt: string;
+  readonly by: string;
+}
+
+export function cursorKey(
+  resource: WatchedResource,
+  namespace: string,
+  labelSelector?: string,
+): string {
+  // KV keys allow [-/_=.a-zA-Z0-9]; names here are DNS labels, '_' marks "none".
+  const selector = labelSelector
+    ? createHash('sha256').update(labelSelector).digest('hex').slice(0, 16)
+    : '_';
+  return [resource.resource, resource.group || '_core', namespace || '_all', selector].join('.');
+}
+
+export class CursorStore {
+  constructor(
+    private readonly kv: KV,
+    private readonly watcherId: string,
+  ) {}
+
+  static bucket = Buckets.cursors;
+
+  async read(key: string): Promise<Cursor | undefined> {
+    const entry = await this.kv.get(key);
+    if (entry === null || entry.operation !== 'PUT') return undefined;
+    try {
+      return entry.json<Cursor>();
+    } catch {
+      return undefined;
+    }
+  }
+
+  async write(key: string, resourceVersion: string): Promise<void> {
+    const cursor: Cursor = {
+      resourceVersion,
+      updatedAt: new Date().toISOString(),
+      by: this.watcherId,
+    };
+    await this.kv.put(key, JSON.stringify(cursor));
+  }
+
+  async clear(key: string): Promise<void> {
+    await this.kv.delete(key);
+  }
+}

@@ -1,0 +1,83 @@
+// The only object state the watcher keeps: uid → resourceVersion (plus what a
+// tombstone needs), so a relist can tell what changed or vanished in the gap.
+// Seeded at start from the last event per object in KUBEBUS_EVENTS.
+import { Streams, subjects } from '@kubebus/shared/bus';
+import { decodeNatsMessage, opOf, type KubeObject } from '@kubebus/shared/events';
+import { DeliverPolicy, type JetStreamClient } from '@nats-io/jetstream';
+import type { WatchedResource } from './targets.js';
+
+export interface KnownObject {
+  readonly resourceVersion: string;
+  readonly name: string;
+  readonly namespace: string;
+}
+
+export class KnownObjects {
+  readonly #byUid = new Map<string, KnownObject>();
+
+  get size(): number {
+    return this.#byUid.size;
+  }
+
+  get(uid: string): KnownObject | undefined {
+    return this.#byUid.get(uid);
+  }
+
+  remember(object: KubeObject): void {
+    const { uid, resourceVersion, name, namespace = '' } = object.metadata;
+    this.#byUid.set(uid, { resourceVersion, name, namespace });
+  }
+
+  forget(uid: string): void {
+    this.#byUid.delete(uid);
+  }
+
+  entries(): IterableIterator<[string, KnownObject]> {
+    return this.#byUid.entries();
+  }
+
+  /** A minimal object standing for one that vanished (client-go's DeletedFinalStateUnknown). */
+  tombstone(resource: WatchedResource, uid: string, known: KnownObject): KubeObject {
+    return {
+      apiVersion:
+        resource.group === '' ? resource.version : `${resource.group}/${resource.version}`,
+      kind: resource.kind,
+      metadata: {
+        uid,
+        name: known.name,
+        resourceVersion: known.resourceVersion,
+        ...(known.namespace === '' ? {} : { namespace: known.namespace }),
+      },
+    };
+  }
+
+  /** Reads the last recorded event of every object of `resource` (one ordered consumer pass). */
+  async seed(js: JetStreamClient, resource: WatchedResource): Promise<void> {
+    const consumer = await js.consumers.get(Streams.events, {
+      filter_subjects: [subjects.eventsOf(resource)],
+      deliver_policy: DeliverPolicy.LastPerSubject,
+    });
+    const info = await consumer.info();
+    if (info.num_pending === 0) {
+      await consumer.delete().catch(() => undefined);
+      return;
+    }
+    const messages = await consumer.consume();
+    for await (const message of messages) {
+      const decoded = decodeNatsMessage(message.data, message.headers);
+      if (decoded.ok) {
+        const { event } = decoded;
+        if (opOf(event) === 'delete') this.forget(event.kbuid);
+        else {
+          this.#byUid.set(event.kbuid, {
+            resourceVersion: event.kbrv,
+            name: event.name,
+            namespace: event.namespace ?? '',
+          });
+        }
+      }
+      if (message.info.pending === 0) break;
+    }
+    await messages.close();
+  }
+}

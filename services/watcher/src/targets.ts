@@ -1,0 +1,101 @@
+// What the watcher watches and whom it tells: each watched resource once, and
+// for each change the controllers to mark dirty — the object's own controller
+// when it is a primary, the owner's controller when it is owned.
+import { controllerOf, type KubeObject } from '@kubebus/shared/events';
+import type { KubeClient, ObjectKey, ResourceRef } from '@kubebus/shared/kube';
+import type { ControllerSpec } from './config.js';
+
+export interface WatchedResource extends ResourceRef {
+  readonly kind: string;
+}
+
+export interface Mark {
+  readonly controller: string;
+  readonly key: ObjectKey;
+}
+
+export interface WatchTargets {
+  readonly resources: readonly WatchedResource[];
+  /** controllers whose primary resource this is (resync marks their objects) */
+  primaryOf(resource: WatchedResource): readonly string[];
+  /** the work marks a change to `object` of `resource` makes */
+  marksFor(resource: WatchedResource, object: KubeObject): Mark[];
+}
+
+/** Parses "resource.version.group" into its parts. */
+export function parseResourceName(name: string): {
+  group: string;
+  version: string;
+  resource: string;
+} {
+  const [resource = '', version = '', ...group] = name.split('.');
+  return { resource, version, group: group.join('.') };
+}
+
+interface ApiResourceList {
+  resources?: { name: string; namespaced: boolean; kind: string }[];
+}
+
+/** Asks the apiserver's discovery for each resource's kind and scope. */
+export async function discoverTargets(
+  client: KubeClient,
+  controllers: readonly ControllerSpec[],
+): Promise<WatchTargets> {
+  const resources = new Map<string, WatchedResource>();
+  const discover = async (name: string): Promise<WatchedResource> => {
+    const known = resources.get(name);
+    if (known) return known;
+    const { group, version, resource } = parseResourceName(name);
+    const path = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
+    const list = await client.request<ApiResourceList>(path);
+    const found = list.resources?.find((r) => r.name === resource);
+    if (!found) throw new Error(`the apiserver does not serve ${name} (${path})`);
+    const watched = { group, version, resource, namespaced: found.namespaced, kind: found.kind };
+    resources.set(name, watched);
+    return watched;
+  };
+
+  const primaries = new Map<WatchedResource, string[]>();
+  const ownersByKind = new Map<string, { controller: string; primary: WatchedResource }[]>();
+  for (const spec of controllers) {
+    const primary = await discover(spec.for);
+    primaries.set(primary, [...(primaries.get(primary) ?? []), spec.name]);
+    const ownerKind = `${primary.group}/${primary.kind}`;
+    ownersByKind.set(ownerKind, [
+      ...(ownersByKind.get(ownerKind) ?? []),
+      { controller: spec.name, primary },
+    ]);
+    for (const owned of spec.owns) await discover(owned);
+  }
+
+  return {
+    resources: [...resources.values()],
+    primaryOf: (resource) => primaries.get(resource) ?? [],
+    marksFor(resource, object) {
+      const namespace = object.metadata.namespace ?? '';
+      const marks: Mark[] = (primaries.get(resource) ?? []).map((controller) => ({
+        controller,
+        key: {
+          group: resource.group,
+          resource: resource.resource,
+          namespace,
+          name: object.metadata.name,
+        },
+      }));
+      const owner = controllerOf(object);
+      if (owner) {
+        const ownerGroup = owner.apiVersion.includes('/')
+          ? (owner.apiVersion.split('/')[0] ?? '')
+          : '';
+        for (const { controller, primary } of ownersByKind.get(`${ownerGroup}/${owner.kind}`) ??
+          []) {
+          marks.push({
+            controller,
+            key: { group: primary.group, resource: primary.resource, namespace, name: owner.name },
+          });
+        }
+      }
+      return marks;
+    },
+  };
+}

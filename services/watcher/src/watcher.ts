@@ -1,0 +1,200 @@
+// The watcher service, assembled: discovery, the streams, one ResourceWatcher
+// per watched resource, the resync timer, and the health of it all.
+import { Buckets, OrderedPublisher, ensureTopology, type BusConnection } from '@kubebus/shared/bus';
+import { KubeClient } from '@kubebus/shared/kube';
+import type { Logger, Registry } from '@kubebus/shared/obs';
+import { backoffDelay } from '@kubebus/shared/runtime';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { ChangePublisher } from './change-publisher.js';
+import type { WatcherConfig } from './config.js';
+import { CursorStore, cursorKey } from './cursor-store.js';
+import { KnownObjects } from './known-objects.js';
+import { watcherMetrics } from './metrics.js';
+import { ResourceWatcher } from './resource-watcher.js';
+import { resyncOnce, type ResyncSource } from './resync.js';
+import { discoverTargets, type WatchTargets } from './targets.js';
+
+export interface RunningWatcher {
+  /** the watch loops are alive */
+  live(): true | string;
+  /** initial lists done and NATS connected */
+  ready(): true | string;
+  stop(): Promise<void>;
+}
+
+export async function startWatcher(deps: {
+  readonly config: WatcherConfig;
+  readonly kubeConfig: KubeConfig;
+  readonly bus: BusConnection;
+  readonly log: Logger;
+  readonly registry: Registry;
+}): Promise<RunningWatcher> {
+  const { config, bus, log } = deps;
+  const metrics = watcherMetrics(deps.registry);
+  const client = new KubeClient(deps.kubeConfig, metrics.rest);
+  const abort = new AbortController();
+
+  await ensureTopology(bus.nc, await jetstreamManager(bus.nc));
+  const js = jetstream(bus.nc);
+  const cursors = new CursorStore(await new Kvm(bus.nc).open(Buckets.cursors), config.watcherId);
+  const targets = await retrying(
+    () => discoverTargets(client, config.controllers),
+    log,
+    config,
+    abort.signal,
+  );
+
+  const publisher = new OrderedPublisher(js, {
+    maxInFlight: config.maxInFlight,
+    retry: config.backoff,
+    ackTimeoutMs: 5_000,
+    maxRejections: 3,
+    onRetry: (message, attempt, error) => {
+      metrics.publishRetries.inc();
+      log.warn(
+        { subject: message.subject, msgId: message.msgId, attempt, err: error },
+        'publish failed; retrying',
+      );
+    },
+    onPublished: (message, durationMs, duplicate) => {
+      const stream = message.subject.split('.')[1] ?? '';
+      metrics.published.inc({ stream, duplicate: String(duplicate) });
+      metrics.publishDuration.observe(durationMs / 1_000);
+    },
+  });
+  const changes = new ChangePublisher({
+    publisher,
+    targets,
+    partitions: config.partitions,
+    source: client.server,
+    maxPayload: () => bus.nc.info?.max_payload ?? 1024 * 1024,
+    log,
+    metrics,
+  });
+
+  const watchers: ResourceWatcher[] = [];
+  const resyncSources: ResyncSource[] = [];
+  for (const resource of targets.resources) {
+    const known = new KnownObjects();
+    await known.seed(js, resource);
+    const key = cursorKey(resource, config.namespace, config.labelSelector);
+    watchers.push(
+      new ResourceWatcher(
+        resource,
+        {
+          client,
+          changes,
+          cursors,
+          cursorKey: key,
+          known,
+          metrics,
+          log: log.child({ resource: resource.resource, group: resource.group }),
+        },
+        config,
+      ),
+    );
+    const controllers = targets.primaryOf(resource);
+    if (controllers.length > 0) resyncSources.push({ resource, controllers, known });
+  }
+
+  const loops = new Map<ResourceWatcher, string>();
+  const runs = watchers.map((watcher) => {
+    loops.set(watcher, 'running');
+    return watcher.run(abort.signal).then(
+      () => loops.set(watcher, 'stopped'),
+      (error: unknown) => {
+        log.fatal({ err: error, resource: watcher.resource.resource }, 'watch loop crashed');
+        loops.set(watcher, `crashed: ${(error as Error).message}`);
+      },
+    );
+  });
+  const resync = scheduleResync(
+    resyncSources,
+    changes,
+    metrics,
+    config.resyncPeriodMs,
+    log,
+    abort.signal,
+  );
+  log.info(
+    {
+      resources: targets.resources.map((r) => r.resource),
+      controllers: config.controllers.map((c) => c.name),
+    },
+    'watcher started',
+  );
+
+  return {
+    live() {
+      for (const [watcher, state] of loops) {
+        if (state !== 'running' && !abort.signal.aborted)
+          return `${watcher.resource.resource}: ${state}`;
+      }
+      return true;
+    },
+    ready() {
+      if (!bus.connected()) return 'nats is not connected';
+      const pending = watchers.filter((w) => !w.synced).map((w) => w.resource.resource);
+      return pending.length === 0 ? true : `initial list pending: ${pending.join(', ')}`;
+    },
+    async stop() {
+      abort.abort();
+      clearTimeout(resync.timer);
+      await Promise.all(runs);
+      await publisher.flush();
+      log.info('watcher stopped');
+    },
+  };
+}
+
+export type { WatchTargets };
+
+function scheduleResync(
+  sources: readonly ResyncSource[],
+  changes: ChangePublisher,
+  metrics: ReturnType<typeof watcherMetrics>,
+  periodMs: number,
+  log: Logger,
+  signal: AbortSignal,
+): { timer: NodeJS.Timeout | undefined } {
+  const handle: { timer: NodeJS.Timeout | undefined } = { timer: undefined };
+  const next = () => {
+    // 10% jitter so a fleet of watchers does not resync in step
+    const delay = periodMs * (0.9 + Math.random() * 0.2);
+    handle.timer = setTimeout(() => {
+      if (signal.aborted) return;
+      resyncOnce(sources, changes, metrics, periodMs).then(
+        (marks) => {
+          log.info({ marks }, 'resync done');
+          next();
+        },
+        (error: unknown) => {
+          log.error({ err: error }, 'resync failed');
+          next();
+        },
+      );
+    }, delay);
+  };
+  next();
+  return handle;
+}
+
+async function retrying<T>(
+  attempt: () => Promise<T>,
+  log: Logger,
+  config: WatcherConfig,
+  signal: AbortSignal,
+): Promise<T> {
+  for (let failures = 0; ; failures++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const delay = backoffDelay(config.backoff, failures);
+      log.warn({ err: error, delayMs: delay }, 'discovery failed; retrying');
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
