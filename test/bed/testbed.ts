@@ -42,7 +42,9 @@ export class TestBed {
     readonly options: TestBedOptions,
   ) {}
 
-  static async start(options: TestBedOptions = {}): Promise<TestBed> {
+  static async start(requested: TestBedOptions = {}): Promise<TestBed> {
+    // KUBEBUS_KEEP_TESTBED=1 keeps logs and data of every test bed for a post-mortem.
+    const options = { keepDir: process.env['KUBEBUS_KEEP_TESTBED'] === '1', ...requested };
     serversBinDir(); // fail first, and clearly, when the servers cannot be built
     const dir = mkdtempSync(join(tmpdir(), 'kubebus-testbed-'));
     try {
@@ -68,7 +70,7 @@ export class TestBed {
       }
       return bed;
     } catch (error) {
-      if (options.keepDir !== true) rmSync(dir, { recursive: true, force: true });
+      if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
       throw error;
     }
   }

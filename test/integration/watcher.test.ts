@@ -1,7 +1,7 @@
 // The watcher against a real kube-apiserver, etcd and nats-server: every change
 // becomes exactly one CloudEvent, across kills, 410 Gone, silent streams and
 // restarts of NATS and the apiserver.
-import { Streams, WorkMarkSchema } from '@kubebus/shared/bus';
+import { DeadLetterSchema, Streams, WorkMarkSchema } from '@kubebus/shared/bus';
 import { opOf, type KubeCloudEvent } from '@kubebus/shared/events';
 import { CoreV1Api, type KubernetesObject, type V1ConfigMap } from '@kubernetes/client-node';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -13,7 +13,12 @@ import { after, before, describe, it } from 'node:test';
 import { TestBed } from '../bed/testbed.js';
 import { TEST_GROUP, installCrd, objects, widget, widgetCrd } from '../support/kube.js';
 import { ServiceProcess } from '../support/services.js';
-import { readEvents, readLastPerSubject, readStream } from '../support/stream.js';
+import {
+  readEvents,
+  readLastPerSubject,
+  readStream,
+  type StoredMessage,
+} from '../support/stream.js';
 import { waitFor } from '../support/wait.js';
 
 const CONTROLLERS = JSON.stringify([
@@ -77,7 +82,11 @@ describe('watcher', { timeout: 600_000 }, () => {
     await waitFor(async () => {
       events = await readEvents(nc, subject);
       return events.length >= 4;
-    }, 'four events for the widget');
+    }, 'four events for the widget').catch((error: unknown) => {
+      throw new Error(`events so far: ${JSON.stringify(events.map((e) => [e.type, e.kbrv]))}`, {
+        cause: error,
+      });
+    });
     assert.deepEqual(
       events.map((e) => [opOf(e), e.kbrv]),
       [
@@ -204,6 +213,46 @@ describe('watcher', { timeout: 600_000 }, () => {
     assert.equal(byRef.data, undefined);
     assert.equal(byRef.subject, '/api/v1/namespaces/large/configmaps/big');
     assert.ok(events.find((e) => e.name === 'small')?.data);
+  });
+
+  it('parks a change the stream keeps rejecting in the DLQ with the reason, and goes on', async () => {
+    await createNamespace('rejected');
+    const jsm = await jetstreamManager(nc);
+    const config = (await jsm.streams.info(Streams.events)).config;
+    // The stream now refuses messages over 16 KiB, though NATS itself would carry them.
+    await jsm.streams.update(Streams.events, { ...config, max_msg_size: 16 * 1024 });
+    try {
+      await core().createNamespacedConfigMap({
+        namespace: 'rejected',
+        body: { metadata: { name: 'refused' }, data: { blob: 'y'.repeat(32 * 1024) } },
+      });
+      let letters: StoredMessage[] = [];
+      await waitFor(async () => {
+        letters = await readStream(
+          nc,
+          Streams.deadLetters,
+          'kubebus.dlq.watcher.~.configmaps.rejected.>',
+        );
+        return letters.length === 1;
+      }, 'the dead letter');
+      const letter = DeadLetterSchema.parse(JSON.parse(new TextDecoder().decode(letters[0]?.data)));
+      assert.equal(letter.origin, 'watcher');
+      assert.equal(letter.key.name, 'refused');
+      assert.match(letter.reason, /maximum|size/i);
+    } finally {
+      await jsm.streams.update(Streams.events, config);
+    }
+    await core().createNamespacedConfigMap({
+      namespace: 'rejected',
+      body: { metadata: { name: 'accepted' }, data: { a: 'b' } },
+    });
+    await waitFor(
+      async () =>
+        (await readEvents(nc, 'kubebus.events.~.configmaps.rejected.>')).some(
+          (e) => e.name === 'accepted',
+        ),
+      'the next change to be published',
+    );
   });
 
   it('loses and doubles nothing when killed mid-stream (SIGKILL) and restarted', async () => {

@@ -4,7 +4,7 @@ import { loadConfig } from '@kubebus/shared/config';
 import { HealthChecks, Registry, createLogger, startHealthServer } from '@kubebus/shared/obs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { WatcherConfigSchema } from './config.js';
-import { startWatcher } from './watcher.js';
+import { startWatcher, type RunningWatcher } from './watcher.js';
 
 let config;
 try {
@@ -23,10 +23,14 @@ const kubeConfig = new KubeConfig();
 if (config.kubeconfig === undefined) kubeConfig.loadFromCluster();
 else kubeConfig.loadFromFile(config.kubeconfig);
 
+// Registered before anything starts, so /readyz is never vacuously true.
+const started: { watcher?: RunningWatcher } = {};
+checks.live('watch-loops', () => started.watcher?.live() ?? true);
+checks.ready('watcher', () => started.watcher?.ready() ?? 'starting');
+
 const bus = await connectBus({ ...config.nats, name: `kubebus-watcher-${config.watcherId}` }, log);
 const watcher = await startWatcher({ config, kubeConfig, bus, log, registry });
-checks.live('watch-loops', () => watcher.live());
-checks.ready('watcher', () => watcher.ready());
+started.watcher = watcher;
 log.info({ healthPort: health.port }, 'serving /healthz, /readyz and /metrics');
 
 let stopping = false;
