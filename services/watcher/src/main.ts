@@ -1,10 +1,10 @@
 // The watcher process: the only place that reads the environment and signals.
 import { connectBus } from '@kubebus/shared/bus';
 import { loadConfig } from '@kubebus/shared/config';
-import { HealthChecks, Registry, createLogger, startHealthServer } from '@kubebus/shared/obs';
+import { startServiceShell } from '@kubebus/shared/obs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { WatcherConfigSchema } from './config.js';
-import { startWatcher, type RunningWatcher } from './watcher.js';
+import { startWatcher } from './watcher.js';
 
 let config;
 try {
@@ -14,43 +14,41 @@ try {
   process.exit(2);
 }
 
-const log = createLogger({ service: 'watcher', level: config.logLevel });
-const registry = new Registry();
-const checks = new HealthChecks();
-const health = await startHealthServer({ ...config.health, checks, registry });
-
+const shell = await startServiceShell({
+  service: 'watcher',
+  logLevel: config.logLevel,
+  health: config.health,
+});
+const { log } = shell;
 const kubeConfig = new KubeConfig();
 if (config.kubeconfig === undefined) kubeConfig.loadFromCluster();
 else kubeConfig.loadFromFile(config.kubeconfig);
 
-// Registered before anything starts, so /readyz is never vacuously true.
-const started: { watcher?: RunningWatcher } = {};
-checks.live('watch-loops', () => started.watcher?.live() ?? true);
-checks.ready('watcher', () => started.watcher?.ready() ?? 'starting');
-
 const bus = await connectBus({ ...config.nats, name: `kubebus-watcher-${config.watcherId}` }, log);
-const watcher = await startWatcher({ config, kubeConfig, bus, log, registry });
-started.watcher = watcher;
-log.info({ healthPort: health.port }, 'serving /healthz, /readyz and /metrics');
+const watcher = await startWatcher({ config, kubeConfig, bus, log, registry: shell.registry });
+shell.checks.live('watch-loops', () => watcher.live());
+shell.checks.ready('watcher', () => watcher.ready());
+shell.started();
 
 let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  log.info({ signal }, 'shutting down');
-  await watcher.stop();
-  await bus.nc.drain();
-  await health.close();
-  log.flush();
-}
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
-    shutdown(signal).then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log.error({ err: error }, 'unclean shutdown');
-        process.exit(1);
-      },
-    );
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    watcher
+      .stop()
+      .then(() => bus.nc.drain())
+      .then(() => shell.health.close())
+      .then(
+        () => {
+          log.flush();
+          process.exit(0);
+        },
+        (error: unknown) => {
+          log.error({ err: error }, 'unclean shutdown');
+          process.exit(1);
+        },
+      );
   });
 }

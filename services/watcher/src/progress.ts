@@ -23,10 +23,11 @@ export class Progress {
   track(resourceVersion: string, completion: Promise<unknown>): void {
     const entry = { resourceVersion, done: false };
     this.#pending.push(entry);
-    void completion.finally(() => {
+    const settle = () => {
       entry.done = true;
       this.#advance();
-    });
+    };
+    completion.then(settle, settle);
   }
 
   /** A point with nothing to publish (a bookmark, the end of a list). */

@@ -1,7 +1,10 @@
 // A dead letter: what could not be processed, why, and where it came from, so
 // `kubebus dlq` can show it and re-drive it.
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { headers as natsHeaders } from '@nats-io/nats-core';
 import { z } from 'zod';
-import type { ObjectKey } from '../kube/refs.js';
+import type { ObjectKey } from '../runtime/object-key.js';
+import { subjects } from './subjects.js';
 
 export const DeadLetterSchema = z.object({
   /** which component parked it: watcher, reconciler, status-writer */
@@ -32,4 +35,20 @@ export function deadLetter(
 ): DeadLetter {
   const { time, key, ...rest } = fields;
   return { ...rest, key: { ...key }, time: (time ?? new Date()).toISOString() };
+}
+
+/** Parks a dead letter in KUBEBUS_DLQ; throws when JetStream does not store it. */
+export async function publishDeadLetter(
+  js: JetStreamClient,
+  record: DeadLetter,
+  msgId?: string,
+): Promise<void> {
+  const subject = subjects.deadLetter(record.origin, record.key);
+  const headers = natsHeaders();
+  headers.set('content-type', 'application/json');
+  if (record.traceparent !== undefined) headers.set('traceparent', record.traceparent);
+  await js.publish(subject, JSON.stringify(record), {
+    headers,
+    ...(msgId ? { msgID: msgId } : {}),
+  });
 }

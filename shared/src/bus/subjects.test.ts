@@ -19,7 +19,7 @@ describe('object subjects', () => {
       fc.property(key, fc.nat(63), (k, partition) => {
         assert.deepEqual(keyOfSubject(subjects.event(k)), { ...k });
         assert.deepEqual(keyOfSubject(subjects.work('ctl', partition, k)), { ...k });
-        assert.deepEqual(keyOfSubject(subjects.status(k)), { ...k });
+        assert.deepEqual(keyOfSubject(subjects.status(partition, k)), { ...k });
       }),
       { numRuns: 3_000 },
     );

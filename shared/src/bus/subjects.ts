@@ -28,8 +28,10 @@ export const subjects = {
     `${SUBJECT_ROOT}.work.${encodeToken(controller)}.p${partition}.>`,
   allWork: `${SUBJECT_ROOT}.work.>`,
 
-  /** Desired status: kubebus.status.<key> */
-  status: (key: ObjectKey) => `${SUBJECT_ROOT}.status.${keyTokens(key)}`,
+  /** Desired status: kubebus.status.<partition>.<key> */
+  status: (partition: number, key: ObjectKey) =>
+    `${SUBJECT_ROOT}.status.p${partition}.${keyTokens(key)}`,
+  statusOfPartition: (partition: number) => `${SUBJECT_ROOT}.status.p${partition}.>`,
   allStatus: `${SUBJECT_ROOT}.status.>`,
 
   /** Dead letters: kubebus.dlq.<origin>.<key-or-reason tokens> */

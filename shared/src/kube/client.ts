@@ -36,6 +36,8 @@ export class KubeClient {
     private readonly kc: KubeConfig,
     private readonly metrics: RestClientMetrics,
     private readonly defaultTimeoutMs = 30_000,
+    /** client-side throttle (client-go's QPS and burst), if any */
+    private readonly throttle?: { take(): Promise<void> },
   ) {
     const cluster = kc.getCurrentCluster();
     if (cluster === null) throw new Error('the kubeconfig has no current cluster');
@@ -90,6 +92,7 @@ export class KubeClient {
   }
 
   async #send(path: string, init: RequestInit): Promise<IncomingMessage> {
+    await this.throttle?.take();
     const url = new URL(path, this.#base);
     for (const [name, value] of Object.entries(init.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));

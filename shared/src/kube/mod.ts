@@ -13,3 +13,15 @@ export { ContentTypes, KubeClient } from './client.js';
 export type { RequestInit } from './client.js';
 export { listPages, watchEvents } from './list-watch.js';
 export type { ListPage, WatchEvent, WatchOptions, WatchScope } from './list-watch.js';
+export { findCondition, setCondition } from './conditions.js';
+export type { Condition, ConditionInput, ConditionStatus } from './conditions.js';
+export {
+  apply,
+  controllerReference,
+  createIfAbsent,
+  hasFinalizer,
+  recordEvent,
+  setFinalizer,
+} from './apply.js';
+export type { ApplyBody, ApplyOptions, EventInput, OwnerReference } from './apply.js';
+export { TokenBucket } from './rate-limiter.js';

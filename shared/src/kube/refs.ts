@@ -10,13 +10,9 @@ export interface ResourceRef {
   readonly namespaced: boolean;
 }
 
-export interface ObjectKey {
-  readonly group: string;
-  readonly resource: string;
-  /** '' for cluster-scoped objects */
-  readonly namespace: string;
-  readonly name: string;
-}
+import type { ObjectKey } from '../runtime/object-key.js';
+
+export type { ObjectKey };
 
 export function apiVersionOf(resource: Pick<ResourceRef, 'group' | 'version'>): string {
   return resource.group === '' ? resource.version : `${resource.group}/${resource.version}`;

@@ -8,3 +8,5 @@ export type { Check, HealthServer } from './health.js';
 export { restClientMetrics } from './rest-client-metrics.js';
 export type { RestClientMetrics } from './rest-client-metrics.js';
 export { Registry } from 'prom-client';
+export { startServiceShell } from './service-shell.js';
+export type { ServiceShell } from './service-shell.js';

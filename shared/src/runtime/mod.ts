@@ -1,3 +1,20 @@
-// The reconcile runtime: independent of the transport (bus) and of Kubernetes (kube).
+// The reconcile runtime: the contract, the work loop and its retry semantics.
+// It knows neither the transport (bus) nor Kubernetes (kube): adapters plug in.
 export { backoffDelay } from './backoff.js';
 export type { BackoffPolicy } from './backoff.js';
+export { keyString } from './object-key.js';
+export type { ObjectKey } from './object-key.js';
+export { TerminalError, isTerminalError, reconcilerFunc } from './reconciler.js';
+export type {
+  ReconcileContext,
+  ReconcileRequest,
+  ReconcileResult,
+  Reconciler,
+} from './reconciler.js';
+export { decide, resultLabel } from './outcome.js';
+export type { Action, Outcome, ResultLabel, RetryPolicy } from './outcome.js';
+export type { WorkItem } from './work-item.js';
+export { Controller } from './controller.js';
+export type { ControllerOptions } from './controller.js';
+export { runtimeMetrics } from './metrics.js';
+export type { RuntimeMetrics } from './metrics.js';

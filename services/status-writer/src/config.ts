@@ -1,0 +1,56 @@
+// The status writer's configuration: environment variables, parsed once by zod.
+import { durationMs } from '@kubebus/shared/config';
+import { z } from 'zod';
+
+const positive = (fallback: number) => z.coerce.number().positive().default(fallback);
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+export const StatusWriterConfigSchema = z
+  .object({
+    KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
+    KUBEBUS_NATS_USER: z.string().optional(),
+    KUBEBUS_NATS_PASSWORD: z.string().optional(),
+    KUBECONFIG: z.string().optional(),
+    KUBEBUS_STATUS_PARTITIONS: positiveInt(16),
+    KUBEBUS_FIELD_MANAGER: z.string().default('kubebus-status-writer'),
+    KUBEBUS_QPS: positive(20),
+    KUBEBUS_BURST: positiveInt(40),
+    KUBEBUS_MAX_CONCURRENT: positiveInt(8),
+    KUBEBUS_MAX_ATTEMPTS: positiveInt(12),
+    KUBEBUS_BACKOFF_BASE: durationMs('200ms'),
+    KUBEBUS_BACKOFF_CAP: durationMs('60s'),
+    KUBEBUS_ACK_WAIT: durationMs('30s'),
+    KUBEBUS_LEASE_RENEW: durationMs('3s'),
+    KUBEBUS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    KUBEBUS_HEALTH_HOST: z.string().default('0.0.0.0'),
+    KUBEBUS_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+    KUBEBUS_REPLICA_ID: z
+      .string()
+      .regex(/^[-_a-zA-Z0-9]+$/, 'letters, digits, - and _')
+      .default('status-writer'),
+  })
+  .transform((env) => ({
+    nats: {
+      servers: env.KUBEBUS_NATS_URL,
+      ...(env.KUBEBUS_NATS_USER === undefined ? {} : { user: env.KUBEBUS_NATS_USER }),
+      ...(env.KUBEBUS_NATS_PASSWORD === undefined ? {} : { pass: env.KUBEBUS_NATS_PASSWORD }),
+    },
+    kubeconfig: env.KUBECONFIG,
+    partitions: env.KUBEBUS_STATUS_PARTITIONS,
+    fieldManager: env.KUBEBUS_FIELD_MANAGER,
+    qps: env.KUBEBUS_QPS,
+    burst: env.KUBEBUS_BURST,
+    maxConcurrent: env.KUBEBUS_MAX_CONCURRENT,
+    retry: {
+      baseMs: env.KUBEBUS_BACKOFF_BASE,
+      capMs: env.KUBEBUS_BACKOFF_CAP,
+      maxAttempts: env.KUBEBUS_MAX_ATTEMPTS,
+    },
+    ackWaitMs: env.KUBEBUS_ACK_WAIT,
+    leaseRenewMs: env.KUBEBUS_LEASE_RENEW,
+    health: { host: env.KUBEBUS_HEALTH_HOST, port: env.KUBEBUS_HEALTH_PORT },
+    logLevel: env.KUBEBUS_LOG_LEVEL,
+    replicaId: env.KUBEBUS_REPLICA_ID,
+  }));
+
+export type StatusWriterConfig = z.output<typeof StatusWriterConfigSchema>;

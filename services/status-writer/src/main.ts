@@ -1,0 +1,56 @@
+// The status writer process: the only place that reads the environment and signals.
+import { connectBus } from '@kubebus/shared/bus';
+import { loadConfig } from '@kubebus/shared/config';
+import { startServiceShell } from '@kubebus/shared/obs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { StatusWriterConfigSchema } from './config.js';
+import { startStatusWriter } from './status-writer.js';
+
+let config;
+try {
+  config = loadConfig(StatusWriterConfigSchema, process.env);
+} catch (error) {
+  process.stderr.write(`kubebus status-writer: ${(error as Error).message}\n`);
+  process.exit(2);
+}
+
+const shell = await startServiceShell({
+  service: 'status-writer',
+  logLevel: config.logLevel,
+  health: config.health,
+});
+const { log } = shell;
+const kubeConfig = new KubeConfig();
+if (config.kubeconfig === undefined) kubeConfig.loadFromCluster();
+else kubeConfig.loadFromFile(config.kubeconfig);
+
+const bus = await connectBus(
+  { ...config.nats, name: `kubebus-status-writer-${config.replicaId}` },
+  log,
+);
+const writer = await startStatusWriter({ config, kubeConfig, bus, log, registry: shell.registry });
+shell.checks.ready('status-writer', () => writer.ready());
+shell.started();
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    writer
+      .stop()
+      .then(() => bus.nc.drain())
+      .then(() => shell.health.close())
+      .then(
+        () => {
+          log.flush();
+          process.exit(0);
+        },
+        (error: unknown) => {
+          log.error({ err: error }, 'unclean shutdown');
+          process.exit(1);
+        },
+      );
+  });
+}

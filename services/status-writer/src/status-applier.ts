@@ -1,0 +1,129 @@
+// Applies one status intent: never a stale one (older generation than the
+// object's, or for a re-created object), never a no-op, and as a server-side
+// apply of /status under the writer's own field manager.
+import { StatusIntentSchema, type StatusIntent } from '@kubebus/shared/bus';
+import type { KubeObject } from '@kubebus/shared/events';
+import {
+  apply,
+  isKubeApiError,
+  objectPath,
+  type KubeClient,
+  type ResourceRef,
+} from '@kubebus/shared/kube';
+import {
+  TerminalError,
+  type ReconcileContext,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+} from '@kubebus/shared/runtime';
+import { isDeepStrictEqual } from 'node:util';
+import type { StatusWriterMetrics } from './metrics.js';
+
+export function parseIntent(body: Uint8Array | undefined): StatusIntent {
+  const parsed = StatusIntentSchema.safeParse(
+    JSON.parse(new TextDecoder().decode(body ?? new Uint8Array())),
+  );
+  if (!parsed.success) throw new TerminalError(`malformed status intent: ${parsed.error.message}`);
+  return parsed.data;
+}
+
+export function resourceOf(intent: StatusIntent): ResourceRef {
+  const version = intent.apiVersion.includes('/')
+    ? (intent.apiVersion.split('/')[1] ?? '')
+    : intent.apiVersion;
+  return {
+    group: intent.key.group,
+    version,
+    resource: intent.key.resource,
+    namespaced: intent.key.namespace !== '',
+  };
+}
+
+type Decision = { apply: true } | { apply: false; reason: 'noop' | 'stale' | 'gone' };
+
+/** What to do with an intent, given the object as the apiserver has it now. */
+export function judge(intent: StatusIntent, current: KubeObject | undefined): Decision {
+  if (current === undefined || current.metadata.uid !== intent.uid)
+    return { apply: false, reason: 'gone' };
+  const status = (current['status'] ?? {}) as Record<string, unknown>;
+  const observed =
+    typeof status['observedGeneration'] === 'number' ? status['observedGeneration'] : -1;
+  const generation = current.metadata.generation ?? 0;
+  if (intent.observedGeneration < generation || intent.observedGeneration < observed) {
+    return { apply: false, reason: 'stale' };
+  }
+  const desired = { ...intent.status, observedGeneration: intent.observedGeneration };
+  const same = Object.entries(desired).every(([field, value]) =>
+    isDeepStrictEqual(status[field], value),
+  );
+  return same ? { apply: false, reason: 'noop' } : { apply: true };
+}
+
+export class StatusApplier implements Reconciler {
+  constructor(
+    private readonly client: KubeClient,
+    private readonly fieldManager: string,
+    private readonly metrics: StatusWriterMetrics,
+  ) {}
+
+  async reconcile(request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileResult> {
+    const intent = parseIntent(request.body);
+    const resource = resourceOf(intent);
+    const path = objectPath(resource, intent.key.namespace, intent.key.name);
+    let current: KubeObject | undefined;
+    try {
+      current = await this.client.request<KubeObject>(path, { signal: context.signal });
+    } catch (error) {
+      if (!isKubeApiError(error, 404)) return this.#failed(error);
+    }
+    const decision = judge(intent, current);
+    if (!decision.apply) {
+      this.metrics.skipped.inc({ reason: decision.reason });
+      context.log.debug({ reason: decision.reason }, 'status intent skipped');
+      return undefined;
+    }
+    const started = performance.now();
+    try {
+      await apply(
+        this.client,
+        resource,
+        {
+          apiVersion: intent.apiVersion,
+          kind: intent.kind,
+          metadata: {
+            name: intent.key.name,
+            ...(intent.key.namespace === '' ? {} : { namespace: intent.key.namespace }),
+            uid: intent.uid,
+          },
+          status: { ...intent.status, observedGeneration: intent.observedGeneration },
+        },
+        { fieldManager: this.fieldManager, subresource: 'status', signal: context.signal },
+      );
+    } catch (error) {
+      if (isKubeApiError(error, 404) || isKubeApiError(error, 409)) {
+        this.metrics.skipped.inc({ reason: 'gone' });
+        return undefined; // deleted or re-created meanwhile
+      }
+      return this.#failed(error);
+    } finally {
+      this.metrics.patchDuration.observe((performance.now() - started) / 1_000);
+    }
+    this.metrics.patches.inc({ result: 'applied' });
+    context.log.info({ observedGeneration: intent.observedGeneration }, 'status applied');
+    return undefined;
+  }
+
+  #failed(error: unknown): ReconcileResult {
+    if (isKubeApiError(error) && error.status === 429 && error.retryAfterMs !== undefined) {
+      this.metrics.patches.inc({ result: 'throttled' });
+      return { requeueAfterMs: error.retryAfterMs };
+    }
+    if (isKubeApiError(error) && !error.retryable) {
+      this.metrics.patches.inc({ result: 'rejected' });
+      throw new TerminalError(error.message, { cause: error });
+    }
+    this.metrics.patches.inc({ result: 'error' });
+    throw error;
+  }
+}

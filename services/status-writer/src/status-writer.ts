@@ -1,0 +1,145 @@
+// The status writer service, assembled: a runtime Controller applying status
+// intents, over the partitions of KUBEBUS_STATUS this replica holds.
+import {
+  Buckets,
+  Streams,
+  deadLetter,
+  ensureTopology,
+  keyOfSubject,
+  publishDeadLetter,
+  runPartitioned,
+  subjects,
+  type BusConnection,
+} from '@kubebus/shared/bus';
+import { ErrorCodes } from '@kubebus/shared/errors';
+import { KubeClient, TokenBucket } from '@kubebus/shared/kube';
+import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
+import { Controller, runtimeMetrics } from '@kubebus/shared/runtime';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import type { StatusWriterConfig } from './config.js';
+import { statusWriterMetrics } from './metrics.js';
+import { StatusApplier, parseIntent } from './status-applier.js';
+
+export const CONTROLLER_NAME = 'status-writer';
+
+export interface RunningStatusWriter {
+  ready(): true | string;
+  stop(): Promise<void>;
+}
+
+export async function startStatusWriter(deps: {
+  readonly config: StatusWriterConfig;
+  readonly kubeConfig: KubeConfig;
+  readonly bus: BusConnection;
+  readonly log: Logger;
+  readonly registry: Registry;
+}): Promise<RunningStatusWriter> {
+  const { config, bus, log, registry } = deps;
+  const jsm = await jetstreamManager(bus.nc);
+  await ensureTopology(bus.nc, jsm);
+  const js = jetstream(bus.nc);
+  const client = new KubeClient(
+    deps.kubeConfig,
+    restClientMetrics(registry),
+    30_000,
+    new TokenBucket(config.qps, config.burst),
+  );
+  const metrics = statusWriterMetrics(registry);
+
+  const controller = new Controller(new StatusApplier(client, config.fieldManager, metrics), {
+    name: CONTROLLER_NAME,
+    maxConcurrent: config.maxConcurrent,
+    retry: config.retry,
+    heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
+    metrics: runtimeMetrics(registry),
+    log,
+    onDeadLetter: async (item, error, attempts) => {
+      await publishDeadLetter(
+        js,
+        deadLetter({
+          origin: CONTROLLER_NAME,
+          key: item.key,
+          reason: (error as Error).message,
+          code: ErrorCodes.KubeApi,
+          attempts,
+          ...(item.traceparent ? { traceparent: item.traceparent } : {}),
+          ...(item.body ? { payload: Buffer.from(item.body).toString('base64') } : {}),
+        }),
+      );
+    },
+    // A patch the apiserver rejects (422) is parked with its message, never retried in a loop.
+    onTerminal: async (item, error) => {
+      metrics.patches.inc({ result: 'dead_letter' });
+      await publishDeadLetter(
+        js,
+        deadLetter({
+          origin: CONTROLLER_NAME,
+          key: item.key,
+          reason: (error as Error).message,
+          code: ErrorCodes.KubeApi,
+          attempts: 1,
+          ...(item.traceparent ? { traceparent: item.traceparent } : {}),
+          ...(item.body ? { payload: Buffer.from(item.body).toString('base64') } : {}),
+        }),
+      );
+    },
+  });
+
+  const partitions = await runPartitioned(
+    { js, jsm, leases: await new Kvm(bus.nc).open(Buckets.leases), controller, log },
+    {
+      stream: Streams.status,
+      name: CONTROLLER_NAME,
+      filterOf: (partition) => subjects.statusOfPartition(partition),
+      ackWaitMs: config.ackWaitMs,
+      maxAckPending: config.maxConcurrent * 8,
+      replicaId: config.replicaId,
+      partitions: config.partitions,
+      renewEveryMs: config.leaseRenewMs,
+      parse: (message) => {
+        try {
+          const intent = parseIntent(message.data);
+          return {
+            ok: true,
+            key: intent.key,
+            ...(intent.traceparent ? { traceparent: intent.traceparent } : {}),
+          };
+        } catch (error) {
+          return { ok: false, reason: (error as Error).message };
+        }
+      },
+      onMalformed: async (message, reason) => {
+        let key = { group: '', resource: 'unknown', namespace: '', name: 'unknown' };
+        try {
+          key = keyOfSubject(message.subject);
+        } catch {
+          // the subject names no object either
+        }
+        await publishDeadLetter(
+          js,
+          deadLetter({
+            origin: CONTROLLER_NAME,
+            key,
+            reason,
+            code: ErrorCodes.MalformedMessage,
+            subject: message.subject,
+            attempts: 1,
+            payload: Buffer.from(message.data.subarray(0, 64 * 1024)).toString('base64'),
+          }),
+        );
+      },
+    },
+  );
+  log.info({ partitions: partitions.held() }, 'status writer started');
+
+  return {
+    ready: () => (bus.connected() ? true : 'nats is not connected'),
+    async stop() {
+      await partitions.stop();
+      await controller.stop();
+      log.info('status writer stopped');
+    },
+  };
+}

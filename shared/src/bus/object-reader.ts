@@ -1,0 +1,34 @@
+// The current object for a reconcile, without an apiserver request: the last
+// event of the object in KUBEBUS_EVENTS is a shared, durable cache. Objects
+// published by reference are fetched through the given callback.
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { opOf } from '../events/kube-event.js';
+import type { KubeObject } from '../events/kube-object.js';
+import { decodeNatsMessage } from '../events/nats-binding.js';
+import type { ObjectKey } from '../runtime/object-key.js';
+import { subjects } from './subjects.js';
+import { Streams } from './topology.js';
+
+export type FetchByReference = (apiPath: string) => Promise<KubeObject | undefined>;
+
+export class ObjectReader {
+  constructor(
+    private readonly jsm: JetStreamManager,
+    private readonly fetchByReference: FetchByReference,
+  ) {}
+
+  /** The object as last recorded, or undefined when it was deleted or never seen. */
+  async read(key: ObjectKey): Promise<KubeObject | undefined> {
+    const stored = await this.jsm.direct.getMessage(Streams.events, {
+      last_by_subj: subjects.event(key),
+    });
+    if (stored === null) return undefined;
+    const decoded = decodeNatsMessage(stored.data, stored.header);
+    if (!decoded.ok) throw decoded.error;
+    const { event } = decoded;
+    if (opOf(event) === 'delete') return undefined;
+    if (event.kbref === 'apiserver' || event.data === undefined)
+      return this.fetchByReference(event.subject);
+    return event.data;
+  }
+}

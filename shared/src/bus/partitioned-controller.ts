@@ -1,0 +1,71 @@
+// Runs a runtime Controller over a partitioned work stream: this replica
+// consumes the partitions it holds leases on, and hands a partition over only
+// after its running reconciles finish — one reconcile per object at a time
+// across all replicas, with no leader.
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { Logger } from '../obs/logger.js';
+import type { Controller } from '../runtime/controller.js';
+import type { ObjectKey } from '../runtime/object-key.js';
+import { PartitionConsumers, type PartitionConsumerOptions } from './partition-consumers.js';
+import { PartitionLeases } from './partition-leases.js';
+import { partitionOf } from './subjects.js';
+
+export interface PartitionedControllerOptions extends Omit<
+  PartitionConsumerOptions,
+  'dispatch' | 'log'
+> {
+  readonly replicaId: string;
+  readonly partitions: number;
+  readonly renewEveryMs: number;
+}
+
+export interface RunningPartitions {
+  held(): number[];
+  stop(): Promise<void>;
+}
+
+export async function runPartitioned(
+  deps: {
+    js: JetStreamClient;
+    jsm: JetStreamManager;
+    leases: KV;
+    controller: Controller;
+    log: Logger;
+  },
+  options: PartitionedControllerOptions,
+): Promise<RunningPartitions> {
+  const { controller, log } = deps;
+  const inPartition = (partition: number) => (key: ObjectKey) =>
+    partitionOf(key, options.partitions) === partition;
+  const consumers = new PartitionConsumers(deps.js, deps.jsm, {
+    ...options,
+    dispatch: (item) => controller.dispatch(item),
+    log,
+  });
+  const leases = new PartitionLeases(deps.leases, {
+    group: options.name,
+    replicaId: options.replicaId,
+    partitions: options.partitions,
+    renewEveryMs: options.renewEveryMs,
+    log,
+    onAcquired: (partition) => consumers.start(partition),
+    onReleasing: async (partition) => {
+      await consumers.stop(partition);
+      controller.release(inPartition(partition));
+      await controller.drain(inPartition(partition));
+    },
+    onLost: (partition) => {
+      void consumers.stop(partition);
+      controller.release(inPartition(partition));
+    },
+  });
+  await leases.start();
+  return {
+    held: () => leases.held,
+    stop: async () => {
+      await leases.stop();
+      await consumers.stopAll();
+    },
+  };
+}

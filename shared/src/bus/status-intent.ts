@@ -1,0 +1,31 @@
+// A status intent: the status a reconciler wants on an object, for the
+// generation it observed. The status writer applies the latest one per object.
+import { z } from 'zod';
+import type { ObjectKey } from '../runtime/object-key.js';
+
+export const StatusIntentSchema = z.object({
+  key: z.object({
+    group: z.string(),
+    resource: z.string().min(1),
+    namespace: z.string(),
+    name: z.string().min(1),
+  }),
+  apiVersion: z.string().min(1),
+  kind: z.string().min(1),
+  /** the object's incarnation: an intent never applies to a re-created object */
+  uid: z.string().min(1),
+  /** the metadata.generation the reconciler saw; also written as status.observedGeneration */
+  observedGeneration: z.number().int().nonnegative(),
+  status: z.record(z.string(), z.unknown()),
+  traceparent: z.string().optional(),
+  reconcileId: z.string().optional(),
+  time: z.string(),
+});
+
+export type StatusIntent = z.infer<typeof StatusIntentSchema>;
+
+export function encodeStatusIntent(
+  intent: Omit<StatusIntent, 'key'> & { key: ObjectKey },
+): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify({ ...intent, key: { ...intent.key } }));
+}

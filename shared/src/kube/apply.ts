@@ -1,0 +1,159 @@
+// Server-side apply, owner references, finalizers and Events: the writes a
+// reconciler makes, each idempotent.
+import { randomBytes } from 'node:crypto';
+import type { KubeObject } from '../events/kube-object.js';
+import { isConflict } from './api-error.js';
+import { ContentTypes, type KubeClient } from './client.js';
+import { collectionPath, objectPath, type ResourceRef } from './refs.js';
+
+export interface ApplyOptions {
+  /** one field manager per controller */
+  readonly fieldManager: string;
+  readonly subresource?: 'status';
+  readonly signal?: AbortSignal;
+}
+
+/** Applies `object` (server-side apply, forced: the controller owns what it sets). */
+export type ApplyBody = {
+  metadata: { name: string; namespace?: string } & Record<string, unknown>;
+} & Record<string, unknown>;
+
+export async function apply<T = KubeObject>(
+  client: KubeClient,
+  resource: ResourceRef,
+  object: ApplyBody,
+  options: ApplyOptions,
+): Promise<T> {
+  const path = objectPath(resource, object.metadata.namespace ?? '', object.metadata.name);
+  return client.request<T>(options.subresource ? `${path}/${options.subresource}` : path, {
+    method: 'PATCH',
+    contentType: ContentTypes.apply,
+    query: { fieldManager: options.fieldManager, force: true },
+    body: object,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+}
+
+/** Creates `object` unless it exists (create-once objects such as generated credentials). */
+export async function createIfAbsent(
+  client: KubeClient,
+  resource: ResourceRef,
+  object: ApplyBody,
+  fieldManager: string,
+): Promise<'created' | 'exists'> {
+  try {
+    await client.request(collectionPath(resource, object.metadata.namespace), {
+      method: 'POST',
+      query: { fieldManager },
+      body: object,
+    });
+    return 'created';
+  } catch (error) {
+    if (isConflict(error)) return 'exists';
+    throw error;
+  }
+}
+
+export interface OwnerReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly controller: true;
+  readonly blockOwnerDeletion: true;
+}
+
+/** The controller owner reference that ties an owned object to `owner`. */
+export function controllerReference(owner: KubeObject): OwnerReference {
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name,
+    uid: owner.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+export function hasFinalizer(object: KubeObject, finalizer: string): boolean {
+  return ((object.metadata['finalizers'] as string[] | undefined) ?? []).includes(finalizer);
+}
+
+/**
+ * Adds or removes the controller's finalizer with server-side apply under a
+ * manager of its own: finalizers is a set, so other owners' entries stay.
+ */
+export async function setFinalizer(
+  client: KubeClient,
+  resource: ResourceRef,
+  object: KubeObject,
+  finalizer: string,
+  present: boolean,
+  fieldManager: string,
+): Promise<void> {
+  await apply(
+    client,
+    resource,
+    {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      metadata: {
+        name: object.metadata.name,
+        ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+        // Guards against acting on an object that was replaced meanwhile.
+        uid: object.metadata.uid,
+        finalizers: present ? [finalizer] : [],
+      },
+    },
+    { fieldManager: `${fieldManager}-finalizer` },
+  );
+}
+
+export interface EventInput {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly note: string;
+  readonly action: string;
+  readonly reportingController: string;
+  readonly reportingInstance: string;
+}
+
+const EVENTS: ResourceRef = {
+  group: 'events.k8s.io',
+  version: 'v1',
+  resource: 'events',
+  namespaced: true,
+};
+
+/** Records a Kubernetes Event (events.k8s.io/v1) about `object`. */
+export async function recordEvent(
+  client: KubeClient,
+  object: KubeObject,
+  input: EventInput,
+): Promise<void> {
+  const namespace = object.metadata.namespace ?? 'default';
+  const now = new Date().toISOString().replace('Z', '000Z'); // MicroTime
+  await client.request(collectionPath(EVENTS, namespace), {
+    method: 'POST',
+    body: {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { name: `${object.metadata.name}.${randomBytes(8).toString('hex')}`, namespace },
+      eventTime: now,
+      type: input.type,
+      reason: input.reason,
+      note: input.note.slice(0, 1024),
+      action: input.action,
+      reportingController: input.reportingController,
+      reportingInstance: input.reportingInstance,
+      regarding: {
+        apiVersion: object.apiVersion,
+        kind: object.kind,
+        name: object.metadata.name,
+        namespace: object.metadata.namespace,
+        uid: object.metadata.uid,
+        resourceVersion: object.metadata.resourceVersion,
+      },
+    },
+  });
+}

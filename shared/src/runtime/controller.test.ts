@@ -1,0 +1,159 @@
+// The work loop with an in-memory transport: per-key serialization, latest
+// wins, bounded concurrency, retries, terminal errors and dead letters.
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { describe, it } from 'node:test';
+import { Registry } from 'prom-client';
+import { createLogger } from '../obs/logger.js';
+import { Controller, type ControllerOptions } from './controller.js';
+import { runtimeMetrics } from './metrics.js';
+import type { ObjectKey } from './object-key.js';
+import { TerminalError, reconcilerFunc, type ReconcileResult } from './reconciler.js';
+import type { WorkItem } from './work-item.js';
+
+const silent = createLogger({
+  service: 'test',
+  destination: new Writable({ write: (_chunk, _enc, done) => { done(); } }),
+});
+
+interface Recorded {
+  readonly name: string;
+  readonly fate: string[];
+}
+
+function item(
+  name: string,
+  fates: string[],
+  onRetry?: (delayMs: number) => void,
+): WorkItem & Recorded {
+  return {
+    name,
+    fate: fates,
+    key: { group: 'g', resource: 'r', namespace: 'ns', name },
+    enqueuedAt: Date.now(),
+    ack: () => fates.push('ack'),
+    retry: (delayMs) => {
+      fates.push(`retry:${delayMs}`);
+      onRetry?.(delayMs);
+    },
+    terminate: (reason) => fates.push(`term:${reason}`),
+    inProgress: () => undefined,
+  };
+}
+
+function options(overrides: Partial<ControllerOptions> = {}): ControllerOptions {
+  return {
+    name: 'test',
+    maxConcurrent: 4,
+    retry: { baseMs: 1, capMs: 1, maxAttempts: 3 },
+    heartbeatMs: 1_000,
+    metrics: runtimeMetrics(new Registry()),
+    log: silent,
+    onDeadLetter: async () => undefined,
+    ...overrides,
+  };
+}
+
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 2));
+  assert.ok(check(), 'condition not reached');
+};
+
+describe('controller work loop', () => {
+  it('never runs two reconciles of one object at once, and the latest waiting request wins', async () => {
+    const running = new Set<string>();
+    let overlaps = 0;
+    const runs: string[] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const controller = new Controller(
+      reconcilerFunc(async ({ key }) => {
+        if (running.has(key.name)) overlaps++;
+        running.add(key.name);
+        runs.push(key.name);
+        if (runs.length === 1) await gate;
+        running.delete(key.name);
+        return undefined;
+      }),
+      options(),
+    );
+    const fates: string[][] = [[], [], [], []];
+    await controller.dispatch(item('hot', fates[0] ?? []));
+    await until(() => runs.length === 1);
+    await controller.dispatch(item('hot', fates[1] ?? [])); // waits for the first
+    await controller.dispatch(item('hot', fates[2] ?? [])); // replaces the second
+    await controller.dispatch(item('cold', fates[3] ?? [])); // another object runs meanwhile
+    await until(() => runs.length === 2);
+    assert.deepEqual(runs, ['hot', 'cold']);
+    release();
+    await until(() => controller.idle);
+    assert.equal(overlaps, 0);
+    assert.deepEqual(runs, ['hot', 'cold', 'hot']);
+    assert.deepEqual(fates, [['ack'], ['ack'], ['ack'], ['ack']]);
+  });
+
+  it('bounds concurrency', async () => {
+    let active = 0;
+    let peak = 0;
+    const controller = new Controller(
+      reconcilerFunc(async () => {
+        peak = Math.max(peak, ++active);
+        await new Promise((r) => setTimeout(r, 5));
+        active--;
+        return undefined;
+      }),
+      options({ maxConcurrent: 3 }),
+    );
+    for (let i = 0; i < 20; i++) await controller.dispatch(item(`o${i}`, []));
+    await until(() => controller.idle);
+    assert.equal(peak, 3);
+  });
+
+  it('retries a failing object with backoff, then dead-letters it; others go on', async () => {
+    const parked: { name: string; attempts: number }[] = [];
+    const attempts: number[] = [];
+    const fates: string[] = [];
+    const redeliver = () => {
+      setTimeout(() => void controller.dispatch(item('poison', fates, redeliver)), 1);
+    };
+    const controller: Controller = new Controller(
+      reconcilerFunc(async ({ key }, { attempt }): Promise<ReconcileResult> => {
+        if (key.name === 'poison') {
+          attempts.push(attempt);
+          throw new Error('always fails');
+        }
+        return undefined;
+      }),
+      options({
+        onDeadLetter: async (work, _error, count) => {
+          parked.push({ name: work.key.name, attempts: count });
+        },
+      }),
+    );
+    const healthy: string[] = [];
+    await controller.dispatch(item('poison', fates, redeliver));
+    await controller.dispatch(item('healthy', healthy));
+    await until(() => parked.length === 1);
+    assert.deepEqual(attempts, [1, 2, 3]);
+    assert.deepEqual(parked, [{ name: 'poison', attempts: 3 }]);
+    assert.deepEqual(fates, ['retry:1', 'retry:1', 'term:dead-lettered']);
+    assert.deepEqual(healthy, ['ack']);
+  });
+
+  it('terminates a TerminalError without retrying, and honours requeue-after', async () => {
+    const terminal: string[] = [];
+    const requeued: string[] = [];
+    const controller = new Controller(
+      reconcilerFunc(async ({ key }: { key: ObjectKey }) => {
+        if (key.name === 'bad') throw new TerminalError('invalid spec');
+        return { requeueAfterMs: 60_000 };
+      }),
+      options(),
+    );
+    await controller.dispatch(item('bad', terminal));
+    await controller.dispatch(item('periodic', requeued));
+    await until(() => controller.idle);
+    assert.deepEqual(terminal, ['term:invalid spec']);
+    assert.deepEqual(requeued, ['retry:60000']);
+  });
+});

@@ -1,0 +1,22 @@
+// One request for a reconcile, as a transport delivers it. The runtime decides;
+// the transport's adapter carries the decision out (for JetStream: ack, nak
+// with a delay, term, working).
+import type { ObjectKey } from './object-key.js';
+
+export interface WorkItem {
+  readonly key: ObjectKey;
+  /** when the request was made (ms since the epoch), for the queue-duration metric */
+  readonly enqueuedAt: number;
+  readonly traceparent?: string;
+  readonly eventId?: string;
+  /** the request's payload, for controllers that need more than the key */
+  readonly body?: Uint8Array;
+  /** done: forget the request */
+  ack(): void;
+  /** deliver the request again after `delayMs` */
+  retry(delayMs: number): void;
+  /** never deliver it again */
+  terminate(reason: string): void;
+  /** still being worked on (or waiting for the key): extend the lease on it */
+  inProgress(): void;
+}
