@@ -15,7 +15,7 @@ export { PartitionLeases } from './partition-leases.js';
 export type { PartitionLeaseOptions } from './partition-leases.js';
 export { PartitionConsumers } from './partition-consumers.js';
 export type { ParsedRequest, PartitionConsumerOptions } from './partition-consumers.js';
-export { StatusIntentSchema, encodeStatusIntent } from './status-intent.js';
+export { StatusIntentSchema, StatusPublisher, encodeStatusIntent } from './status-intent.js';
 export type { StatusIntent } from './status-intent.js';
 export { ObjectReader } from './object-reader.js';
 export type { FetchByReference } from './object-reader.js';

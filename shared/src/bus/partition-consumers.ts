@@ -118,9 +118,17 @@ function toWorkItem(message: JsMsg, parsed: Extract<ParsedRequest, { ok: true }>
     ...(parsed.traceparent === undefined ? {} : { traceparent: parsed.traceparent }),
     ...(parsed.eventId === undefined ? {} : { eventId: parsed.eventId }),
     body: message.data,
-    ack: () => { message.ack(); },
-    retry: (delayMs) => { message.nak(delayMs); },
-    terminate: (reason) => { message.term(reason); },
-    inProgress: () => { message.working(); },
+    ack: () => {
+      message.ack();
+    },
+    retry: (delayMs) => {
+      message.nak(delayMs);
+    },
+    terminate: (reason) => {
+      message.term(reason);
+    },
+    inProgress: () => {
+      message.working();
+    },
   };
 }

@@ -54,7 +54,9 @@ export class PartitionLeases {
   #schedule(): void {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
-      this.#ticking = this.#tick().finally(() => { this.#schedule(); });
+      this.#ticking = this.#tick().finally(() => {
+        this.#schedule();
+      });
     }, this.options.renewEveryMs);
   }
 

@@ -1,7 +1,10 @@
 // A status intent: the status a reconciler wants on an object, for the
 // generation it observed. The status writer applies the latest one per object.
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { headers as natsHeaders } from '@nats-io/nats-core';
 import { z } from 'zod';
 import type { ObjectKey } from '../runtime/object-key.js';
+import { partitionOf, subjects } from './subjects.js';
 
 export const StatusIntentSchema = z.object({
   key: z.object({
@@ -28,4 +31,26 @@ export function encodeStatusIntent(
   intent: Omit<StatusIntent, 'key'> & { key: ObjectKey },
 ): Uint8Array {
   return new TextEncoder().encode(JSON.stringify({ ...intent, key: { ...intent.key } }));
+}
+
+/** Publishes status intents to KUBEBUS_STATUS, one pending per object (latest wins). */
+export class StatusPublisher {
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly partitions: number,
+  ) {}
+
+  async publish(intent: Omit<StatusIntent, 'key' | 'time'> & { key: ObjectKey }): Promise<void> {
+    const headers = natsHeaders();
+    headers.set('content-type', 'application/json');
+    if (intent.traceparent !== undefined) headers.set('traceparent', intent.traceparent);
+    const subject = subjects.status(partitionOf(intent.key, this.partitions), intent.key);
+    await this.js.publish(
+      subject,
+      encodeStatusIntent({ ...intent, time: new Date().toISOString() }),
+      {
+        headers,
+      },
+    );
+  }
 }

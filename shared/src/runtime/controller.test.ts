@@ -13,7 +13,11 @@ import type { WorkItem } from './work-item.js';
 
 const silent = createLogger({
   service: 'test',
-  destination: new Writable({ write: (_chunk, _enc, done) => { done(); } }),
+  destination: new Writable({
+    write: (_chunk, _enc, done) => {
+      done();
+    },
+  }),
 });
 
 interface Recorded {

@@ -132,7 +132,10 @@ export class Controller {
       ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
     });
     metrics.queueDuration.observe(this.#labels, Math.max(0, Date.now() - item.enqueuedAt) / 1_000);
-    const heartbeat = setInterval(() => { item.inProgress(); }, this.options.heartbeatMs);
+    const heartbeat = setInterval(() => {
+      item.inProgress();
+    }, this.options.heartbeatMs);
+    log.debug({ attempt }, 'reconcile started');
     const started = performance.now();
     let outcome: Outcome;
     try {
@@ -147,6 +150,7 @@ export class Controller {
       clearInterval(heartbeat);
     }
     const seconds = (performance.now() - started) / 1_000;
+    log.debug({ ok: outcome.ok, seconds }, 'reconcile finished');
     metrics.reconcileTime.observe({ controller: name }, seconds);
     metrics.workDuration.observe(this.#labels, seconds);
     const action = decide(outcome, attempt, this.options.retry);

@@ -1,0 +1,147 @@
+// The objects a DatabaseCluster owns, as pure functions of the cluster: a
+// headless Service, a ConfigMap, a StatefulSet, and (created once) a Secret.
+import type { KubeObject } from '@kubebus/shared/events';
+import { controllerReference, type ApplyBody, type ResourceRef } from '@kubebus/shared/kube';
+import { randomBytes } from 'node:crypto';
+import type { DatabaseClusterSpec } from './spec.js';
+
+export const Resources = {
+  services: { group: '', version: 'v1', resource: 'services', namespaced: true },
+  configMaps: { group: '', version: 'v1', resource: 'configmaps', namespaced: true },
+  secrets: { group: '', version: 'v1', resource: 'secrets', namespaced: true },
+  statefulSets: { group: 'apps', version: 'v1', resource: 'statefulsets', namespaced: true },
+} as const satisfies Record<string, ResourceRef>;
+
+const ENGINES = {
+  postgres: {
+    image: 'postgres',
+    port: 5432,
+    dataDir: '/var/lib/postgresql/data',
+    passwordEnv: 'POSTGRES_PASSWORD',
+  },
+  mysql: {
+    image: 'mysql',
+    port: 3306,
+    dataDir: '/var/lib/mysql',
+    passwordEnv: 'MYSQL_ROOT_PASSWORD',
+  },
+} as const;
+
+export function names(cluster: KubeObject) {
+  const name = cluster.metadata.name;
+  return {
+    service: name,
+    statefulSet: name,
+    configMap: `${name}-config`,
+    secret: `${name}-credentials`,
+  };
+}
+
+function meta(cluster: KubeObject, name: string) {
+  return {
+    name,
+    namespace: cluster.metadata.namespace ?? 'default',
+    labels: labels(cluster),
+    ownerReferences: [controllerReference(cluster)],
+  };
+}
+
+function labels(cluster: KubeObject): Record<string, string> {
+  return {
+    'app.kubernetes.io/name': 'databasecluster',
+    'app.kubernetes.io/instance': cluster.metadata.name,
+    'app.kubernetes.io/managed-by': 'kubebus',
+  };
+}
+
+export function endpoint(cluster: KubeObject, spec: DatabaseClusterSpec): string {
+  const namespace = cluster.metadata.namespace ?? 'default';
+  return `${names(cluster).service}.${namespace}.svc:${ENGINES[spec.engine].port}`;
+}
+
+export function desiredService(cluster: KubeObject, spec: DatabaseClusterSpec): ApplyBody {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta(cluster, names(cluster).service),
+    spec: {
+      clusterIP: 'None',
+      selector: labels(cluster),
+      ports: [{ name: spec.engine, port: ENGINES[spec.engine].port }],
+    },
+  };
+}
+
+export function desiredConfigMap(cluster: KubeObject, spec: DatabaseClusterSpec): ApplyBody {
+  const engineConfig =
+    spec.engine === 'postgres'
+      ? `max_connections = ${50 * spec.replicas}\nwal_level = replica\n`
+      : `[mysqld]\nmax_connections=${50 * spec.replicas}\nbinlog_format=ROW\n`;
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: meta(cluster, names(cluster).configMap),
+    data: {
+      [spec.engine === 'postgres' ? 'postgresql.conf' : 'my.cnf']: engineConfig,
+      'backup-schedule': spec.backup?.schedule ?? '',
+      'backup-retention-days': String(spec.backup?.retentionDays ?? 0),
+    },
+  };
+}
+
+export function desiredStatefulSet(cluster: KubeObject, spec: DatabaseClusterSpec): ApplyBody {
+  const engine = ENGINES[spec.engine];
+  const { secret, service } = names(cluster);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: meta(cluster, names(cluster).statefulSet),
+    spec: {
+      serviceName: service,
+      replicas: spec.replicas,
+      selector: { matchLabels: labels(cluster) },
+      template: {
+        metadata: { labels: labels(cluster) },
+        spec: {
+          containers: [
+            {
+              name: spec.engine,
+              image: `${engine.image}:${spec.version}`,
+              ports: [{ name: spec.engine, containerPort: engine.port }],
+              env: [
+                {
+                  name: engine.passwordEnv,
+                  valueFrom: { secretKeyRef: { name: secret, key: 'password' } },
+                },
+              ],
+              volumeMounts: [{ name: 'data', mountPath: engine.dataDir }],
+            },
+          ],
+        },
+      },
+      volumeClaimTemplates: [
+        {
+          metadata: { name: 'data' },
+          spec: {
+            accessModes: ['ReadWriteOnce'],
+            resources: { requests: { storage: spec.storage.size } },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** The credentials, generated once: created if absent and never updated, logged or published. */
+export function newCredentials(cluster: KubeObject, spec: DatabaseClusterSpec): ApplyBody {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: meta(cluster, names(cluster).secret),
+    type: 'Opaque',
+    stringData: {
+      username: spec.engine === 'postgres' ? 'postgres' : 'root',
+      password: randomBytes(24).toString('base64url'),
+    },
+  };
+}

@@ -1,0 +1,192 @@
+// The DatabaseCluster reconciler: level-based, idempotent, never branching on
+// what kind of change happened. It reads the current object, validates the
+// spec, keeps its finalizer, its backup bucket and its owned objects in place,
+// and publishes the status it observes.
+import type { ObjectReader, StatusPublisher } from '@kubebus/shared/bus';
+import type { KubeObject } from '@kubebus/shared/events';
+import {
+  apply,
+  createIfAbsent,
+  hasFinalizer,
+  recordEvent,
+  setFinalizer,
+  type EventInput,
+  type KubeClient,
+  type ResourceRef,
+} from '@kubebus/shared/kube';
+import {
+  TerminalError,
+  type ReconcileContext,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+} from '@kubebus/shared/runtime';
+import type { BackupBuckets } from './backup-bucket.js';
+import {
+  Resources,
+  desiredConfigMap,
+  desiredService,
+  desiredStatefulSet,
+  endpoint,
+  names,
+  newCredentials,
+} from './owned.js';
+import { DatabaseClusterSpecSchema, GROUP, PLURAL, VERSION, describeIssues } from './spec.js';
+import { alreadyInvalid, invalidSpecStatus, runningStatus, type ObservedStatus } from './status.js';
+
+export const FINALIZER = 'example.kubebus.dev/backup-bucket';
+export const DATABASE_CLUSTERS: ResourceRef = {
+  group: GROUP,
+  version: VERSION,
+  resource: PLURAL,
+  namespaced: true,
+};
+
+export interface DatabaseClusterDeps {
+  readonly reader: ObjectReader;
+  readonly client: KubeClient;
+  readonly buckets: BackupBuckets;
+  readonly status: StatusPublisher;
+  readonly fieldManager: string;
+  readonly instance: string;
+}
+
+export class DatabaseClusterReconciler implements Reconciler {
+  constructor(private readonly deps: DatabaseClusterDeps) {}
+
+  async reconcile({ key }: ReconcileRequest, context: ReconcileContext): Promise<ReconcileResult> {
+    const cluster = await this.deps.reader.read(key);
+    if (cluster === undefined) return undefined; // gone: owned objects are garbage-collected
+    if (cluster.metadata.deletionTimestamp !== undefined) return this.#finalize(cluster, context);
+
+    const parsed = DatabaseClusterSpecSchema.safeParse(cluster['spec']);
+    if (!parsed.success) {
+      const message = describeIssues(parsed.error);
+      await this.#publishStatus(cluster, invalidSpecStatus(cluster, message), context);
+      if (!alreadyInvalid(cluster))
+        await this.#event(cluster, 'Warning', 'InvalidSpec', message, 'Validate');
+      throw new TerminalError(`invalid spec: ${message}`);
+    }
+    const spec = parsed.data;
+    const { client, fieldManager } = this.deps;
+
+    // The finalizer goes on before the external resource exists, so it is never leaked.
+    if (!hasFinalizer(cluster, FINALIZER)) {
+      await setFinalizer(client, DATABASE_CLUSTERS, cluster, FINALIZER, true, fieldManager);
+    }
+    if ((await this.deps.buckets.ensure(cluster.metadata.uid)) === 'created') {
+      context.log.info('backup bucket created');
+      await this.#event(
+        cluster,
+        'Normal',
+        'BucketCreated',
+        'Created the backup bucket',
+        'Provision',
+      );
+    }
+    const credentials = await createIfAbsent(
+      client,
+      Resources.secrets,
+      newCredentials(cluster, spec),
+      fieldManager,
+    );
+    if (credentials === 'created') {
+      await this.#event(
+        cluster,
+        'Normal',
+        'CredentialsCreated',
+        `Created Secret ${names(cluster).secret}`,
+        'Provision',
+      );
+    }
+    const options = { fieldManager, signal: context.signal };
+    await Promise.all([
+      apply(client, Resources.services, desiredService(cluster, spec), options),
+      apply(client, Resources.configMaps, desiredConfigMap(cluster, spec), options),
+      apply(client, Resources.statefulSets, desiredStatefulSet(cluster, spec), options),
+    ]);
+
+    const statefulSet = await this.deps.reader.read({
+      group: 'apps',
+      resource: 'statefulsets',
+      namespace: key.namespace,
+      name: names(cluster).statefulSet,
+    });
+    const observed = (statefulSet?.['status'] as { readyReplicas?: unknown } | undefined)?.readyReplicas;
+    const readyReplicas = typeof observed === 'number' ? observed : 0;
+    await this.#publishStatus(
+      cluster,
+      runningStatus(
+        cluster,
+        spec.replicas,
+        Math.min(readyReplicas, spec.replicas),
+        endpoint(cluster, spec),
+      ),
+      context,
+    );
+    return undefined;
+  }
+
+  async #finalize(cluster: KubeObject, context: ReconcileContext): Promise<ReconcileResult> {
+    if (!hasFinalizer(cluster, FINALIZER)) return undefined;
+    // A failure here throws: retried with backoff, and the object is not released.
+    if ((await this.deps.buckets.remove(cluster.metadata.uid)) === 'removed') {
+      context.log.info('backup bucket removed');
+      await this.#event(
+        cluster,
+        'Normal',
+        'BucketRemoved',
+        'Removed the backup bucket',
+        'Finalize',
+      );
+    }
+    await setFinalizer(
+      this.deps.client,
+      DATABASE_CLUSTERS,
+      cluster,
+      FINALIZER,
+      false,
+      this.deps.fieldManager,
+    );
+    return undefined;
+  }
+
+  async #publishStatus(
+    cluster: KubeObject,
+    status: ObservedStatus,
+    context: ReconcileContext,
+  ): Promise<void> {
+    await this.deps.status.publish({
+      key: {
+        group: GROUP,
+        resource: PLURAL,
+        namespace: cluster.metadata.namespace ?? '',
+        name: cluster.metadata.name,
+      },
+      apiVersion: cluster.apiVersion,
+      kind: cluster.kind,
+      uid: cluster.metadata.uid,
+      observedGeneration: cluster.metadata.generation ?? 0,
+      status: status as Record<string, unknown>,
+      traceparent: context.traceparent,
+      reconcileId: context.reconcileId,
+    });
+  }
+
+  async #event(
+    cluster: KubeObject,
+    type: EventInput['type'],
+    reason: string,
+    note: string,
+    action: string,
+  ) {
+    await recordEvent(this.deps.client, cluster, {
+      type,
+      reason,
+      note,
+      action,
+      reportingController: 'kubebus.dev/databasecluster',
+      reportingInstance: this.deps.instance,
+    });
+  }
+}

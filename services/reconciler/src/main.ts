@@ -1,0 +1,62 @@
+// The reconciler process: the only place that reads the environment and signals.
+import { connectBus } from '@kubebus/shared/bus';
+import { loadConfig } from '@kubebus/shared/config';
+import { startServiceShell } from '@kubebus/shared/obs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ReconcilerConfigSchema } from './config.js';
+import { startReconcilerService } from './reconciler-service.js';
+
+let config;
+try {
+  config = loadConfig(ReconcilerConfigSchema, process.env);
+} catch (error) {
+  process.stderr.write(`kubebus reconciler: ${(error as Error).message}\n`);
+  process.exit(2);
+}
+
+const shell = await startServiceShell({
+  service: 'reconciler',
+  logLevel: config.logLevel,
+  health: config.health,
+});
+const { log } = shell;
+const kubeConfig = new KubeConfig();
+if (config.kubeconfig === undefined) kubeConfig.loadFromCluster();
+else kubeConfig.loadFromFile(config.kubeconfig);
+
+const bus = await connectBus(
+  { ...config.nats, name: `kubebus-reconciler-${config.replicaId}` },
+  log,
+);
+const reconciler = await startReconcilerService({
+  config,
+  kubeConfig,
+  bus,
+  log,
+  registry: shell.registry,
+});
+shell.checks.ready('reconciler', () => reconciler.ready());
+shell.started();
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing in-flight reconciles, releasing partitions');
+    reconciler
+      .stop()
+      .then(() => bus.nc.drain())
+      .then(() => shell.health.close())
+      .then(
+        () => {
+          log.flush();
+          process.exit(0);
+        },
+        (error: unknown) => {
+          log.error({ err: error }, 'unclean shutdown');
+          process.exit(1);
+        },
+      );
+  });
+}

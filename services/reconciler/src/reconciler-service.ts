@@ -1,0 +1,189 @@
+// The reconciler service, assembled: the DatabaseCluster reconciler in a
+// runtime Controller, fed by the partitions of KUBEBUS_WORK this replica holds
+// and, optionally, by the CloudEvents HTTP source.
+import {
+  Buckets,
+  ObjectReader,
+  StatusPublisher,
+  Streams,
+  WorkMarkSchema,
+  deadLetter,
+  ensureTopology,
+  keyOfSubject,
+  partitionOf,
+  publishDeadLetter,
+  runPartitioned,
+  subjects,
+  type BusConnection,
+  type RunningPartitions,
+} from '@kubebus/shared/bus';
+import { ErrorCodes } from '@kubebus/shared/errors';
+import type { KubeObject } from '@kubebus/shared/events';
+import { KubeClient, isNotFound } from '@kubebus/shared/kube';
+import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
+import { Controller, runtimeMetrics } from '@kubebus/shared/runtime';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import type { ReconcilerConfig } from './config.js';
+import { BackupBuckets } from './databasecluster/backup-bucket.js';
+import { DATABASE_CLUSTERS, DatabaseClusterReconciler } from './databasecluster/reconciler.js';
+import { KIND } from './databasecluster/spec.js';
+import { publishDegraded } from './degraded.js';
+import { startHttpSource } from './http-source.js';
+
+export interface RunningReconciler {
+  readonly httpPort: number | undefined;
+  ready(): true | string;
+  stop(): Promise<void>;
+}
+
+export async function startReconcilerService(deps: {
+  readonly config: ReconcilerConfig;
+  readonly kubeConfig: KubeConfig;
+  readonly bus: BusConnection;
+  readonly log: Logger;
+  readonly registry: Registry;
+}): Promise<RunningReconciler> {
+  const { config, bus, log, registry } = deps;
+  const jsm = await jetstreamManager(bus.nc);
+  await ensureTopology(bus.nc, jsm);
+  const js = jetstream(bus.nc);
+  const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry));
+  const reader = new ObjectReader(jsm, async (path) => {
+    try {
+      return await client.request<KubeObject>(path);
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  });
+  const status = new StatusPublisher(js, config.statusPartitions);
+  const reconciler = new DatabaseClusterReconciler({
+    reader,
+    client,
+    buckets: new BackupBuckets(bus.nc),
+    status,
+    fieldManager: config.fieldManager,
+    instance: config.replicaId,
+  });
+
+  const controller = new Controller(reconciler, {
+    name: config.controller,
+    maxConcurrent: config.maxConcurrent,
+    retry: config.retry,
+    heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
+    metrics: runtimeMetrics(registry),
+    log,
+    onDeadLetter: async (item, error, attempts) => {
+      const reason = error instanceof Error ? error.message : String(error);
+      await publishDeadLetter(
+        js,
+        deadLetter({
+          origin: config.controller,
+          key: item.key,
+          reason,
+          code: ErrorCodes.KubeApi,
+          subject: subjects.work(
+            config.controller,
+            partitionOf(item.key, config.partitions),
+            item.key,
+          ),
+          attempts,
+          ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
+          ...(item.traceparent === undefined ? {} : { traceparent: item.traceparent }),
+        }),
+      );
+      const object = await reader.read(item.key);
+      if (object !== undefined) {
+        await publishDegraded(
+          status,
+          item.key,
+          object,
+          `${attempts} attempts failed: ${reason}`,
+          item.traceparent,
+        );
+      }
+    },
+  });
+
+  let partitions: RunningPartitions | undefined;
+  if (config.consume) {
+    partitions = await runPartitioned(
+      { js, jsm, leases: await new Kvm(bus.nc).open(Buckets.leases), controller, log },
+      {
+        stream: Streams.work,
+        name: config.controller,
+        filterOf: (partition) => subjects.workOfPartition(config.controller, partition),
+        ackWaitMs: config.ackWaitMs,
+        maxAckPending: config.maxConcurrent * 8,
+        replicaId: config.replicaId,
+        partitions: config.partitions,
+        renewEveryMs: config.leaseRenewMs,
+        parse: (message) => {
+          try {
+            const mark = WorkMarkSchema.parse(JSON.parse(new TextDecoder().decode(message.data)));
+            return {
+              ok: true,
+              key: mark.key,
+              ...(mark.traceparent === undefined ? {} : { traceparent: mark.traceparent }),
+              ...(mark.eventId === undefined ? {} : { eventId: mark.eventId }),
+            };
+          } catch (error) {
+            return { ok: false, reason: `malformed work mark: ${(error as Error).message}` };
+          }
+        },
+        onMalformed: async (message, reason) => {
+          let key = { group: '', resource: 'unknown', namespace: '', name: 'unknown' };
+          try {
+            key = keyOfSubject(message.subject);
+          } catch {
+            // the subject names no object either
+          }
+          await publishDeadLetter(
+            js,
+            deadLetter({
+              origin: config.controller,
+              key,
+              reason,
+              code: ErrorCodes.MalformedMessage,
+              subject: message.subject,
+              attempts: 1,
+              payload: Buffer.from(message.data.subarray(0, 64 * 1024)).toString('base64'),
+            }),
+          );
+        },
+      },
+    );
+  }
+
+  const http =
+    config.http.port > 0
+      ? await startHttpSource(
+          controller,
+          {
+            host: config.health.host,
+            port: config.http.port,
+            maxBytes: config.http.maxBytes,
+            primary: {
+              group: DATABASE_CLUSTERS.group,
+              resource: DATABASE_CLUSTERS.resource,
+              kind: KIND,
+            },
+          },
+          log,
+        )
+      : undefined;
+  log.info({ partitions: partitions?.held(), http: http?.port }, 'reconciler started');
+
+  return {
+    httpPort: http?.port,
+    ready: () => (bus.connected() ? true : 'nats is not connected'),
+    async stop() {
+      await http?.close();
+      await partitions?.stop();
+      await controller.stop();
+      log.info('reconciler stopped');
+    },
+  };
+}

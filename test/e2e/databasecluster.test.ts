@@ -1,0 +1,330 @@
+// The DatabaseCluster operator end to end: watcher → reconciler → status writer,
+// each a process, against a real kube-apiserver (with the garbage collector of
+// kube-controller-manager) and a real nats-server.
+import { Streams } from '@kubebus/shared/bus';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  EventsV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { TestBed } from '../bed/testbed.js';
+import { Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
+import { readStream } from '../support/stream.js';
+import { waitFor } from '../support/wait.js';
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const target = { group: 'example.kubebus.dev', version: 'v1alpha1', plural: 'databaseclusters' };
+
+interface Cluster {
+  metadata: {
+    name: string;
+    uid: string;
+    generation: number;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+  };
+  spec: Record<string, unknown>;
+  status?: {
+    phase?: string;
+    readyReplicas?: number;
+    endpoint?: string;
+    observedGeneration?: number;
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
+  let bed: TestBed;
+  let nc: NatsConnection;
+  let pipeline: Pipeline;
+
+  before(async () => {
+    bed = await TestBed.start({ controllerManager: true });
+    nc = await connect({ servers: bed.natsUrl });
+    await installDatabaseClusterCrd(bed);
+    pipeline = new Pipeline(bed);
+    await pipeline.watcher();
+    await pipeline.reconciler();
+    await pipeline.statusWriter();
+  });
+
+  after(async () => {
+    await pipeline.stop();
+    await nc.close();
+    await bed.stop();
+  });
+
+  const kc = () => bed.kubeConfig();
+  const custom = () => kc().makeApiClient(CustomObjectsApi);
+  const core = () => kc().makeApiClient(CoreV1Api);
+  const apps = () => kc().makeApiClient(AppsV1Api);
+  const namespace = (name: string) => core().createNamespace({ body: { metadata: { name } } });
+
+  const create = (ns: string, name: string, spec: Record<string, unknown>) =>
+    custom().createNamespacedCustomObject({
+      ...target,
+      namespace: ns,
+      body: {
+        apiVersion: `${target.group}/${target.version}`,
+        kind: 'DatabaseCluster',
+        metadata: { name },
+        spec,
+      },
+    }) as Promise<Cluster>;
+  const read = (ns: string, name: string) =>
+    custom().getNamespacedCustomObject({ ...target, namespace: ns, name }) as Promise<Cluster>;
+  const patchSpec = (ns: string, name: string, spec: Record<string, unknown>) =>
+    custom().patchNamespacedCustomObject(
+      { ...target, namespace: ns, name, body: { spec } },
+      mergePatch,
+    ) as Promise<Cluster>;
+  const condition = (cluster: Cluster, type: string) =>
+    cluster.status?.conditions?.find((c) => c.type === type);
+  const converged = async (ns: string, name: string) => {
+    const cluster = await read(ns, name);
+    return cluster.status?.observedGeneration === cluster.metadata.generation ? cluster : undefined;
+  };
+  /** Plays the kubelet: no kubelet runs here, so the test reports the pods ready. */
+  const reportReady = async (ns: string, name: string, readyReplicas: number) => {
+    await apps().patchNamespacedStatefulSetStatus(
+      {
+        name,
+        namespace: ns,
+        body: {
+          status: { replicas: readyReplicas, readyReplicas, availableReplicas: readyReplicas },
+        },
+      },
+      mergePatch,
+    );
+  };
+  const bucketExists = async (uid: string) => {
+    const jsm = await jetstreamManager(nc);
+    return jsm.streams
+      .info(`OBJ_kubebus-backups-${uid}`)
+      .then(() => true)
+      .catch(() => false);
+  };
+
+  it('creates the owned objects, the bucket and a status that follows readiness', async () => {
+    await namespace('shop');
+    const created = await create('shop', 'orders', {
+      engine: 'postgres',
+      version: '16',
+      storage: { size: '10Gi' },
+      backup: { schedule: '0 3 * * *' },
+    });
+    await waitFor(
+      async () => (await converged('shop', 'orders')) !== undefined,
+      'the first status',
+    );
+
+    const cluster = await read('shop', 'orders');
+    assert.equal(cluster.status?.phase, 'Provisioning');
+    assert.equal(condition(cluster, 'Ready')?.reason, 'WaitingForReplicas');
+    assert.equal(cluster.status?.endpoint, 'orders.shop.svc:5432');
+    assert.deepEqual(cluster.metadata.finalizers, ['example.kubebus.dev/backup-bucket']);
+    assert.ok(await bucketExists(created.metadata.uid), 'the backup bucket exists');
+
+    const sts = await apps().readNamespacedStatefulSet({ name: 'orders', namespace: 'shop' });
+    assert.equal(sts.spec?.replicas, 3, 'replicas default to 3');
+    assert.equal(sts.spec?.template.spec?.containers[0]?.image, 'postgres:16');
+    assert.equal(sts.metadata?.ownerReferences?.[0]?.uid, created.metadata.uid);
+    assert.equal(sts.metadata?.ownerReferences?.[0]?.controller, true);
+    const svc = await core().readNamespacedService({ name: 'orders', namespace: 'shop' });
+    assert.equal(svc.spec?.clusterIP, 'None');
+    const config = await core().readNamespacedConfigMap({
+      name: 'orders-config',
+      namespace: 'shop',
+    });
+    assert.equal(config.data?.['backup-schedule'], '0 3 * * *');
+    const secret = await core().readNamespacedSecret({
+      name: 'orders-credentials',
+      namespace: 'shop',
+    });
+    assert.ok((secret.data?.['password'] ?? '').length >= 24, 'generated credentials');
+
+    await reportReady('shop', 'orders', 3);
+    await waitFor(
+      async () => (await read('shop', 'orders')).status?.phase === 'Ready',
+      'phase Ready',
+    );
+    const ready = await read('shop', 'orders');
+    assert.equal(ready.status?.readyReplicas, 3);
+    assert.equal(condition(ready, 'Ready')?.status, 'True');
+    assert.equal(condition(ready, 'Progressing')?.status, 'False');
+    assert.equal(condition(ready, 'Degraded')?.status, 'False');
+  });
+
+  it('keeps the generated credentials when it reconciles again, and never publishes them', async () => {
+    const before = await core().readNamespacedSecret({
+      name: 'orders-credentials',
+      namespace: 'shop',
+    });
+    await patchSpec('shop', 'orders', { replicas: 5 });
+    await waitFor(
+      async () => (await converged('shop', 'orders')) !== undefined,
+      'the scaled status',
+    );
+    const sts = await apps().readNamespacedStatefulSet({ name: 'orders', namespace: 'shop' });
+    assert.equal(sts.spec?.replicas, 5, 'the StatefulSet follows the spec');
+    const after = await core().readNamespacedSecret({
+      name: 'orders-credentials',
+      namespace: 'shop',
+    });
+    assert.equal(
+      after.data?.['password'],
+      before.data?.['password'],
+      'created once, never regenerated',
+    );
+
+    const password = Buffer.from(after.data?.['password'] ?? '', 'base64').toString();
+    for (const stream of [Streams.events, Streams.work, Streams.status, Streams.deadLetters]) {
+      for (const message of await readStream(nc, stream).catch(() => [])) {
+        const text = new TextDecoder().decode(message.data);
+        assert.ok(!text.includes(password), `the password leaked into ${stream}`);
+        assert.ok(
+          !text.includes(after.data?.['password'] ?? '#'),
+          `the password leaked into ${stream}`,
+        );
+      }
+    }
+    for (const service of pipeline.services) {
+      assert.ok(
+        !JSON.stringify(service.logs()).includes(password),
+        `the password leaked into ${service.name}'s log`,
+      );
+    }
+  });
+
+  it('brings back an owned object that was deleted', async () => {
+    const before = await apps().readNamespacedStatefulSet({ name: 'orders', namespace: 'shop' });
+    await apps().deleteNamespacedStatefulSet({ name: 'orders', namespace: 'shop' });
+    let recreated: V1StatefulSet | undefined;
+    await waitFor(async () => {
+      recreated = await apps().readNamespacedStatefulSet({ name: 'orders', namespace: 'shop' });
+      return recreated.metadata?.uid !== before.metadata?.uid;
+    }, 'the StatefulSet to come back');
+    assert.equal(recreated?.spec?.replicas, 5);
+  });
+
+  it('turns an invalid spec into Ready=False/InvalidSpec and an Event, without retrying it', async () => {
+    await namespace('bad');
+    // The generated CRD schema rejects what OpenAPI can express, at admission:
+    await assert.rejects(
+      create('bad', 'zero', {
+        engine: 'postgres',
+        version: '16',
+        replicas: 0,
+        storage: { size: '1Gi' },
+      }),
+      (error: { code?: number; body?: string }) =>
+        error.code === 422 && /replicas/.test(String(error.body)),
+    );
+    // ...and the reconciler catches the rules it cannot (engine/version, cron):
+    await create('bad', 'mismatch', { engine: 'mysql', version: '16', storage: { size: '1Gi' } });
+    await waitFor(
+      async () => (await converged('bad', 'mismatch')) !== undefined,
+      'the InvalidSpec status',
+    );
+    const cluster = await read('bad', 'mismatch');
+    const ready = condition(cluster, 'Ready');
+    assert.equal(ready?.status, 'False');
+    assert.equal(ready?.reason, 'InvalidSpec');
+    assert.match(ready?.message ?? '', /spec\.version: mysql 16 is not supported/);
+    assert.equal(cluster.status?.phase, 'Failed');
+
+    const events = await kc().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'bad' });
+    const warning = events.items.find(
+      (e) => e.reason === 'InvalidSpec' && e.regarding?.name === 'mismatch',
+    );
+    assert.equal(warning?.type, 'Warning');
+    assert.match(warning?.note ?? '', /mysql 16 is not supported/);
+
+    const reconciler = pipeline.services.find((s) => s.name.startsWith('reconciler'));
+    assert.ok(reconciler);
+    const terminal = await reconciler.metric('controller_runtime_terminal_reconcile_errors_total');
+    assert.ok(terminal >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    assert.equal(
+      await reconciler.metric('controller_runtime_terminal_reconcile_errors_total'),
+      terminal,
+      'not retried',
+    );
+
+    await patchSpec('bad', 'mismatch', { version: '8.4' });
+    await waitFor(async () => {
+      const fixed = await converged('bad', 'mismatch');
+      return fixed !== undefined && condition(fixed, 'Ready')?.reason === 'WaitingForReplicas';
+    }, 'the fixed spec to reconcile');
+  });
+
+  it('parks an object that keeps failing in the DLQ with Degraded, while others converge', async () => {
+    await namespace('poison');
+    // A name too long for a label value: every apply of its owned objects is refused.
+    const longName = `db-${'x'.repeat(66)}`;
+    const reconciler = pipeline.services.find((s) => s.name.startsWith('reconciler'));
+    await create('poison', longName, {
+      engine: 'postgres',
+      version: '15',
+      storage: { size: '1Gi' },
+    });
+    await create('poison', 'healthy', {
+      engine: 'postgres',
+      version: '15',
+      storage: { size: '1Gi' },
+    });
+    await waitFor(
+      async () => (await converged('poison', 'healthy')) !== undefined,
+      'the healthy cluster',
+    );
+    await waitFor(
+      async () => condition(await read('poison', longName), 'Degraded')?.status === 'True',
+      'the Degraded condition',
+      90_000,
+    );
+    const degraded = condition(await read('poison', longName), 'Degraded');
+    assert.equal(degraded?.reason, 'ReconcileFailed');
+    assert.match(degraded?.message ?? '', /attempts failed/);
+    const letters = await readStream(nc, Streams.deadLetters, 'kubebus.dlq.databasecluster.>');
+    const letter = letters.map(
+      (m) => JSON.parse(new TextDecoder().decode(m.data)) as { key: { name: string } },
+    );
+    assert.ok(letter.some((l) => l.key.name === longName));
+    assert.ok(reconciler);
+    assert.ok((await reconciler.metric('kubebus_reconcile_dead_letters_total')) >= 1);
+  });
+
+  it('runs the finalizer on delete: removes the bucket, then lets the cluster and its objects go', async () => {
+    const cluster = await read('shop', 'orders');
+    await custom().deleteNamespacedCustomObject({ ...target, namespace: 'shop', name: 'orders' });
+    await waitFor(
+      async () =>
+        read('shop', 'orders').then(
+          () => false,
+          (error: { code?: number }) => error.code === 404,
+        ),
+      'the cluster to be gone',
+    );
+    assert.equal(await bucketExists(cluster.metadata.uid), false, 'the bucket was removed');
+    await waitFor(
+      async () =>
+        apps()
+          .readNamespacedStatefulSet({ name: 'orders', namespace: 'shop' })
+          .then(
+            () => false,
+            (error: { code?: number }) => error.code === 404,
+          ),
+      'the garbage collector to remove the StatefulSet',
+      60_000,
+    );
+  });
+});

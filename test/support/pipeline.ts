@@ -1,0 +1,99 @@
+// The whole pipeline for end-to-end tests: the DatabaseCluster CRD, a watcher,
+// reconciler replicas and a status writer, each a real process.
+import { ApiextensionsV1Api, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import type { TestBed } from '../bed/testbed.js';
+import { ServiceProcess } from './services.js';
+import { waitFor } from './wait.js';
+
+export const PARTITIONS = '8';
+export const DB_GROUP = 'example.kubebus.dev';
+
+export const WATCHER_CONTROLLERS = JSON.stringify([
+  {
+    name: 'databasecluster',
+    for: `databaseclusters.v1alpha1.${DB_GROUP}`,
+    owns: ['statefulsets.v1.apps', 'services.v1', 'configmaps.v1', 'secrets.v1'],
+  },
+]);
+
+const crdFile = fileURLToPath(
+  new URL('../../deploy/crds/databaseclusters.example.kubebus.dev.yaml', import.meta.url),
+);
+
+export function databaseClusterCrd(): V1CustomResourceDefinition {
+  return parse(readFileSync(crdFile, 'utf8')) as V1CustomResourceDefinition;
+}
+
+export async function installDatabaseClusterCrd(bed: TestBed): Promise<void> {
+  const api = bed.kubeConfig().makeApiClient(ApiextensionsV1Api);
+  await api.createCustomResourceDefinition({ body: databaseClusterCrd() });
+  await waitFor(async () => {
+    const crd = await api.readCustomResourceDefinition({ name: `databaseclusters.${DB_GROUP}` });
+    return (crd.status?.conditions ?? []).some(
+      (c) => c.type === 'Established' && c.status === 'True',
+    );
+  }, 'the DatabaseCluster CRD to be Established');
+}
+
+export class Pipeline {
+  readonly services: ServiceProcess[] = [];
+  #replica = 0;
+
+  constructor(private readonly bed: TestBed) {}
+
+  async watcher(env: Record<string, string> = {}): Promise<ServiceProcess> {
+    return this.#track(
+      await ServiceProcess.start(this.bed, 'watcher', {
+        KUBEBUS_CONTROLLERS: WATCHER_CONTROLLERS,
+        KUBEBUS_WORK_PARTITIONS: PARTITIONS,
+        KUBEBUS_CURSOR_FLUSH: '200ms',
+        ...env,
+      }),
+    );
+  }
+
+  async reconciler(env: Record<string, string> = {}): Promise<ServiceProcess> {
+    return this.#track(
+      await ServiceProcess.start(this.bed, 'reconciler', {
+        KUBEBUS_WORK_PARTITIONS: PARTITIONS,
+        KUBEBUS_STATUS_PARTITIONS: PARTITIONS,
+        KUBEBUS_REPLICA_ID: `reconciler-${++this.#replica}`,
+        KUBEBUS_ACK_WAIT: '5s',
+        KUBEBUS_LEASE_RENEW: '1s',
+        KUBEBUS_BACKOFF_BASE: '100ms',
+        KUBEBUS_BACKOFF_CAP: '1s',
+        ...env,
+      }),
+    );
+  }
+
+  async statusWriter(env: Record<string, string> = {}): Promise<ServiceProcess> {
+    return this.#track(
+      await ServiceProcess.start(this.bed, 'status-writer', {
+        KUBEBUS_STATUS_PARTITIONS: PARTITIONS,
+        KUBEBUS_REPLICA_ID: `status-writer-${++this.#replica}`,
+        KUBEBUS_ACK_WAIT: '5s',
+        KUBEBUS_LEASE_RENEW: '1s',
+        KUBEBUS_QPS: '200',
+        KUBEBUS_BURST: '400',
+        ...env,
+      }),
+    );
+  }
+
+  forget(service: ServiceProcess): void {
+    this.services.splice(this.services.indexOf(service), 1);
+  }
+
+  async stop(): Promise<void> {
+    for (const service of this.services.splice(0)) await service.stop();
+  }
+
+  #track(service: ServiceProcess): ServiceProcess {
+    this.services.push(service);
+    return service;
+  }
+}
