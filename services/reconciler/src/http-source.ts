@@ -84,9 +84,15 @@ export async function startHttpSource(
         ...(parsed.event.traceparent === undefined
           ? {}
           : { traceparent: parsed.event.traceparent }),
-        ack: () => { resolve({ status: 200 }); },
-        retry: (delayMs) => { resolve({ status: 503, retryAfterMs: delayMs }); },
-        terminate: (reason) => { resolve({ status: 422, reason }); },
+        ack: () => {
+          resolve({ status: 200 });
+        },
+        retry: (delayMs) => {
+          resolve({ status: 503, retryAfterMs: delayMs });
+        },
+        terminate: (reason) => {
+          resolve({ status: 422, reason });
+        },
         inProgress: () => undefined,
       });
     });

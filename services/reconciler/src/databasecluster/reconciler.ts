@@ -112,7 +112,8 @@ export class DatabaseClusterReconciler implements Reconciler {
       namespace: key.namespace,
       name: names(cluster).statefulSet,
     });
-    const observed = (statefulSet?.['status'] as { readyReplicas?: unknown } | undefined)?.readyReplicas;
+    const observed = (statefulSet?.['status'] as { readyReplicas?: unknown } | undefined)
+      ?.readyReplicas;
     const readyReplicas = typeof observed === 'number' ? observed : 0;
     await this.#publishStatus(
       cluster,

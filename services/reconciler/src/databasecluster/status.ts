@@ -12,7 +12,7 @@ export interface ObservedStatus {
 }
 
 export function currentStatus(cluster: KubeObject): ObservedStatus {
-  return (cluster['status'] ?? {});
+  return cluster['status'] ?? {};
 }
 
 export function runningStatus(
