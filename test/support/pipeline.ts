@@ -4,6 +4,7 @@ import { ApiextensionsV1Api, type V1CustomResourceDefinition } from '@kubernetes
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { httpCall } from '../bed/http.js';
 import type { TestBed } from '../bed/testbed.js';
 import { ServiceProcess } from './services.js';
 import { waitFor } from './wait.js';
@@ -28,8 +29,19 @@ export function databaseClusterCrd(): V1CustomResourceDefinition {
 }
 
 export async function installDatabaseClusterCrd(bed: TestBed): Promise<void> {
+  // Raw JSON: client-node's typed serializer drops `default` and `x-kubernetes-*`
+  // keys of a CRD read from YAML.
+  const created = await httpCall(
+    `${bed.apiserverUrl}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`,
+    {
+      method: 'POST',
+      body: JSON.stringify(databaseClusterCrd()),
+      tls: bed.adminTls,
+    },
+  );
+  if (created.status !== 201)
+    throw new Error(`the CRD was refused (${created.status}): ${created.body}`);
   const api = bed.kubeConfig().makeApiClient(ApiextensionsV1Api);
-  await api.createCustomResourceDefinition({ body: databaseClusterCrd() });
   await waitFor(async () => {
     const crd = await api.readCustomResourceDefinition({ name: `databaseclusters.${DB_GROUP}` });
     return (crd.status?.conditions ?? []).some(
