@@ -40,7 +40,32 @@ export function resourceOf(intent: StatusIntent): ResourceRef {
   };
 }
 
-type Decision = { apply: true } | { apply: false; reason: 'noop' | 'stale' | 'gone' };
+type Decision =
+  | { apply: true; status: Record<string, unknown> }
+  | { apply: false; reason: 'noop' | 'stale' | 'gone' };
+
+interface ConditionLike {
+  type?: unknown;
+  status?: unknown;
+  lastTransitionTime?: unknown;
+}
+
+/**
+ * Keeps the lastTransitionTime the object already shows for a condition whose
+ * status did not change: reconcilers that raced the previous write may have
+ * stamped a new time, and the API conventions say it moves only on a change.
+ */
+function keepTransitionTimes(desired: unknown, current: unknown): unknown {
+  if (!Array.isArray(desired) || !Array.isArray(current)) return desired;
+  return (desired as ConditionLike[]).map((condition) => {
+    const before = (current as ConditionLike[]).find((c) => c.type === condition.type);
+    return before !== undefined &&
+      before.status === condition.status &&
+      before.lastTransitionTime !== undefined
+      ? { ...condition, lastTransitionTime: before.lastTransitionTime }
+      : condition;
+  });
+}
 
 /** What to do with an intent, given the object as the apiserver has it now. */
 export function judge(intent: StatusIntent, current: KubeObject | undefined): Decision {
@@ -53,11 +78,16 @@ export function judge(intent: StatusIntent, current: KubeObject | undefined): De
   if (intent.observedGeneration < generation || intent.observedGeneration < observed) {
     return { apply: false, reason: 'stale' };
   }
-  const desired = { ...intent.status, observedGeneration: intent.observedGeneration };
+  const desired: Record<string, unknown> = {
+    ...intent.status,
+    observedGeneration: intent.observedGeneration,
+  };
+  if ('conditions' in desired)
+    desired['conditions'] = keepTransitionTimes(desired['conditions'], status['conditions']);
   const same = Object.entries(desired).every(([field, value]) =>
     isDeepStrictEqual(status[field], value),
   );
-  return same ? { apply: false, reason: 'noop' } : { apply: true };
+  return same ? { apply: false, reason: 'noop' } : { apply: true, status: desired };
 }
 
 export class StatusApplier implements Reconciler {
@@ -96,7 +126,7 @@ export class StatusApplier implements Reconciler {
             ...(intent.key.namespace === '' ? {} : { namespace: intent.key.namespace }),
             uid: intent.uid,
           },
-          status: { ...intent.status, observedGeneration: intent.observedGeneration },
+          status: decision.status,
         },
         { fieldManager: this.fieldManager, subresource: 'status', signal: context.signal },
       );

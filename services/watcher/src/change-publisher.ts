@@ -97,7 +97,18 @@ export class ChangePublisher {
         }),
       ),
     ];
-    this.deps.log.debug({ eventId: event.id, traceparent, op, reason }, 'publishing change');
+    this.deps.log.debug(
+      {
+        eventId: event.id,
+        traceparent,
+        op,
+        reason,
+        resource: key.resource,
+        namespace: key.namespace,
+        name: key.name,
+      },
+      'publishing change',
+    );
     const { completion } = await this.deps.publisher.submit(messages[0]?.subject ?? '', messages);
     return {
       completion: completion.catch((error: unknown) =>

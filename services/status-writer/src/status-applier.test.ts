@@ -1,0 +1,73 @@
+import type { StatusIntent } from '@kubebus/shared/bus';
+import type { KubeObject } from '@kubebus/shared/events';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { judge } from './status-applier.js';
+
+const object = (generation: number, status: Record<string, unknown>, uid = 'u1'): KubeObject => ({
+  apiVersion: 'example.kubebus.dev/v1alpha1',
+  kind: 'DatabaseCluster',
+  metadata: { name: 'db', namespace: 'ns', uid, resourceVersion: '1', generation },
+  status,
+});
+
+const intent = (observedGeneration: number, status: Record<string, unknown>): StatusIntent => ({
+  key: { group: 'example.kubebus.dev', resource: 'databaseclusters', namespace: 'ns', name: 'db' },
+  apiVersion: 'example.kubebus.dev/v1alpha1',
+  kind: 'DatabaseCluster',
+  uid: 'u1',
+  observedGeneration,
+  status,
+  time: '2026-01-01T00:00:00Z',
+});
+
+const ready = (status: string, time: string) => [
+  { type: 'Ready', status, reason: 'R', message: '', lastTransitionTime: time },
+];
+
+describe('status intents', () => {
+  it('are dropped when older than the object (generation or observedGeneration)', () => {
+    assert.deepEqual(judge(intent(1, { phase: 'Ready' }), object(2, {})), {
+      apply: false,
+      reason: 'stale',
+    });
+    assert.deepEqual(judge(intent(2, { phase: 'Ready' }), object(2, { observedGeneration: 3 })), {
+      apply: false,
+      reason: 'stale',
+    });
+  });
+
+  it('are dropped for a deleted or re-created object', () => {
+    assert.deepEqual(judge(intent(1, {}), undefined), { apply: false, reason: 'gone' });
+    assert.deepEqual(judge(intent(1, {}), object(1, {}, 'u2')), { apply: false, reason: 'gone' });
+  });
+
+  it('are skipped when they would change nothing, whatever time a racing reconcile stamped', () => {
+    const current = object(2, {
+      observedGeneration: 2,
+      phase: 'Ready',
+      conditions: ready('True', 'T0'),
+    });
+    assert.deepEqual(
+      judge(intent(2, { phase: 'Ready', conditions: ready('True', 'T1') }), current),
+      {
+        apply: false,
+        reason: 'noop',
+      },
+    );
+  });
+
+  it('are applied with the lastTransitionTime moving only when the status changes', () => {
+    const current = object(2, { observedGeneration: 1, conditions: ready('False', 'T0') });
+    const same = judge(intent(2, { conditions: ready('False', 'T1') }), current);
+    assert.deepEqual(same, {
+      apply: true,
+      status: { observedGeneration: 2, conditions: ready('False', 'T0') },
+    });
+    const flipped = judge(intent(2, { conditions: ready('True', 'T1') }), current);
+    assert.deepEqual(flipped, {
+      apply: true,
+      status: { observedGeneration: 2, conditions: ready('True', 'T1') },
+    });
+  });
+});
