@@ -244,7 +244,7 @@ describe('pipeline and status writer', { timeout: 900_000 }, () => {
       mergePatch,
     );
     const traceOf = (line: Record<string, unknown>) =>
-      String(line['traceparent'] ?? '').split('-')[1];
+      typeof line['traceparent'] === 'string' ? line['traceparent'].split('-')[1] : undefined;
     let traceId: string | undefined;
     await waitFor(async () => {
       const [watcher] = pipeline.services.filter((s) => s.name.startsWith('watcher'));
