@@ -21,7 +21,7 @@ say(
 );
 const bed = await TestBed.start({ controllerManager: true, keepDir: true });
 const pipeline = new Pipeline(bed);
-let stopKubelet = () => undefined as void;
+let stopKubelet: () => void = () => undefined;
 
 let stopping = false;
 async function stop(code: number): Promise<never> {
