@@ -3,12 +3,17 @@ import { connectBus } from '@kubebus/shared/bus';
 import { loadConfig } from '@kubebus/shared/config';
 import { startServiceShell } from '@kubebus/shared/obs';
 import { KubeConfig } from '@kubernetes/client-node';
+import { hostname } from 'node:os';
 import { ReconcilerConfigSchema } from './config.js';
 import { startReconcilerService } from './reconciler-service.js';
 
 let config;
 try {
-  config = loadConfig(ReconcilerConfigSchema, process.env);
+  config = loadConfig(ReconcilerConfigSchema, {
+    // each replica needs its own id: the host name is one (the pod or container name)
+    KUBEBUS_REPLICA_ID: hostname().replace(/[^-_a-zA-Z0-9]/g, '-'),
+    ...process.env,
+  });
 } catch (error) {
   process.stderr.write(`kubebus reconciler: ${(error as Error).message}\n`);
   process.exit(2);

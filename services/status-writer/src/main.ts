@@ -3,12 +3,17 @@ import { connectBus } from '@kubebus/shared/bus';
 import { loadConfig } from '@kubebus/shared/config';
 import { startServiceShell } from '@kubebus/shared/obs';
 import { KubeConfig } from '@kubernetes/client-node';
+import { hostname } from 'node:os';
 import { StatusWriterConfigSchema } from './config.js';
 import { startStatusWriter } from './status-writer.js';
 
 let config;
 try {
-  config = loadConfig(StatusWriterConfigSchema, process.env);
+  config = loadConfig(StatusWriterConfigSchema, {
+    // each replica needs its own id: the host name is one (the pod or container name)
+    KUBEBUS_REPLICA_ID: hostname().replace(/[^-_a-zA-Z0-9]/g, '-'),
+    ...process.env,
+  });
 } catch (error) {
   process.stderr.write(`kubebus status-writer: ${(error as Error).message}\n`);
   process.exit(2);

@@ -6,6 +6,7 @@ import {
   deadLetter,
   ensureTopology,
   keyOfSubject,
+  partitionOf,
   publishDeadLetter,
   runPartitioned,
   subjects,
@@ -14,7 +15,7 @@ import {
 import { ErrorCodes } from '@kubebus/shared/errors';
 import { KubeClient, TokenBucket } from '@kubebus/shared/kube';
 import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
-import { Controller, runtimeMetrics } from '@kubebus/shared/runtime';
+import { Controller, runtimeMetrics, type ObjectKey } from '@kubebus/shared/runtime';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -48,6 +49,8 @@ export async function startStatusWriter(deps: {
   );
   const metrics = statusWriterMetrics(registry);
 
+  // Where a dead letter goes back to on `kubebus dlq redrive`.
+  const subjectOf = (key: ObjectKey) => subjects.status(partitionOf(key, config.partitions), key);
   const controller = new Controller(new StatusApplier(client, config.fieldManager, metrics), {
     name: CONTROLLER_NAME,
     maxConcurrent: config.maxConcurrent,
@@ -63,6 +66,7 @@ export async function startStatusWriter(deps: {
           key: item.key,
           reason: (error as Error).message,
           code: ErrorCodes.KubeApi,
+          subject: subjectOf(item.key),
           attempts,
           ...(item.traceparent ? { traceparent: item.traceparent } : {}),
           ...(item.body ? { payload: Buffer.from(item.body).toString('base64') } : {}),
@@ -79,6 +83,7 @@ export async function startStatusWriter(deps: {
           key: item.key,
           reason: (error as Error).message,
           code: ErrorCodes.KubeApi,
+          subject: subjectOf(item.key),
           attempts: 1,
           ...(item.traceparent ? { traceparent: item.traceparent } : {}),
           ...(item.body ? { payload: Buffer.from(item.body).toString('base64') } : {}),

@@ -1,0 +1,71 @@
+// `kubebus dlq`: list, inspect and re-drive what could not be processed.
+import { DeadLetterSchema, Streams, encodeWorkMark, type DeadLetter } from '@kubebus/shared/bus';
+import { formatKey } from '@kubebus/shared/kube';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
+
+export interface StoredLetter {
+  readonly seq: number;
+  readonly letter: DeadLetter;
+}
+
+export async function listDeadLetters(
+  nc: NatsConnection,
+  origin?: string,
+): Promise<StoredLetter[]> {
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(Streams.deadLetters);
+  const out: StoredLetter[] = [];
+  for (
+    let seq = info.state.first_seq;
+    seq <= info.state.last_seq && info.state.messages > 0;
+    seq++
+  ) {
+    const letter = await inspectDeadLetter(nc, seq).catch(() => undefined);
+    if (letter !== undefined && (origin === undefined || letter.letter.origin === origin))
+      out.push(letter);
+  }
+  return out;
+}
+
+export async function inspectDeadLetter(nc: NatsConnection, seq: number): Promise<StoredLetter> {
+  const jsm = await jetstreamManager(nc);
+  const message = await jsm.streams.getMessage(Streams.deadLetters, { seq });
+  if (message === null) throw new Error(`no dead letter #${seq}`);
+  return {
+    seq,
+    letter: DeadLetterSchema.parse(JSON.parse(new TextDecoder().decode(message.data))),
+  };
+}
+
+/**
+ * Sends a dead letter back where it came from — a work mark for a controller,
+ * the intent for the status writer — and removes it from the DLQ once stored.
+ */
+export async function redrive(nc: NatsConnection, seq: number): Promise<string> {
+  const { letter } = await inspectDeadLetter(nc, seq);
+  if (letter.subject === undefined) {
+    throw new Error(
+      `#${seq} (${letter.origin}) names no subject to go back to; the next resync re-marks the object`,
+    );
+  }
+  const headers = natsHeaders();
+  headers.set('content-type', 'application/json');
+  if (letter.traceparent !== undefined) headers.set('traceparent', letter.traceparent);
+  const payload = letter.subject.startsWith('kubebus.work.')
+    ? encodeWorkMark({
+        key: letter.key,
+        reason: 'redrive',
+        ...(letter.eventId === undefined ? {} : { eventId: letter.eventId }),
+        ...(letter.traceparent === undefined ? {} : { traceparent: letter.traceparent }),
+        time: new Date().toISOString(),
+      })
+    : Buffer.from(letter.payload ?? '', 'base64');
+  await jetstream(nc).publish(letter.subject, payload, { headers });
+  await (await jetstreamManager(nc)).streams.deleteMessage(Streams.deadLetters, seq);
+  return `re-drove #${seq} ${formatKey(letter.key)} to ${letter.subject}`;
+}
+
+export function formatLetter({ seq, letter }: StoredLetter): string {
+  return `#${seq} ${letter.time} ${letter.origin} ${formatKey(letter.key)} (${letter.code}, ${letter.attempts} attempts): ${letter.reason}`;
+}

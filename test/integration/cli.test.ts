@@ -1,0 +1,144 @@
+// The kubebus CLI against real servers: an object's history as the watcher
+// recorded it, and the DLQ listed, inspected and re-driven.
+import {
+  Streams,
+  WorkMarkSchema,
+  deadLetter,
+  publishDeadLetter,
+  subjects,
+} from '@kubebus/shared/bus';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { TestBed } from '../bed/testbed.js';
+import { TEST_GROUP, installCrd, objects, widget, widgetCrd } from '../support/kube.js';
+import { ServiceProcess } from '../support/services.js';
+import { readEvents, readLastPerSubject } from '../support/stream.js';
+import { waitFor } from '../support/wait.js';
+
+describe('kubebus CLI', { timeout: 300_000 }, () => {
+  let bed: TestBed;
+  let nc: NatsConnection;
+  let watcher: ServiceProcess;
+
+  before(async () => {
+    bed = await TestBed.start();
+    nc = await connect({ servers: bed.natsUrl });
+    await installCrd(bed.kubeConfig(), widgetCrd);
+    watcher = await ServiceProcess.start(bed, 'watcher', {
+      KUBEBUS_CONTROLLERS: JSON.stringify([{ name: 'widgets', for: `widgets.v1.${TEST_GROUP}` }]),
+    });
+  });
+
+  after(async () => {
+    await watcher.stop();
+    await nc.close();
+    await bed.stop();
+  });
+
+  const kubebus = (...args: string[]) =>
+    spawnSync(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', 'services/cli/src/main.ts', ...args],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, KUBEBUS_NATS_URL: bed.natsUrl },
+        timeout: 60_000,
+      },
+    );
+
+  it('shows every recorded revision of an object, with what changed', async () => {
+    const api = objects(bed.kubeConfig());
+    await api.create(widget('w.one', { size: 1 }));
+    await api.patch(
+      widget('w.one', { size: 2 }),
+      undefined,
+      undefined,
+      'test',
+      true,
+      'application/apply-patch+yaml',
+    );
+    await api.delete(widget('w.one', {}));
+    await waitFor(
+      async () =>
+        (await readEvents(nc, `kubebus.events.test_kubebus_dev.widgets.default.w_one`)).length ===
+        3,
+      'three revisions',
+    );
+    const result = kubebus('history', `widgets.${TEST_GROUP}`, 'default/w.one');
+    assert.equal(result.status, 0, result.stderr);
+    const lines = result.stdout.trim().split('\n');
+    assert.match(lines[0] ?? '', /^#\d+ \S+ add rv \d+ generation 1 \(watch\)$/);
+    assert.ok(
+      lines.some((line) => /update rv \d+ generation 2/.test(line)),
+      result.stdout,
+    );
+    assert.ok(lines.includes('    spec.size: 1 → 2'), result.stdout);
+    assert.ok(
+      lines.some((line) => / delete rv /.test(line)),
+      result.stdout,
+    );
+  });
+
+  it('lists, inspects and re-drives dead letters', async () => {
+    const key = { group: TEST_GROUP, resource: 'widgets', namespace: 'default', name: 'stuck' };
+    const workSubject = subjects.work('widgets', 3, key);
+    await publishDeadLetter(
+      jetstream(nc),
+      deadLetter({
+        origin: 'widgets',
+        key,
+        reason: 'boom after 10 attempts',
+        code: 'KUBEBUS_KUBE_API',
+        subject: workSubject,
+        attempts: 10,
+      }),
+    );
+    const list = kubebus('dlq', 'list');
+    assert.equal(list.status, 0, list.stderr);
+    const line = list.stdout.split('\n').find((l) => l.includes('default/stuck'));
+    assert.match(
+      line ?? '',
+      /^#(\d+) .* widgets widgets\.test\.kubebus\.dev\/default\/stuck \(KUBEBUS_KUBE_API, 10 attempts\): boom/,
+    );
+    const seq = /^#(\d+)/.exec(line ?? '')?.[1] ?? '';
+
+    const inspect = kubebus('dlq', 'inspect', seq);
+    assert.equal(
+      (JSON.parse(inspect.stdout) as { letter: { reason: string } }).letter.reason,
+      'boom after 10 attempts',
+    );
+
+    const redrive = kubebus('dlq', 'redrive', seq);
+    assert.equal(redrive.status, 0, redrive.stderr);
+    const [mark] = await readLastPerSubject(nc, Streams.work, workSubject);
+    assert.ok(mark, 'the work mark is back');
+    const parsed = WorkMarkSchema.parse(JSON.parse(new TextDecoder().decode(mark.data)));
+    assert.equal(parsed.reason, 'redrive');
+    assert.deepEqual(parsed.key, key);
+    const jsm = await jetstreamManager(nc);
+    assert.equal(
+      await jsm.streams.getMessage(Streams.deadLetters, { seq: Number(seq) }).catch(() => null),
+      null,
+    );
+  });
+
+  it('fails with a clear message for a bad command or configuration', () => {
+    const unknown = kubebus('frobnicate');
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /unknown command/);
+    const noNats = spawnSync(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', 'services/cli/src/main.ts', 'dlq', 'list'],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, KUBEBUS_NATS_URL: 'localhost' },
+      },
+    );
+    assert.equal(noNats.status, 2);
+    assert.match(noNats.stderr, /KUBEBUS_NATS_URL/);
+  });
+});
