@@ -12,6 +12,7 @@ export interface NatsConfig {
   readonly storeDir: string;
   readonly configFile: string;
   readonly logFile: string;
+  readonly env: Readonly<Record<string, string>>;
 }
 
 export interface NatsOptions {
@@ -19,6 +20,8 @@ export interface NatsOptions {
   readonly extraConfig?: string;
   /** JetStream `sync_interval`: 'always' for the durable profile (fsync every write). */
   readonly syncInterval?: string;
+  /** environment of the server process (variables the configuration refers to) */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export async function natsConfig(dir: string, options: NatsOptions = {}): Promise<NatsConfig> {
@@ -28,6 +31,7 @@ export async function natsConfig(dir: string, options: NatsOptions = {}): Promis
     storeDir: join(dir, 'jetstream'),
     configFile: join(dir, 'nats-server.conf'),
     logFile: join(dir, 'nats-server.log'),
+    env: options.env ?? {},
   };
   mkdirSync(config.storeDir, { recursive: true });
   const jetstream = [
@@ -59,6 +63,7 @@ export async function startNats(config: NatsConfig): Promise<ServerProcess> {
     binary: serverBinary('nats-server'),
     logFile: config.logFile,
     args: ['-c', config.configFile],
+    env: config.env,
   });
   await server.waitReady(async () => {
     const res = await httpCall(
