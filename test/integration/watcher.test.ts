@@ -3,7 +3,12 @@
 // restarts of NATS and the apiserver.
 import { DeadLetterSchema, Streams, WorkMarkSchema } from '@kubebus/shared/bus';
 import { opOf, type KubeCloudEvent } from '@kubebus/shared/events';
-import { CoreV1Api, type KubernetesObject, type V1ConfigMap } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubernetesObject,
+  type V1ConfigMap,
+} from '@kubernetes/client-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
@@ -455,6 +460,31 @@ describe('watcher', { timeout: 600_000 }, () => {
     const ids = events.map((e) => e.id);
     assert.equal(new Set(ids).size, ids.length, 'no change is stored twice');
     assert.equal(ids.length, written.length);
+  });
+
+  it('marks every primary object dirty again on each resync period', async () => {
+    for (const service of running.splice(0)) await service.stop();
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.purge(Streams.work);
+    const watcher = await startWatcher({ KUBEBUS_RESYNC_PERIOD: '2s' });
+    await waitFor(async () => (await watcher.metric('kubebus_resync_marks_total')) > 0, 'a resync');
+    const existing = (await bed
+      .kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .listClusterCustomObject({ group: TEST_GROUP, version: 'v1', plural: 'widgets' })) as {
+      items: { metadata: { namespace: string; name: string } }[];
+    };
+    const expected = existing.items.map((w) => `${w.metadata.namespace}/${w.metadata.name}`).sort();
+    let marked: string[] = [];
+    await waitFor(async () => {
+      const marks = (await readLastPerSubject(nc, Streams.work, 'kubebus.work.widgets.>')).map(
+        (m) => WorkMarkSchema.parse(JSON.parse(new TextDecoder().decode(m.data))),
+      );
+      assert.ok(marks.every((mark) => mark.reason === 'resync'));
+      marked = marks.map((mark) => `${mark.key.namespace}/${mark.key.name}`).sort();
+      return marked.length === expected.length;
+    }, 'a resync mark for every widget');
+    assert.deepEqual(marked, expected);
   });
 
   it('fails at start with a message naming a bad configuration value', () => {

@@ -1,15 +1,10 @@
 // The reconciler's configuration: environment variables, parsed once by zod.
-import { durationMs } from '@kubebus/shared/config';
+import { CommonEnv, commonConfig, durationMs, positiveInt } from '@kubebus/shared/config';
 import { z } from 'zod';
-
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 export const ReconcilerConfigSchema = z
   .object({
-    KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
-    KUBEBUS_NATS_USER: z.string().optional(),
-    KUBEBUS_NATS_PASSWORD: z.string().optional(),
-    KUBECONFIG: z.string().optional(),
+    ...CommonEnv,
     KUBEBUS_CONTROLLER: z
       .string()
       .regex(/^[a-z0-9-]+$/)
@@ -28,21 +23,13 @@ export const ReconcilerConfigSchema = z
     KUBEBUS_HTTP_MAX_BYTES: positiveInt(4 * 1024 * 1024),
     /** consume the work stream (off when the reconciler runs only as a Knative sink) */
     KUBEBUS_CONSUME: z.enum(['true', 'false']).default('true'),
-    KUBEBUS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-    KUBEBUS_HEALTH_HOST: z.string().default('0.0.0.0'),
-    KUBEBUS_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
     KUBEBUS_REPLICA_ID: z
       .string()
       .regex(/^[-_a-zA-Z0-9]+$/, 'letters, digits, - and _')
       .default('reconciler'),
   })
   .transform((env) => ({
-    nats: {
-      servers: env.KUBEBUS_NATS_URL,
-      ...(env.KUBEBUS_NATS_USER === undefined ? {} : { user: env.KUBEBUS_NATS_USER }),
-      ...(env.KUBEBUS_NATS_PASSWORD === undefined ? {} : { pass: env.KUBEBUS_NATS_PASSWORD }),
-    },
-    kubeconfig: env.KUBECONFIG,
+    ...commonConfig(env),
     controller: env.KUBEBUS_CONTROLLER,
     partitions: env.KUBEBUS_WORK_PARTITIONS,
     statusPartitions: env.KUBEBUS_STATUS_PARTITIONS,
@@ -57,8 +44,6 @@ export const ReconcilerConfigSchema = z
     fieldManager: env.KUBEBUS_FIELD_MANAGER,
     http: { port: env.KUBEBUS_HTTP_PORT, maxBytes: env.KUBEBUS_HTTP_MAX_BYTES },
     consume: env.KUBEBUS_CONSUME === 'true',
-    health: { host: env.KUBEBUS_HEALTH_HOST, port: env.KUBEBUS_HEALTH_PORT },
-    logLevel: env.KUBEBUS_LOG_LEVEL,
     replicaId: env.KUBEBUS_REPLICA_ID,
   }));
 

@@ -9,8 +9,8 @@ import {
   WorkMarkSchema,
   deadLetter,
   ensureTopology,
-  keyOfSubject,
   partitionOf,
+  parkMalformed,
   publishDeadLetter,
   runPartitioned,
   subjects,
@@ -133,26 +133,7 @@ export async function startReconcilerService(deps: {
             return { ok: false, reason: `malformed work mark: ${(error as Error).message}` };
           }
         },
-        onMalformed: async (message, reason) => {
-          let key = { group: '', resource: 'unknown', namespace: '', name: 'unknown' };
-          try {
-            key = keyOfSubject(message.subject);
-          } catch {
-            // the subject names no object either
-          }
-          await publishDeadLetter(
-            js,
-            deadLetter({
-              origin: config.controller,
-              key,
-              reason,
-              code: ErrorCodes.MalformedMessage,
-              subject: message.subject,
-              attempts: 1,
-              payload: Buffer.from(message.data.subarray(0, 64 * 1024)).toString('base64'),
-            }),
-          );
-        },
+        onMalformed: (message, reason) => parkMalformed(js, config.controller, message, reason),
       },
     );
   }

@@ -1,16 +1,12 @@
 // The status writer's configuration: environment variables, parsed once by zod.
-import { durationMs } from '@kubebus/shared/config';
+import { CommonEnv, commonConfig, durationMs, positiveInt } from '@kubebus/shared/config';
 import { z } from 'zod';
 
 const positive = (fallback: number) => z.coerce.number().positive().default(fallback);
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 export const StatusWriterConfigSchema = z
   .object({
-    KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
-    KUBEBUS_NATS_USER: z.string().optional(),
-    KUBEBUS_NATS_PASSWORD: z.string().optional(),
-    KUBECONFIG: z.string().optional(),
+    ...CommonEnv,
     KUBEBUS_STATUS_PARTITIONS: positiveInt(16),
     KUBEBUS_FIELD_MANAGER: z.string().default('kubebus-status-writer'),
     KUBEBUS_QPS: positive(20),
@@ -21,21 +17,13 @@ export const StatusWriterConfigSchema = z
     KUBEBUS_BACKOFF_CAP: durationMs('60s'),
     KUBEBUS_ACK_WAIT: durationMs('30s'),
     KUBEBUS_LEASE_RENEW: durationMs('3s'),
-    KUBEBUS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-    KUBEBUS_HEALTH_HOST: z.string().default('0.0.0.0'),
-    KUBEBUS_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
     KUBEBUS_REPLICA_ID: z
       .string()
       .regex(/^[-_a-zA-Z0-9]+$/, 'letters, digits, - and _')
       .default('status-writer'),
   })
   .transform((env) => ({
-    nats: {
-      servers: env.KUBEBUS_NATS_URL,
-      ...(env.KUBEBUS_NATS_USER === undefined ? {} : { user: env.KUBEBUS_NATS_USER }),
-      ...(env.KUBEBUS_NATS_PASSWORD === undefined ? {} : { pass: env.KUBEBUS_NATS_PASSWORD }),
-    },
-    kubeconfig: env.KUBECONFIG,
+    ...commonConfig(env),
     partitions: env.KUBEBUS_STATUS_PARTITIONS,
     fieldManager: env.KUBEBUS_FIELD_MANAGER,
     qps: env.KUBEBUS_QPS,
@@ -48,8 +36,6 @@ export const StatusWriterConfigSchema = z
     },
     ackWaitMs: env.KUBEBUS_ACK_WAIT,
     leaseRenewMs: env.KUBEBUS_LEASE_RENEW,
-    health: { host: env.KUBEBUS_HEALTH_HOST, port: env.KUBEBUS_HEALTH_PORT },
-    logLevel: env.KUBEBUS_LOG_LEVEL,
     replicaId: env.KUBEBUS_REPLICA_ID,
   }));
 

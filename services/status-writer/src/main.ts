@@ -1,7 +1,7 @@
 // The status writer process: the only place that reads the environment and signals.
 import { connectBus } from '@kubebus/shared/bus';
 import { loadConfig } from '@kubebus/shared/config';
-import { startServiceShell } from '@kubebus/shared/obs';
+import { gracefulShutdown, startServiceShell } from '@kubebus/shared/obs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { StatusWriterConfigSchema } from './config.js';
@@ -37,25 +37,12 @@ const writer = await startStatusWriter({ config, kubeConfig, bus, log, registry:
 shell.checks.ready('status-writer', () => writer.ready());
 shell.started();
 
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+const shutdown = gracefulShutdown(log, [
+  () => writer.stop(),
+  () => bus.nc.drain(),
+  () => shell.health.close(),
+]);
+for (const signal of ['SIGTERM', 'SIGINT'] as const)
   process.once(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    writer
-      .stop()
-      .then(() => bus.nc.drain())
-      .then(() => shell.health.close())
-      .then(
-        () => {
-          log.flush();
-          process.exit(0);
-        },
-        (error: unknown) => {
-          log.error({ err: error }, 'unclean shutdown');
-          process.exit(1);
-        },
-      );
+    shutdown(signal);
   });
-}

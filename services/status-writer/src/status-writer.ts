@@ -5,8 +5,8 @@ import {
   Streams,
   deadLetter,
   ensureTopology,
-  keyOfSubject,
   partitionOf,
+  parkMalformed,
   publishDeadLetter,
   runPartitioned,
   subjects,
@@ -115,26 +115,7 @@ export async function startStatusWriter(deps: {
           return { ok: false, reason: (error as Error).message };
         }
       },
-      onMalformed: async (message, reason) => {
-        let key = { group: '', resource: 'unknown', namespace: '', name: 'unknown' };
-        try {
-          key = keyOfSubject(message.subject);
-        } catch {
-          // the subject names no object either
-        }
-        await publishDeadLetter(
-          js,
-          deadLetter({
-            origin: CONTROLLER_NAME,
-            key,
-            reason,
-            code: ErrorCodes.MalformedMessage,
-            subject: message.subject,
-            attempts: 1,
-            payload: Buffer.from(message.data.subarray(0, 64 * 1024)).toString('base64'),
-          }),
-        );
-      },
+      onMalformed: (message, reason) => parkMalformed(js, CONTROLLER_NAME, message, reason),
     },
   );
   log.info({ partitions: partitions.held() }, 'status writer started');

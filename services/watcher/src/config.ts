@@ -1,5 +1,5 @@
 // The watcher's configuration: environment variables, parsed once by zod.
-import { durationMs } from '@kubebus/shared/config';
+import { CommonEnv, commonConfig, durationMs, positiveInt } from '@kubebus/shared/config';
 import { z } from 'zod';
 
 /** "resource.version.group" (kubectl's notation; core kinds are "resource.version"). */
@@ -37,14 +37,9 @@ const json = <T extends z.ZodType>(schema: T) =>
     return parsed.data;
   });
 
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
-
 export const WatcherConfigSchema = z
   .object({
-    KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
-    KUBEBUS_NATS_USER: z.string().optional(),
-    KUBEBUS_NATS_PASSWORD: z.string().optional(),
-    KUBECONFIG: z.string().optional(),
+    ...CommonEnv,
     KUBEBUS_CONTROLLERS: json(z.array(ControllerSpecSchema).min(1)),
     KUBEBUS_WATCH_NAMESPACE: z.string().default(''),
     KUBEBUS_WATCH_LABEL_SELECTOR: z.string().optional(),
@@ -57,18 +52,10 @@ export const WatcherConfigSchema = z
     KUBEBUS_BACKOFF_BASE: durationMs('200ms'),
     KUBEBUS_BACKOFF_CAP: durationMs('30s'),
     KUBEBUS_CURSOR_FLUSH: durationMs('1s'),
-    KUBEBUS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-    KUBEBUS_HEALTH_HOST: z.string().default('0.0.0.0'),
-    KUBEBUS_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
     KUBEBUS_WATCHER_ID: z.string().default('watcher'),
   })
   .transform((env) => ({
-    nats: {
-      servers: env.KUBEBUS_NATS_URL,
-      ...(env.KUBEBUS_NATS_USER === undefined ? {} : { user: env.KUBEBUS_NATS_USER }),
-      ...(env.KUBEBUS_NATS_PASSWORD === undefined ? {} : { pass: env.KUBEBUS_NATS_PASSWORD }),
-    },
-    kubeconfig: env.KUBECONFIG,
+    ...commonConfig(env),
     controllers: env.KUBEBUS_CONTROLLERS,
     namespace: env.KUBEBUS_WATCH_NAMESPACE,
     labelSelector: env.KUBEBUS_WATCH_LABEL_SELECTOR,
@@ -80,8 +67,6 @@ export const WatcherConfigSchema = z
     maxInFlight: env.KUBEBUS_PUBLISH_MAX_IN_FLIGHT,
     backoff: { baseMs: env.KUBEBUS_BACKOFF_BASE, capMs: env.KUBEBUS_BACKOFF_CAP },
     cursorFlushMs: env.KUBEBUS_CURSOR_FLUSH,
-    health: { host: env.KUBEBUS_HEALTH_HOST, port: env.KUBEBUS_HEALTH_PORT },
-    logLevel: env.KUBEBUS_LOG_LEVEL,
     watcherId: env.KUBEBUS_WATCHER_ID,
   }));
 

@@ -4,7 +4,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { z } from 'zod';
 import type { ObjectKey } from '../runtime/object-key.js';
-import { subjects } from './subjects.js';
+import { keyOfSubject, subjects } from './subjects.js';
 
 export const DeadLetterSchema = z.object({
   /** which component parked it: watcher, reconciler, status-writer */
@@ -51,4 +51,31 @@ export async function publishDeadLetter(
     headers,
     ...(msgId ? { msgID: msgId } : {}),
   });
+}
+
+/** Parks a message that is not a valid request, with the reason and (up to 64 KiB of) its payload. */
+export async function parkMalformed(
+  js: JetStreamClient,
+  origin: string,
+  message: { readonly subject: string; readonly data: Uint8Array },
+  reason: string,
+): Promise<void> {
+  let key: ObjectKey = { group: '', resource: 'unknown', namespace: '', name: 'unknown' };
+  try {
+    key = keyOfSubject(message.subject);
+  } catch {
+    // the subject names no object either
+  }
+  await publishDeadLetter(
+    js,
+    deadLetter({
+      origin,
+      key,
+      reason,
+      code: 'KUBEBUS_MALFORMED_MESSAGE',
+      subject: message.subject,
+      attempts: 1,
+      payload: Buffer.from(message.data.subarray(0, 64 * 1024)).toString('base64'),
+    }),
+  );
 }

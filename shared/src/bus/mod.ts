@@ -7,7 +7,7 @@ export { connectBus } from './connect.js';
 export type { BusConnection, BusConnectionOptions } from './connect.js';
 export { OrderedPublisher, PublishRejectedError } from './ordered-publisher.js';
 export type { OutgoingMessage, PublisherOptions, Submitted } from './ordered-publisher.js';
-export { DeadLetterSchema, deadLetter, publishDeadLetter } from './dead-letter.js';
+export { DeadLetterSchema, deadLetter, parkMalformed, publishDeadLetter } from './dead-letter.js';
 export type { DeadLetter } from './dead-letter.js';
 export { WorkMarkSchema, WorkReasons, encodeWorkMark } from './work-mark.js';
 export type { WorkMark, WorkReason } from './work-mark.js';

@@ -36,3 +36,4 @@ function deepFreeze<T>(value: T): Readonly<T> {
 }
 
 export { durationMs } from './duration.js';
+export { CommonEnv, commonConfig, positiveInt } from './common.js';

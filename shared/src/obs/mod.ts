@@ -10,3 +10,4 @@ export type { RestClientMetrics } from './rest-client-metrics.js';
 export { Registry } from 'prom-client';
 export { startServiceShell } from './service-shell.js';
 export type { ServiceShell } from './service-shell.js';
+export { gracefulShutdown } from './shutdown.js';

@@ -1,0 +1,32 @@
+// The variables every kubebus service reads, declared once.
+import { z } from 'zod';
+
+export const CommonEnv = {
+  KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
+  KUBEBUS_NATS_USER: z.string().optional(),
+  KUBEBUS_NATS_PASSWORD: z.string().optional(),
+  KUBECONFIG: z.string().optional(),
+  KUBEBUS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  KUBEBUS_HEALTH_HOST: z.string().default('0.0.0.0'),
+  KUBEBUS_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+};
+
+export const CommonSchema = z.object(CommonEnv);
+type CommonInput = z.output<typeof CommonSchema>;
+
+/** The common part of a service's config, from its parsed environment. */
+export function commonConfig(env: CommonInput) {
+  return {
+    nats: {
+      servers: env.KUBEBUS_NATS_URL,
+      ...(env.KUBEBUS_NATS_USER === undefined ? {} : { user: env.KUBEBUS_NATS_USER }),
+      ...(env.KUBEBUS_NATS_PASSWORD === undefined ? {} : { pass: env.KUBEBUS_NATS_PASSWORD }),
+    },
+    kubeconfig: env.KUBECONFIG,
+    health: { host: env.KUBEBUS_HEALTH_HOST, port: env.KUBEBUS_HEALTH_PORT },
+    logLevel: env.KUBEBUS_LOG_LEVEL,
+  };
+}
+
+export const positiveInt = (fallback: number) =>
+  z.coerce.number().int().positive().default(fallback);
