@@ -135,7 +135,7 @@ describe('reconciler scale-out', { timeout: 900_000 }, () => {
             ...target,
             namespace: 'fleet',
             name: 'hot',
-            body: { spec: { backup: { schedule: '0 1 * * *', retentionDays: i + 1 } } },
+            body: { spec: { backup: { schedule: '0 1 * * *', retentionDays: i + 2 } } },
           },
           mergePatch,
         ),
