@@ -2,7 +2,7 @@
 import { connectBus } from '@kubebus/shared/bus';
 import { loadConfig } from '@kubebus/shared/config';
 import { gracefulShutdown, startServiceShell } from '@kubebus/shared/obs';
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeConfig } from '@kubebus/shared/kube';
 import { hostname } from 'node:os';
 import { StatusWriterConfigSchema } from './config.js';
 import { startStatusWriter } from './status-writer.js';
@@ -25,9 +25,7 @@ const shell = await startServiceShell({
   health: config.health,
 });
 const { log } = shell;
-const kubeConfig = new KubeConfig();
-if (config.kubeconfig === undefined) kubeConfig.loadFromCluster();
-else kubeConfig.loadFromFile(config.kubeconfig);
+const kubeConfig = loadKubeConfig(config.kubeconfig);
 
 const bus = await connectBus(
   { ...config.nats, name: `kubebus-status-writer-${config.replicaId}` },

@@ -15,7 +15,7 @@ import {
 import { ErrorCodes } from '@kubebus/shared/errors';
 import { KubeClient, TokenBucket } from '@kubebus/shared/kube';
 import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
-import { Controller, runtimeMetrics, type ObjectKey } from '@kubebus/shared/runtime';
+import { Controller, runtimeMetrics, type WorkItem } from '@kubebus/shared/runtime';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -49,8 +49,22 @@ export async function startStatusWriter(deps: {
   );
   const metrics = statusWriterMetrics(registry);
 
-  // Where a dead letter goes back to on `kubebus dlq redrive`.
-  const subjectOf = (key: ObjectKey) => subjects.status(partitionOf(key, config.partitions), key);
+  // Parks an intent with the reason and the subject `kubebus dlq redrive` sends it back to.
+  const park = async (item: WorkItem, error: unknown, attempts: number) => {
+    await publishDeadLetter(
+      js,
+      deadLetter({
+        origin: CONTROLLER_NAME,
+        key: item.key,
+        reason: error instanceof Error ? error.message : String(error),
+        code: ErrorCodes.KubeApi,
+        subject: subjects.status(partitionOf(item.key, config.partitions), item.key),
+        attempts,
+        ...(item.traceparent ? { traceparent: item.traceparent } : {}),
+        ...(item.body ? { payload: Buffer.from(item.body).toString('base64') } : {}),
+      }),
+    );
+  };
   const controller = new Controller(new StatusApplier(client, config.fieldManager, metrics), {
     name: CONTROLLER_NAME,
     maxConcurrent: config.maxConcurrent,
@@ -58,37 +72,11 @@ export async function startStatusWriter(deps: {
     heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
     metrics: runtimeMetrics(registry),
     log,
-    onDeadLetter: async (item, error, attempts) => {
-      await publishDeadLetter(
-        js,
-        deadLetter({
-          origin: CONTROLLER_NAME,
-          key: item.key,
-          reason: (error as Error).message,
-          code: ErrorCodes.KubeApi,
-          subject: subjectOf(item.key),
-          attempts,
-          ...(item.traceparent ? { traceparent: item.traceparent } : {}),
-          ...(item.body ? { payload: Buffer.from(item.body).toString('base64') } : {}),
-        }),
-      );
-    },
+    onDeadLetter: park,
     // A patch the apiserver rejects (422) is parked with its message, never retried in a loop.
     onTerminal: async (item, error) => {
       metrics.patches.inc({ result: 'dead_letter' });
-      await publishDeadLetter(
-        js,
-        deadLetter({
-          origin: CONTROLLER_NAME,
-          key: item.key,
-          reason: (error as Error).message,
-          code: ErrorCodes.KubeApi,
-          subject: subjectOf(item.key),
-          attempts: 1,
-          ...(item.traceparent ? { traceparent: item.traceparent } : {}),
-          ...(item.body ? { payload: Buffer.from(item.body).toString('base64') } : {}),
-        }),
-      );
+      await park(item, error, 1);
     },
   });
 

@@ -3,7 +3,7 @@
 // named at run time, streams watches line by line with its own inactivity limit,
 // and counts every request in client-go's rest_client_* metrics; see
 // docs/adr/0002-own-rest-client.md.
-import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfigClass, type KubeConfig } from '@kubernetes/client-node';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { RestClientMetrics } from '../obs/rest-client-metrics.js';
@@ -147,4 +147,12 @@ async function readBody(res: IncomingMessage): Promise<string> {
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Credentials from a kubeconfig file, or the pod's service account when none is given. */
+export function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kc = new KubeConfigClass();
+  if (path === undefined) kc.loadFromCluster();
+  else kc.loadFromFile(path);
+  return kc;
 }

@@ -9,7 +9,7 @@ export {
 } from './refs.js';
 export type { ObjectKey, ResourceRef } from './refs.js';
 export { KubeApiError, isConflict, isGone, isKubeApiError, isNotFound } from './api-error.js';
-export { ContentTypes, KubeClient } from './client.js';
+export { ContentTypes, KubeClient, loadKubeConfig } from './client.js';
 export type { RequestInit } from './client.js';
 export { listPages, watchEvents } from './list-watch.js';
 export type { ListPage, WatchEvent, WatchOptions, WatchScope } from './list-watch.js';
