@@ -324,7 +324,8 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
             (error: { code?: number }) => error.code === 404,
           ),
       'the garbage collector to remove the StatefulSet',
-      60_000,
+      // kube-controller-manager rediscovers resources every 30 s; the CRD came after it started
+      150_000,
     );
   });
 });

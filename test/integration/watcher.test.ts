@@ -487,6 +487,25 @@ describe('watcher', { timeout: 600_000 }, () => {
     assert.deepEqual(marked, expected);
   });
 
+  it('watches only the namespaces it is given', async () => {
+    for (const service of running.splice(0)) await service.stop();
+    await createNamespace('scope-a');
+    await createNamespace('scope-b');
+    await createNamespace('scope-c');
+    await startWatcher({
+      KUBEBUS_WATCH_NAMESPACES: 'scope-a, scope-b',
+      KUBEBUS_WATCHER_ID: 'scoped',
+    });
+    for (const ns of ['scope-c', 'scope-a', 'scope-b']) await api().create(widget('w', {}, ns));
+    await waitFor(
+      async () =>
+        (await widgetEvents('scope-a')).length === 1 &&
+        (await widgetEvents('scope-b')).length === 1,
+      'the events of the watched namespaces',
+    );
+    assert.equal((await widgetEvents('scope-c')).length, 0, 'scope-c is not watched');
+  });
+
   it('fails at start with a message naming a bad configuration value', () => {
     const result = spawnSync(
       process.execPath,

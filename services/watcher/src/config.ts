@@ -41,7 +41,21 @@ export const WatcherConfigSchema = z
   .object({
     ...CommonEnv,
     KUBEBUS_CONTROLLERS: json(z.array(ControllerSpecSchema).min(1)),
-    KUBEBUS_WATCH_NAMESPACE: z.string().default(''),
+    /** comma-separated namespaces to watch; empty: all */
+    KUBEBUS_WATCH_NAMESPACES: z
+      .string()
+      .default('')
+      .transform((list) =>
+        list
+          .split(',')
+          .map((ns) => ns.trim())
+          .filter((ns) => ns !== ''),
+      )
+      .pipe(
+        z.array(
+          z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'namespace names are DNS labels'),
+        ),
+      ),
     KUBEBUS_WATCH_LABEL_SELECTOR: z.string().optional(),
     KUBEBUS_WORK_PARTITIONS: positiveInt(16),
     KUBEBUS_RESYNC_PERIOD: durationMs('10h'),
@@ -57,7 +71,7 @@ export const WatcherConfigSchema = z
   .transform((env) => ({
     ...commonConfig(env),
     controllers: env.KUBEBUS_CONTROLLERS,
-    namespace: env.KUBEBUS_WATCH_NAMESPACE,
+    namespaces: env.KUBEBUS_WATCH_NAMESPACES,
     labelSelector: env.KUBEBUS_WATCH_LABEL_SELECTOR,
     partitions: env.KUBEBUS_WORK_PARTITIONS,
     resyncPeriodMs: env.KUBEBUS_RESYNC_PERIOD,

@@ -79,22 +79,26 @@ export async function startWatcher(deps: {
   for (const resource of targets.resources) {
     const known = new KnownObjects();
     await known.seed(js, resource);
-    const key = cursorKey(resource, config.namespace, config.labelSelector);
-    watchers.push(
-      new ResourceWatcher(
-        resource,
-        {
-          client,
-          changes,
-          cursors,
-          cursorKey: key,
-          known,
-          metrics,
-          log: log.child({ resource: resource.resource, group: resource.group }),
-        },
-        config,
-      ),
-    );
+    // One watch per namespace asked for (cluster-scoped kinds and "all": one watch).
+    const namespaces =
+      resource.namespaced && config.namespaces.length > 0 ? config.namespaces : [''];
+    for (const namespace of namespaces) {
+      watchers.push(
+        new ResourceWatcher(
+          resource,
+          {
+            client,
+            changes,
+            cursors,
+            cursorKey: cursorKey(resource, namespace, config.labelSelector),
+            known,
+            metrics,
+            log: log.child({ resource: resource.resource, group: resource.group, namespace }),
+          },
+          { ...config, namespace },
+        ),
+      );
+    }
     const controllers = targets.primaryOf(resource);
     if (controllers.length > 0) resyncSources.push({ resource, controllers, known });
   }
