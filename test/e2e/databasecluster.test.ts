@@ -15,6 +15,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { TestBed } from '../bed/testbed.js';
 import { Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
@@ -214,6 +215,59 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
       return recreated.metadata?.uid !== before.metadata?.uid;
     }, 'the StatefulSet to come back');
     assert.equal(recreated?.spec?.replicas, 5);
+  });
+
+  it('replays its reconciler over the recorded history as a dry run', async () => {
+    const clusterBefore = await read('shop', 'orders');
+    const stsBefore = await apps().readNamespacedStatefulSet({ name: 'orders', namespace: 'shop' });
+    const subject = 'kubebus.events.example_kubebus_dev.databaseclusters.shop.orders';
+    const eventsBefore = (await readStream(nc, Streams.events, subject)).length;
+    const result = spawnSync(
+      process.execPath,
+      [
+        '--conditions=source',
+        '--import',
+        'tsx',
+        'services/reconciler/src/replay-main.ts',
+        'shop/orders',
+      ],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, KUBEBUS_NATS_URL: bed.natsUrl, KUBECONFIG: bed.kubeconfigPath },
+        timeout: 120_000,
+      },
+    );
+    assert.equal(result.status, 0, result.stderr);
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .filter((line) => line.startsWith('#'));
+    assert.equal(lines.length, eventsBefore, `one line per recorded revision:\n${result.stdout}`);
+    assert.ok(
+      lines.every((line) =>
+        /^#\d+ (add|update) rv \d+ generation \d+: status (same as|differs from) recorded$/.test(
+          line,
+        ),
+      ),
+      result.stdout,
+    );
+    assert.ok(
+      lines.some((line) => line.endsWith('same as recorded')),
+      result.stdout,
+    );
+    // A dry run: nothing was written.
+    assert.equal(
+      (await read('shop', 'orders')).metadata.generation,
+      clusterBefore.metadata.generation,
+    );
+    const stsAfter = await apps().readNamespacedStatefulSet({ name: 'orders', namespace: 'shop' });
+    assert.equal(stsAfter.metadata?.resourceVersion, stsBefore.metadata?.resourceVersion);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.equal(
+      (await readStream(nc, Streams.events, subject)).length,
+      eventsBefore,
+      'no new revision',
+    );
   });
 
   it('turns an invalid spec into Ready=False/InvalidSpec and an Event, without retrying it', async () => {

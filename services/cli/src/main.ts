@@ -4,7 +4,8 @@ import { connect } from '@nats-io/transport-node';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { formatLetter, inspectDeadLetter, listDeadLetters, redrive } from './dlq.js';
-import { formatHistory, readDeadLettersOf, readHistory } from './history.js';
+import { readRevisions } from '@kubebus/shared/bus';
+import { formatHistory, readDeadLettersOf } from './history.js';
 
 const USAGE = `usage:
   kubebus history <resource[.group]> <namespace/name | name>   every recorded revision, with diffs
@@ -62,7 +63,7 @@ try {
       namespace: namespace ?? '',
       name: name ?? '',
     };
-    const revisions = await readHistory(nc, key);
+    const revisions = await readRevisions(nc, key);
     const letters = await readDeadLettersOf(nc, key);
     process.stdout.write(
       values.json === true

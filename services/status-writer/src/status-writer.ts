@@ -41,12 +41,9 @@ export async function startStatusWriter(deps: {
   const jsm = await jetstreamManager(bus.nc);
   await ensureTopology(bus.nc, jsm);
   const js = jetstream(bus.nc);
-  const client = new KubeClient(
-    deps.kubeConfig,
-    restClientMetrics(registry),
-    30_000,
-    new TokenBucket(config.qps, config.burst),
-  );
+  const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
+    throttle: new TokenBucket(config.qps, config.burst),
+  });
   const metrics = statusWriterMetrics(registry);
 
   // Parks an intent with the reason and the subject `kubebus dlq redrive` sends it back to.

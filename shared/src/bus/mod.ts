@@ -21,3 +21,5 @@ export { ObjectReader } from './object-reader.js';
 export type { FetchByReference } from './object-reader.js';
 export { runPartitioned } from './partitioned-controller.js';
 export type { PartitionedControllerOptions, RunningPartitions } from './partitioned-controller.js';
+export { readMessages, readRevisions } from './history.js';
+export type { Revision } from './history.js';

@@ -18,6 +18,14 @@ export interface RequestInit {
   readonly timeoutMs?: number;
 }
 
+export interface KubeClientOptions {
+  readonly timeoutMs?: number;
+  /** client-side throttle (client-go's QPS and burst) */
+  readonly throttle?: { take(): Promise<void> };
+  /** every write is sent with dryRun=All (replay) */
+  readonly dryRun?: boolean;
+}
+
 export const ContentTypes = {
   json: 'application/json',
   apply: 'application/apply-patch+yaml',
@@ -32,13 +40,18 @@ export class KubeClient {
   readonly server: string;
   readonly #base: URL;
 
+  readonly #timeoutMs: number;
+  readonly #throttle: { take(): Promise<void> } | undefined;
+  readonly #dryRun: boolean;
+
   constructor(
     private readonly kc: KubeConfig,
     private readonly metrics: RestClientMetrics,
-    private readonly defaultTimeoutMs = 30_000,
-    /** client-side throttle (client-go's QPS and burst), if any */
-    private readonly throttle?: { take(): Promise<void> },
+    options: KubeClientOptions = {},
   ) {
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#throttle = options.throttle;
+    this.#dryRun = options.dryRun ?? false;
     const cluster = kc.getCurrentCluster();
     if (cluster === null) throw new Error('the kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/$/, '');
@@ -92,8 +105,10 @@ export class KubeClient {
   }
 
   async #send(path: string, init: RequestInit): Promise<IncomingMessage> {
-    await this.throttle?.take();
+    await this.#throttle?.take();
     const url = new URL(path, this.#base);
+    // Dry run: the apiserver validates and answers, and persists nothing.
+    if (this.#dryRun && (init.method ?? 'GET') !== 'GET') url.searchParams.set('dryRun', 'All');
     for (const [name, value] of Object.entries(init.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
@@ -111,7 +126,7 @@ export class KubeClient {
       },
     };
     await this.kc.applyToHTTPSOptions(options);
-    const timeoutMs = init.timeoutMs ?? this.defaultTimeoutMs;
+    const timeoutMs = init.timeoutMs ?? this.#timeoutMs;
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise<IncomingMessage>((resolve, reject) => {
       const req = send(

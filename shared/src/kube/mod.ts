@@ -10,7 +10,7 @@ export {
 export type { ObjectKey, ResourceRef } from './refs.js';
 export { KubeApiError, isConflict, isGone, isKubeApiError, isNotFound } from './api-error.js';
 export { ContentTypes, KubeClient, loadKubeConfig } from './client.js';
-export type { RequestInit } from './client.js';
+export type { KubeClientOptions, RequestInit } from './client.js';
 export { listPages, watchEvents } from './list-watch.js';
 export type { ListPage, WatchEvent, WatchOptions, WatchScope } from './list-watch.js';
 export { findCondition, setCondition } from './conditions.js';
@@ -25,3 +25,5 @@ export {
 } from './apply.js';
 export type { ApplyBody, ApplyOptions, EventInput, OwnerReference } from './apply.js';
 export { TokenBucket } from './rate-limiter.js';
+export { diff, formatChange } from './object-diff.js';
+export type { Change } from './object-diff.js';

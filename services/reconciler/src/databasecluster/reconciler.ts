@@ -43,10 +43,10 @@ export const DATABASE_CLUSTERS: ResourceRef = {
 };
 
 export interface DatabaseClusterDeps {
-  readonly reader: ObjectReader;
+  readonly reader: Pick<ObjectReader, 'read'>;
   readonly client: KubeClient;
-  readonly buckets: BackupBuckets;
-  readonly status: StatusPublisher;
+  readonly buckets: Pick<BackupBuckets, 'ensure' | 'remove'>;
+  readonly status: Pick<StatusPublisher, 'publish'>;
   readonly fieldManager: string;
   readonly instance: string;
 }

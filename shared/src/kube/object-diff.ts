@@ -1,5 +1,7 @@
-// A small structural diff for `kubebus history`: the JSON paths that changed
-// between two revisions of an object, with their old and new values.
+// A structural diff of object revisions (for `kubebus history` and replay): the
+// JSON paths that changed between two revisions, with their old and new values.
+import { isDeepStrictEqual } from 'node:util';
+
 export interface Change {
   readonly path: string;
   readonly before: unknown;
@@ -21,7 +23,7 @@ export function diff(before: unknown, after: unknown, path = ''): Change[] {
       diff(before[key], after[key], path === '' ? key : `${path}.${key}`),
     );
   }
-  return JSON.stringify(before) === JSON.stringify(after) ? [] : [{ path, before, after }];
+  return isDeepStrictEqual(before, after) ? [] : [{ path, before, after }];
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

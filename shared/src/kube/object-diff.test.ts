@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { diff, formatChange } from './diff.js';
+import { diff, formatChange } from './object-diff.js';
 
 describe('history diff', () => {
   it('lists changed paths and ignores resourceVersion noise', () => {
@@ -16,5 +16,9 @@ describe('history diff', () => {
       'metadata.labels.b: (none) → "2"',
       'spec.replicas: 3 → 5',
     ]);
+  });
+
+  it('does not care about the order of keys', () => {
+    assert.deepEqual(diff({ c: [{ a: 1, b: 2 }] }, { c: [{ b: 2, a: 1 }] }), []);
   });
 });

@@ -1,0 +1,55 @@
+// `npm run replay -- <namespace/name>`: the DatabaseCluster reconciler replayed
+// over an object's recorded history, as a dry run. Reads the environment and
+// the command line; the work is in replay.ts.
+import { loadConfig } from '@kubebus/shared/config';
+import { loadKubeConfig } from '@kubebus/shared/kube';
+import { createLogger } from '@kubebus/shared/obs';
+import { connect } from '@nats-io/transport-node';
+import { z } from 'zod';
+import { GROUP, PLURAL } from './databasecluster/spec.js';
+import { formatReplay, replay } from './replay.js';
+
+const Env = z.object({
+  KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
+  KUBEBUS_NATS_USER: z.string().optional(),
+  KUBEBUS_NATS_PASSWORD: z.string().optional(),
+  KUBECONFIG: z.string().optional(),
+  KUBEBUS_LOG_LEVEL: z
+    .enum(['trace', 'debug', 'info', 'warn', 'error', 'silent'])
+    .default('silent'),
+});
+
+const target = process.argv[2];
+if (target === undefined || !target.includes('/')) {
+  process.stderr.write('usage: npm run replay -- <namespace/name> [--json]\n');
+  process.exit(2);
+}
+let env: z.output<typeof Env>;
+try {
+  env = loadConfig(Env, process.env);
+} catch (error) {
+  process.stderr.write(`replay: ${(error as Error).message}\n`);
+  process.exit(2);
+}
+const [namespace = '', name = ''] = target.split('/', 2);
+const nc = await connect({
+  servers: env.KUBEBUS_NATS_URL.split(','),
+  ...(env.KUBEBUS_NATS_USER === undefined ? {} : { user: env.KUBEBUS_NATS_USER }),
+  ...(env.KUBEBUS_NATS_PASSWORD === undefined ? {} : { pass: env.KUBEBUS_NATS_PASSWORD }),
+});
+try {
+  const steps = await replay({
+    nc,
+    kubeConfig: loadKubeConfig(env.KUBECONFIG),
+    key: { group: GROUP, resource: PLURAL, namespace, name },
+    log: createLogger({ service: 'replay', level: env.KUBEBUS_LOG_LEVEL }),
+  });
+  process.stdout.write(
+    process.argv.includes('--json') ? `${JSON.stringify(steps, null, 2)}\n` : formatReplay(steps),
+  );
+} catch (error) {
+  process.stderr.write(`replay: ${(error as Error).message}\n`);
+  process.exitCode = 1;
+} finally {
+  await nc.close();
+}

@@ -1,0 +1,146 @@
+// Replay: re-run the DatabaseCluster reconciler over the recorded history of
+// one object, as a dry run — every apiserver write carries dryRun=All, no
+// bucket is touched, status intents are captured instead of published — and
+// show, for each revision, where the status it computes differs from the
+// status that was recorded for that generation.
+import { ObjectReader, readRevisions, type Revision } from '@kubebus/shared/bus';
+import { opOf, type KubeObject } from '@kubebus/shared/events';
+import { KubeClient, diff, formatChange, isNotFound, type Change } from '@kubebus/shared/kube';
+import { Registry, restClientMetrics, startTrace, type Logger } from '@kubebus/shared/obs';
+import { keyString, type ObjectKey } from '@kubebus/shared/runtime';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { BackupBuckets } from './databasecluster/backup-bucket.js';
+import { DatabaseClusterReconciler } from './databasecluster/reconciler.js';
+
+export interface ReplayStep {
+  readonly seq: number;
+  readonly op: string;
+  readonly resourceVersion: string;
+  readonly generation: number | undefined;
+  /** the status this revision makes the reconciler publish, if any */
+  readonly computed: Record<string, unknown> | undefined;
+  /** the last status recorded while the object was at this generation */
+  readonly recorded: Record<string, unknown> | undefined;
+  readonly differences: Change[];
+  readonly error?: string;
+}
+
+/** Status fields that differ between any two runs by nature, not by logic. */
+function comparable(status: Record<string, unknown> | undefined): unknown {
+  if (status === undefined) return undefined;
+  const { observedGeneration: _generation, conditions, ...rest } = status;
+  return {
+    ...rest,
+    conditions: Array.isArray(conditions)
+      ? (conditions as Record<string, unknown>[]).map(
+          ({ lastTransitionTime: _time, ...condition }) => condition,
+        )
+      : conditions,
+  };
+}
+
+function recordedFor(revisions: readonly Revision[], generation: number | undefined) {
+  const sameGeneration = revisions.filter(
+    (r) => r.event.kbgeneration === generation && r.event.data,
+  );
+  return sameGeneration.at(-1)?.event.data?.['status'] as Record<string, unknown> | undefined;
+}
+
+export async function replay(deps: {
+  readonly nc: NatsConnection;
+  readonly kubeConfig: KubeConfig;
+  readonly key: ObjectKey;
+  readonly log: Logger;
+}): Promise<ReplayStep[]> {
+  const revisions = await readRevisions(deps.nc, deps.key);
+  const client = new KubeClient(deps.kubeConfig, restClientMetrics(new Registry()), {
+    dryRun: true,
+  });
+  const live = new ObjectReader(await jetstreamManager(deps.nc), async (path) =>
+    client.request<KubeObject>(path).catch((error: unknown) => {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }),
+  );
+  const realBuckets = new BackupBuckets(deps.nc);
+  // Answers as the real buckets would, and changes nothing.
+  const buckets = {
+    ensure: async (uid: string) =>
+      (await realBuckets.exists(uid)) ? ('exists' as const) : ('created' as const),
+    remove: async (uid: string) =>
+      (await realBuckets.exists(uid)) ? ('removed' as const) : ('absent' as const),
+  };
+
+  const steps: ReplayStep[] = [];
+  for (const revision of revisions) {
+    const { event } = revision;
+    const captured: Record<string, unknown>[] = [];
+    const reconciler = new DatabaseClusterReconciler({
+      // The replayed object as it was at this revision; what it owns, as it is now.
+      reader: {
+        read: async (key) =>
+          keyString(key) === keyString(deps.key)
+            ? opOf(event) === 'delete'
+              ? undefined
+              : event.data
+            : live.read(key),
+      },
+      client,
+      buckets,
+      status: { publish: async (intent) => void captured.push(intent.status) },
+      fieldManager: 'kubebus-replay',
+      instance: 'replay',
+    });
+    let error: string | undefined;
+    try {
+      await reconciler.reconcile(
+        { key: deps.key },
+        {
+          signal: new AbortController().signal,
+          log: deps.log.child({ seq: revision.seq }),
+          reconcileId: `replay-${revision.seq}`,
+          traceparent: startTrace(),
+          attempt: 1,
+        },
+      );
+    } catch (failure) {
+      error = failure instanceof Error ? failure.message : String(failure);
+    }
+    const computed = captured.at(-1);
+    const recorded = recordedFor(revisions, event.kbgeneration);
+    steps.push({
+      seq: revision.seq,
+      op: opOf(event),
+      resourceVersion: event.kbrv,
+      generation: event.kbgeneration,
+      computed,
+      recorded,
+      differences: computed === undefined ? [] : diff(comparable(recorded), comparable(computed)),
+      ...(error === undefined ? {} : { error }),
+    });
+  }
+  return steps;
+}
+
+export function formatReplay(steps: readonly ReplayStep[]): string {
+  if (steps.length === 0) return 'no recorded history\n';
+  const lines: string[] = [];
+  for (const step of steps) {
+    const head = `#${step.seq} ${step.op} rv ${step.resourceVersion}${step.generation === undefined ? '' : ` generation ${step.generation}`}`;
+    if (step.computed === undefined) {
+      lines.push(
+        `${head}: no status computed${step.error === undefined ? '' : ` (${step.error})`}`,
+      );
+    } else if (step.differences.length === 0) {
+      lines.push(
+        `${head}: status same as recorded${step.error === undefined ? '' : ` (then: ${step.error})`}`,
+      );
+    } else {
+      lines.push(`${head}: status differs from recorded`);
+      for (const change of step.differences) lines.push(`    ${formatChange(change)}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,44 @@
+// The recorded revisions of one object, oldest first: its history in
+// KUBEBUS_EVENTS (as many as the stream keeps per object).
+import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import type { KubeCloudEvent } from '../events/kube-event.js';
+import { decodeNatsMessage } from '../events/nats-binding.js';
+import type { ObjectKey } from '../runtime/object-key.js';
+import { subjects } from './subjects.js';
+import { Streams } from './topology.js';
+
+export interface Revision {
+  /** the event's sequence in KUBEBUS_EVENTS */
+  readonly seq: number;
+  readonly event: KubeCloudEvent;
+}
+
+/** Every message of `filter` in `stream`, oldest first (one ordered-consumer pass). */
+export async function readMessages(
+  nc: NatsConnection,
+  stream: string,
+  filter: string,
+): Promise<{ seq: number; data: Uint8Array }[]> {
+  const consumer = await jetstream(nc).consumers.get(stream, {
+    filter_subjects: [filter],
+    deliver_policy: DeliverPolicy.All,
+  });
+  const messages: { seq: number; data: Uint8Array }[] = [];
+  if ((await consumer.info()).num_pending === 0) return messages;
+  const iterator = await consumer.consume();
+  for await (const message of iterator) {
+    messages.push({ seq: message.seq, data: message.data });
+    if (message.info.pending === 0) break;
+  }
+  await iterator.close();
+  return messages;
+}
+
+export async function readRevisions(nc: NatsConnection, key: ObjectKey): Promise<Revision[]> {
+  const messages = await readMessages(nc, Streams.events, subjects.event(key));
+  return messages.flatMap((message) => {
+    const decoded = decodeNatsMessage(message.data, undefined);
+    return decoded.ok ? [{ seq: message.seq, event: decoded.event }] : [];
+  });
+}
