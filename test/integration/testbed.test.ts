@@ -1,48 +1,15 @@
 // The test bed runs real servers: a CRD with a status subresource is served,
 // server-side apply works on /status through @kubernetes/client-node, and
 // JetStream delivers to a durable pull consumer with explicit acks.
-import {
-  ApiextensionsV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TestBed } from '../bed/testbed.js';
-import { waitFor } from '../support/wait.js';
+import { TEST_GROUP, installCrd, widgetCrd } from '../support/kube.js';
 
-const group = 'testbed.kubebus.dev';
-const crd: V1CustomResourceDefinition = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `widgets.${group}` },
-  spec: {
-    group,
-    scope: 'Namespaced',
-    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', properties: { size: { type: 'integer' } } },
-              status: { type: 'object', properties: { phase: { type: 'string' } } },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
+const group = TEST_GROUP;
 
 describe('test bed', { timeout: 300_000 }, () => {
   let bed: TestBed;
@@ -55,14 +22,7 @@ describe('test bed', { timeout: 300_000 }, () => {
 
   it('serves a CRD with a status subresource and applies status with SSA', async () => {
     const kc = bed.kubeConfig();
-    const extensions = kc.makeApiClient(ApiextensionsV1Api);
-    await extensions.createCustomResourceDefinition({ body: crd });
-    await waitFor(async () => {
-      const current = await extensions.readCustomResourceDefinition({ name: `widgets.${group}` });
-      return (current.status?.conditions ?? []).some(
-        (c) => c.type === 'Established' && c.status === 'True',
-      );
-    }, 'the CRD to be Established');
+    await installCrd(kc, widgetCrd); // waits until the CRD is Established
 
     const objects = kc.makeApiClient(CustomObjectsApi);
     const target = { group, version: 'v1', namespace: 'default', plural: 'widgets' };
