@@ -37,3 +37,5 @@ function deepFreeze<T>(value: T): Readonly<T> {
 
 export { durationMs } from './duration.js';
 export { CommonEnv, commonConfig, positiveInt } from './common.js';
+export { workerConfig, workerEnv } from './worker.js';
+export type { WorkerDefaults } from './worker.js';
