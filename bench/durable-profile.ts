@@ -3,8 +3,7 @@
 // default sync_interval and on one with `sync_interval: always`, in the same
 // run, alternating rounds. Prints each throughput and their ratio.
 //   node --import tsx bench/durable-profile.ts [messages] [rounds]
-import { OrderedPublisher, ensureTopology, subjects } from '@kubebus/shared/bus';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { OrderedPublisher, openJetStream, subjects } from '@kubebus/shared/bus';
 import { connect } from '@nats-io/transport-node';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,8 +20,8 @@ async function measure(syncInterval: string | undefined, round: number): Promise
   const server = await startNats(config);
   const nc = await connect({ servers: natsUrl(config) });
   try {
-    await ensureTopology(nc, await jetstreamManager(nc));
-    const publisher = new OrderedPublisher(jetstream(nc), {
+    const { js } = await openJetStream(nc);
+    const publisher = new OrderedPublisher(js, {
       maxInFlight: 256,
       retry: { baseMs: 50, capMs: 1_000 },
       ackTimeoutMs: 10_000,

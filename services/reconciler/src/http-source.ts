@@ -8,11 +8,10 @@ import {
   keyOfEvent,
   type KubeCloudEvent,
 } from '@kubebus/shared/events';
-import type { Logger } from '@kubebus/shared/obs';
+import { listen, type Listening, type Logger } from '@kubebus/shared/obs';
 import type { Controller, ObjectKey } from '@kubebus/shared/runtime';
 import { HTTP } from 'cloudevents';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 export interface HttpSourceOptions {
   readonly host: string;
@@ -48,7 +47,7 @@ export async function startHttpSource(
   controller: Controller,
   options: HttpSourceOptions,
   log: Logger,
-): Promise<{ port: number; close(): Promise<void> }> {
+): Promise<Listening> {
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       log.error({ err: error }, 'http source failed');
@@ -111,21 +110,9 @@ export async function startHttpSource(
     }
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, resolve);
-  });
-  log.info({ port: (server.address() as AddressInfo).port }, 'CloudEvents HTTP source listening');
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-        server.closeAllConnections();
-      }),
-  };
+  const listening = await listen(server, options.host, options.port);
+  log.info({ port: listening.port }, 'CloudEvents HTTP source listening');
+  return listening;
 }
 
 function parseEvent(

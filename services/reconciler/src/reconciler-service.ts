@@ -8,7 +8,7 @@ import {
   Streams,
   WorkMarkSchema,
   deadLetter,
-  ensureTopology,
+  openJetStream,
   partitionOf,
   parkMalformed,
   publishDeadLetter,
@@ -19,11 +19,10 @@ import {
 } from '@kubebus/shared/bus';
 import { ErrorCodes } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
-import { KubeClient, isNotFound } from '@kubebus/shared/kube';
+import { KubeClient } from '@kubebus/shared/kube';
 import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics } from '@kubebus/shared/runtime';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import type { ReconcilerConfig } from './config.js';
 import { BackupBuckets } from './databasecluster/backup-bucket.js';
@@ -46,18 +45,9 @@ export async function startReconcilerService(deps: {
   readonly registry: Registry;
 }): Promise<RunningReconciler> {
   const { config, bus, log, registry } = deps;
-  const jsm = await jetstreamManager(bus.nc);
-  await ensureTopology(bus.nc, jsm);
-  const js = jetstream(bus.nc);
+  const { js, jsm } = await openJetStream(bus.nc);
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry));
-  const reader = new ObjectReader(jsm, async (path) => {
-    try {
-      return await client.request<KubeObject>(path);
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
-  });
+  const reader = new ObjectReader(jsm, (path) => client.getIfExists<KubeObject>(path));
   const status = new StatusPublisher(js, config.statusPartitions);
   const reconciler = new DatabaseClusterReconciler({
     reader,

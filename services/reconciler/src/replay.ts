@@ -5,7 +5,7 @@
 // status that was recorded for that generation.
 import { ObjectReader, readRevisions, type Revision } from '@kubebus/shared/bus';
 import { opOf, type KubeObject } from '@kubebus/shared/events';
-import { KubeClient, diff, formatChange, isNotFound, type Change } from '@kubebus/shared/kube';
+import { KubeClient, diff, formatChange, type Change } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics, startTrace, type Logger } from '@kubebus/shared/obs';
 import { keyString, type ObjectKey } from '@kubebus/shared/runtime';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -58,11 +58,8 @@ export async function replay(deps: {
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(new Registry()), {
     dryRun: true,
   });
-  const live = new ObjectReader(await jetstreamManager(deps.nc), async (path) =>
-    client.request<KubeObject>(path).catch((error: unknown) => {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }),
+  const live = new ObjectReader(await jetstreamManager(deps.nc), (path) =>
+    client.getIfExists<KubeObject>(path),
   );
   const realBuckets = new BackupBuckets(deps.nc);
   // Answers as the real buckets would, and changes nothing.

@@ -4,7 +4,7 @@ import {
   Buckets,
   Streams,
   deadLetter,
-  ensureTopology,
+  openJetStream,
   partitionOf,
   parkMalformed,
   publishDeadLetter,
@@ -17,7 +17,6 @@ import { KubeClient, TokenBucket } from '@kubebus/shared/kube';
 import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics, type WorkItem } from '@kubebus/shared/runtime';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import type { StatusWriterConfig } from './config.js';
 import { statusWriterMetrics } from './metrics.js';
@@ -38,9 +37,7 @@ export async function startStatusWriter(deps: {
   readonly registry: Registry;
 }): Promise<RunningStatusWriter> {
   const { config, bus, log, registry } = deps;
-  const jsm = await jetstreamManager(bus.nc);
-  await ensureTopology(bus.nc, jsm);
-  const js = jetstream(bus.nc);
+  const { js, jsm } = await openJetStream(bus.nc);
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
     throttle: new TokenBucket(config.qps, config.burst),
   });

@@ -1,9 +1,9 @@
 // The only object state the watcher keeps: uid → resourceVersion (plus what a
 // tombstone needs), so a relist can tell what changed or vanished in the gap.
 // Seeded at start from the last event per object in KUBEBUS_EVENTS.
-import { Streams, subjects } from '@kubebus/shared/bus';
+import { Streams, readMessages, subjects } from '@kubebus/shared/bus';
 import { decodeNatsMessage, opOf, type KubeObject } from '@kubebus/shared/events';
-import { DeliverPolicy, type JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
 import type { WatchedResource } from './targets.js';
 
 export interface KnownObject {
@@ -52,32 +52,25 @@ export class KnownObjects {
   }
 
   /** Reads the last recorded event of every object of `resource` (one ordered consumer pass). */
-  async seed(js: JetStreamClient, resource: WatchedResource): Promise<void> {
-    const consumer = await js.consumers.get(Streams.events, {
-      filter_subjects: [subjects.eventsOf(resource)],
-      deliver_policy: DeliverPolicy.LastPerSubject,
-    });
-    const info = await consumer.info();
-    if (info.num_pending === 0) {
-      await consumer.delete().catch(() => undefined);
-      return;
-    }
-    const messages = await consumer.consume();
-    for await (const message of messages) {
-      const decoded = decodeNatsMessage(message.data, message.headers);
-      if (decoded.ok) {
-        const { event } = decoded;
-        if (opOf(event) === 'delete') this.forget(event.kbuid);
-        else {
-          this.#byUid.set(event.kbuid, {
-            resourceVersion: event.kbrv,
-            name: event.name,
-            namespace: event.namespace ?? '',
-          });
-        }
+  async seed(nc: NatsConnection, resource: WatchedResource): Promise<void> {
+    const messages = await readMessages(
+      nc,
+      Streams.events,
+      subjects.eventsOf(resource),
+      'last-per-subject',
+    );
+    for (const message of messages) {
+      const decoded = decodeNatsMessage(message.data, undefined);
+      if (!decoded.ok) continue;
+      const { event } = decoded;
+      if (opOf(event) === 'delete') this.forget(event.kbuid);
+      else {
+        this.#byUid.set(event.kbuid, {
+          resourceVersion: event.kbrv,
+          name: event.name,
+          namespace: event.namespace ?? '',
+        });
       }
-      if (message.info.pending === 0) break;
     }
-    await messages.close();
   }
 }

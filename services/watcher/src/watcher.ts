@@ -1,11 +1,10 @@
 // The watcher service, assembled: discovery, the streams, one ResourceWatcher
 // per watched resource, the resync timer, and the health of it all.
-import { Buckets, OrderedPublisher, ensureTopology, type BusConnection } from '@kubebus/shared/bus';
+import { Buckets, OrderedPublisher, openJetStream, type BusConnection } from '@kubebus/shared/bus';
 import { KubeClient } from '@kubebus/shared/kube';
 import type { Logger, Registry } from '@kubebus/shared/obs';
 import { backoffDelay } from '@kubebus/shared/runtime';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { ChangePublisher } from './change-publisher.js';
 import type { WatcherConfig } from './config.js';
@@ -36,8 +35,7 @@ export async function startWatcher(deps: {
   const client = new KubeClient(deps.kubeConfig, metrics.rest);
   const abort = new AbortController();
 
-  await ensureTopology(bus.nc, await jetstreamManager(bus.nc));
-  const js = jetstream(bus.nc);
+  const { js } = await openJetStream(bus.nc);
   const cursors = new CursorStore(await new Kvm(bus.nc).open(Buckets.cursors), config.watcherId);
   const targets = await retrying(
     () => discoverTargets(client, config.controllers),
@@ -78,7 +76,7 @@ export async function startWatcher(deps: {
   const resyncSources: ResyncSource[] = [];
   for (const resource of targets.resources) {
     const known = new KnownObjects();
-    await known.seed(js, resource);
+    await known.seed(bus.nc, resource);
     // One watch per namespace asked for (cluster-scoped kinds and "all": one watch).
     const namespaces =
       resource.namespaced && config.namespaces.length > 0 ? config.namespaces : [''];

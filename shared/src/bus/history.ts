@@ -14,15 +14,19 @@ export interface Revision {
   readonly event: KubeCloudEvent;
 }
 
-/** Every message of `filter` in `stream`, oldest first (one ordered-consumer pass). */
+/**
+ * Every message of `filter` in `stream` (or only the last of each subject),
+ * oldest first, in one ordered-consumer pass.
+ */
 export async function readMessages(
   nc: NatsConnection,
   stream: string,
   filter: string,
+  which: 'all' | 'last-per-subject' = 'all',
 ): Promise<{ seq: number; data: Uint8Array }[]> {
   const consumer = await jetstream(nc).consumers.get(stream, {
     filter_subjects: [filter],
-    deliver_policy: DeliverPolicy.All,
+    deliver_policy: which === 'all' ? DeliverPolicy.All : DeliverPolicy.LastPerSubject,
   });
   const messages: { seq: number; data: Uint8Array }[] = [];
   if ((await consumer.info()).num_pending === 0) return messages;

@@ -1,7 +1,14 @@
 // The bus: subjects, streams, connection and publishing on NATS JetStream.
 export { EMPTY_TOKEN, decodeToken, encodeToken } from './subject-token.js';
 export { SUBJECT_ROOT, keyOfSubject, partitionOf, subjects } from './subjects.js';
-export { Buckets, Streams, defaultTopology, ensureTopology, streamConfigs } from './topology.js';
+export {
+  Buckets,
+  Streams,
+  defaultTopology,
+  ensureTopology,
+  openJetStream,
+  streamConfigs,
+} from './topology.js';
 export type { TopologyOptions } from './topology.js';
 export { connectBus } from './connect.js';
 export type { BusConnection, BusConnectionOptions } from './connect.js';

@@ -1,11 +1,14 @@
 // The streams and KV buckets of kubebus, declared once so every service and the
 // CLI agree on them, and created or updated idempotently at start.
 import {
+  jetstream,
+  jetstreamManager,
   DiscardPolicy,
   JetStreamApiCodes,
   JetStreamApiError,
   RetentionPolicy,
   StorageType,
+  type JetStreamClient,
   type JetStreamManager,
   type StreamConfig,
 } from '@nats-io/jetstream';
@@ -121,4 +124,14 @@ export async function ensureTopology(
     replicas: options.replicas,
     ttl: options.leaseTtlMs,
   });
+}
+
+/** The JetStream clients of a service, once the topology it relies on exists. */
+export async function openJetStream(
+  nc: NatsConnection,
+  options: TopologyOptions = defaultTopology,
+): Promise<{ js: JetStreamClient; jsm: JetStreamManager }> {
+  const jsm = await jetstreamManager(nc);
+  await ensureTopology(nc, jsm, options);
+  return { js: jetstream(nc), jsm };
 }

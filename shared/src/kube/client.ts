@@ -81,6 +81,16 @@ export class KubeClient {
     return (body === '' ? undefined : JSON.parse(body)) as T;
   }
 
+  /** GET an object; undefined when it does not exist (404). */
+  async getIfExists<T = unknown>(path: string): Promise<T | undefined> {
+    try {
+      return await this.request<T>(path);
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
   /**
    * Opens a streaming GET (a watch); the caller reads the response and must
    * destroy it. `timeoutMs` bounds socket silence, from connecting to the end.

@@ -1,7 +1,7 @@
 // /healthz, /readyz and /metrics on one small HTTP server per service.
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { listen, type Listening } from './listen.js';
 
 export type Check = () => boolean | string;
 
@@ -40,10 +40,7 @@ export class HealthChecks {
   }
 }
 
-export interface HealthServer {
-  readonly port: number;
-  close(): Promise<void>;
-}
+export type HealthServer = Listening;
 
 export async function startHealthServer(options: {
   readonly host: string;
@@ -73,18 +70,5 @@ export async function startHealthServer(options: {
     }
     res.writeHead(404).end();
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, resolve);
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-        server.closeAllConnections();
-      }),
-  };
+  return listen(server, options.host, options.port);
 }

@@ -9,5 +9,7 @@ export { restClientMetrics } from './rest-client-metrics.js';
 export type { RestClientMetrics } from './rest-client-metrics.js';
 export { Registry } from 'prom-client';
 export { startServiceShell } from './service-shell.js';
+export { listen } from './listen.js';
+export type { Listening } from './listen.js';
 export type { ServiceShell } from './service-shell.js';
 export { gracefulShutdown } from './shutdown.js';

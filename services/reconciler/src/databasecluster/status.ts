@@ -1,7 +1,7 @@
 // The status a DatabaseCluster should show, from what was observed: phase,
 // readyReplicas, endpoint, and the Ready / Progressing / Degraded conditions.
 import type { KubeObject } from '@kubebus/shared/events';
-import { setCondition, type Condition } from '@kubebus/shared/kube';
+import { setCondition, type Condition, type ConditionInput } from '@kubebus/shared/kube';
 
 export interface ObservedStatus {
   phase?: string;
@@ -15,6 +15,21 @@ export function currentStatus(cluster: KubeObject): ObservedStatus {
   return cluster['status'] ?? {};
 }
 
+type ConditionFields = Omit<ConditionInput, 'observedGeneration'>;
+
+/** The cluster's conditions with `updates` set, all at the cluster's generation. */
+function withConditions(
+  cluster: KubeObject,
+  updates: readonly ConditionFields[],
+  now: Date,
+): Condition[] {
+  const observedGeneration = cluster.metadata.generation ?? 0;
+  return updates.reduce<Condition[]>(
+    (conditions, update) => setCondition(conditions, { ...update, observedGeneration }, now),
+    currentStatus(cluster).conditions ?? [],
+  );
+}
+
 export function runningStatus(
   cluster: KubeObject,
   desiredReplicas: number,
@@ -22,41 +37,25 @@ export function runningStatus(
   endpoint: string,
   now = new Date(),
 ): ObservedStatus {
-  const generation = cluster.metadata.generation ?? 0;
   const ready = readyReplicas >= desiredReplicas;
-  const progress = `${readyReplicas}/${desiredReplicas} replicas ready`;
-  let conditions = currentStatus(cluster).conditions;
-  conditions = setCondition(
-    conditions,
-    {
-      type: 'Ready',
-      status: ready ? 'True' : 'False',
-      reason: ready ? 'AllReplicasReady' : 'WaitingForReplicas',
-      message: progress,
-      observedGeneration: generation,
-    },
-    now,
-  );
-  conditions = setCondition(
-    conditions,
-    {
-      type: 'Progressing',
-      status: ready ? 'False' : 'True',
-      reason: ready ? 'Stable' : 'Provisioning',
-      message: progress,
-      observedGeneration: generation,
-    },
-    now,
-  );
-  conditions = setCondition(
-    conditions,
-    {
-      type: 'Degraded',
-      status: 'False',
-      reason: 'AsExpected',
-      message: '',
-      observedGeneration: generation,
-    },
+  const message = `${readyReplicas}/${desiredReplicas} replicas ready`;
+  const conditions = withConditions(
+    cluster,
+    [
+      {
+        type: 'Ready',
+        status: ready ? 'True' : 'False',
+        reason: ready ? 'AllReplicasReady' : 'WaitingForReplicas',
+        message,
+      },
+      {
+        type: 'Progressing',
+        status: ready ? 'False' : 'True',
+        reason: ready ? 'Stable' : 'Provisioning',
+        message,
+      },
+      { type: 'Degraded', status: 'False', reason: 'AsExpected', message: '' },
+    ],
     now,
   );
   return { phase: ready ? 'Ready' : 'Provisioning', readyReplicas, endpoint, conditions };
@@ -67,31 +66,15 @@ export function invalidSpecStatus(
   message: string,
   now = new Date(),
 ): ObservedStatus {
-  const generation = cluster.metadata.generation ?? 0;
-  const current = currentStatus(cluster);
-  let conditions = setCondition(
-    current.conditions,
-    {
-      type: 'Ready',
-      status: 'False',
-      reason: 'InvalidSpec',
-      message,
-      observedGeneration: generation,
-    },
+  const conditions = withConditions(
+    cluster,
+    [
+      { type: 'Ready', status: 'False', reason: 'InvalidSpec', message },
+      { type: 'Progressing', status: 'False', reason: 'InvalidSpec', message },
+    ],
     now,
   );
-  conditions = setCondition(
-    conditions,
-    {
-      type: 'Progressing',
-      status: 'False',
-      reason: 'InvalidSpec',
-      message,
-      observedGeneration: generation,
-    },
-    now,
-  );
-  return { ...current, phase: 'Failed', conditions };
+  return { ...currentStatus(cluster), phase: 'Failed', conditions };
 }
 
 /** True when the status already reports this generation's spec as invalid (no second Event). */
