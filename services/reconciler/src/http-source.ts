@@ -76,7 +76,7 @@ export async function startHttpSource(
       return;
     }
     const settled = await new Promise<Settled>((resolve) => {
-      void controller.dispatch({
+      controller.dispatch({
         key,
         enqueuedAt: Date.now(),
         eventId: parsed.event.id,

@@ -30,7 +30,7 @@ export interface PartitionConsumerOptions {
   readonly ackWaitMs: number;
   readonly maxAckPending: number;
   readonly parse: (message: JsMsg) => ParsedRequest;
-  readonly dispatch: (item: WorkItem) => Promise<void>;
+  readonly dispatch: (item: WorkItem) => void;
   /** a message that is not a valid request: park it (DLQ); it is then terminated */
   readonly onMalformed: (message: JsMsg, reason: string) => Promise<void>;
   readonly log: Logger;
@@ -90,7 +90,7 @@ export class PartitionConsumers {
           await this.#park(message, parsed.reason);
           continue;
         }
-        await this.options.dispatch(toWorkItem(message, parsed));
+        this.options.dispatch(toWorkItem(message, parsed));
       }
     } catch (error) {
       this.options.log.error({ partition, err: error }, 'partition consumer stopped');
@@ -114,6 +114,7 @@ export class PartitionConsumers {
 function toWorkItem(message: JsMsg, parsed: Extract<ParsedRequest, { ok: true }>): WorkItem {
   return {
     key: parsed.key,
+    id: `${message.info.stream}:${message.seq}`,
     enqueuedAt: Math.floor(message.info.timestampNanos / 1_000_000),
     ...(parsed.traceparent === undefined ? {} : { traceparent: parsed.traceparent }),
     ...(parsed.eventId === undefined ? {} : { eventId: parsed.eventId }),

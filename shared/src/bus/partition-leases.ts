@@ -2,6 +2,12 @@
 // holds leases on partitions in a KV bucket whose TTL expires the keys of a
 // replica that dies. Leases are taken with compare-and-set (create), renewed
 // with update-at-revision, and balanced to ceil(partitions / members) each.
+//
+// Two rules keep two replicas off one partition (docs/adr/0005):
+// - renewal never waits: hand-overs run beside the renewal loop, not in it;
+// - fencing: a replica trusts a lease only until half its TTL after the renewal
+//   was *sent*; past that it revokes the partition itself, so it has stopped
+//   long before the server can expire the key and give it to someone else.
 import type { KV } from '@nats-io/kv';
 import type { Logger } from '../obs/logger.js';
 
@@ -12,42 +18,76 @@ export interface PartitionLeaseOptions {
   readonly partitions: number;
   /** renewal interval; must be well under the bucket's TTL */
   readonly renewEveryMs: number;
+  /** the bucket's TTL: the server expires a lease this long after its last renewal */
+  readonly ttlMs: number;
   readonly log: Logger;
   /** start consuming the partition */
   readonly onAcquired: (partition: number) => Promise<void>;
   /** stop consuming it and finish its work; the lease is released afterwards */
   readonly onReleasing: (partition: number) => Promise<void>;
-  /** the lease was taken away (expired): stop at once */
+  /** the lease cannot be trusted any more: stop at once, abort running work */
   readonly onLost: (partition: number) => void;
+  /** monotonic clock (ms); injectable for tests */
+  readonly now?: () => number;
+}
+
+interface Lease {
+  revision: number;
+  /** monotonic time until which this replica may act on the partition */
+  trustedUntil: number;
 }
 
 export class PartitionLeases {
-  readonly #held = new Map<number, number>(); // partition → KV revision
+  readonly #held = new Map<number, Lease>();
+  readonly #releasing = new Map<number, Promise<void>>();
+  readonly #now: () => number;
   #timer: NodeJS.Timeout | undefined;
+  #fence: NodeJS.Timeout | undefined;
   #ticking: Promise<void> = Promise.resolve();
   #stopped = false;
 
   constructor(
     private readonly kv: KV,
     private readonly options: PartitionLeaseOptions,
-  ) {}
+  ) {
+    if (options.renewEveryMs * 3 > options.ttlMs) {
+      throw new Error(
+        `lease renewal every ${options.renewEveryMs} ms is too slow for a ${options.ttlMs} ms TTL: renew at least three times per TTL`,
+      );
+    }
+    this.#now = options.now ?? (() => performance.now());
+  }
 
   /** The partitions this replica holds now. */
   get held(): number[] {
     return [...this.#held.keys()].sort((a, b) => a - b);
   }
 
+  /** Whether this replica may act on the partition now (fenced by the local deadline). */
+  holds(partition: number): boolean {
+    const lease = this.#held.get(partition);
+    return lease !== undefined && this.#now() < lease.trustedUntil;
+  }
+
   async start(): Promise<void> {
     await this.#tick();
     this.#schedule();
+    this.#fence = setInterval(
+      () => {
+        this.#enforceDeadlines();
+      },
+      Math.max(50, Math.floor(this.options.renewEveryMs / 2)),
+    );
+    this.#fence.unref();
   }
 
   /** Releases every lease after its work is finished (graceful hand-over). */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#fence);
     await this.#ticking;
-    for (const partition of this.held) await this.#release(partition);
+    await Promise.all(this.held.map((partition) => this.#release(partition)));
     await this.kv.delete(this.#memberKey()).catch(() => undefined);
   }
 
@@ -61,14 +101,18 @@ export class PartitionLeases {
   }
 
   async #tick(): Promise<void> {
+    this.#enforceDeadlines();
     try {
-      await this.kv.put(this.#memberKey(), new Date().toISOString());
-      await this.#renew();
+      const sentAt = this.#now();
+      await Promise.all([this.kv.put(this.#memberKey(), new Date().toISOString()), this.#renew()]);
+      if (this.#now() - sentAt > this.options.ttlMs / 2) return; // too slow to trust a new lease
       const members = await this.#members();
       const fairShare = Math.ceil(this.options.partitions / Math.max(1, members.length));
-      if (this.#held.size > fairShare) {
-        for (const partition of this.held.slice(fairShare)) await this.#release(partition);
-      } else if (this.#held.size < fairShare) {
+      const keep = this.held.filter((partition) => !this.#releasing.has(partition));
+      if (keep.length > fairShare) {
+        // Hand-overs wait for running work; they run beside the renewals, never in front.
+        for (const partition of keep.slice(fairShare)) void this.#release(partition);
+      } else if (keep.length < fairShare) {
         await this.#acquire(fairShare, members);
       }
     } catch (error) {
@@ -76,20 +120,37 @@ export class PartitionLeases {
     }
   }
 
-  async #renew(): Promise<void> {
-    for (const [partition, revision] of [...this.#held]) {
-      try {
-        this.#held.set(
-          partition,
-          await this.kv.update(this.#leaseKey(partition), this.options.replicaId, revision),
-        );
-      } catch (error) {
-        // Expired, and possibly taken by another replica: stop at once.
-        this.#held.delete(partition);
-        this.options.log.warn({ partition, err: error }, 'partition lease lost');
-        this.options.onLost(partition);
-      }
+  #enforceDeadlines(): void {
+    for (const [partition, lease] of [...this.#held]) {
+      if (this.#now() < lease.trustedUntil) continue;
+      this.#held.delete(partition);
+      this.options.log.warn({ partition }, 'partition lease not renewed in time; stopped (fenced)');
+      this.options.onLost(partition);
     }
+  }
+
+  async #renew(): Promise<void> {
+    await Promise.all(
+      [...this.#held].map(async ([partition, lease]) => {
+        const sentAt = this.#now();
+        try {
+          const revision = await this.kv.update(
+            this.#leaseKey(partition),
+            this.options.replicaId,
+            lease.revision,
+          );
+          if (this.#held.get(partition) !== lease) return; // fenced or released meanwhile
+          lease.revision = revision;
+          lease.trustedUntil = sentAt + this.options.ttlMs / 2;
+        } catch (error) {
+          if (this.#held.get(partition) !== lease) return;
+          // Expired, and possibly taken by another replica: stop at once.
+          this.#held.delete(partition);
+          this.options.log.warn({ partition, err: error }, 'partition lease lost');
+          this.options.onLost(partition);
+        }
+      }),
+    );
   }
 
   async #acquire(fairShare: number, members: string[]): Promise<void> {
@@ -99,13 +160,14 @@ export class PartitionLeases {
     for (let i = 0; i < this.options.partitions && this.#held.size < fairShare; i++) {
       const partition = (start + i) % this.options.partitions;
       if (this.#held.has(partition)) continue;
+      const sentAt = this.#now();
       let revision: number;
       try {
         revision = await this.kv.create(this.#leaseKey(partition), this.options.replicaId);
       } catch {
         continue; // held by another replica
       }
-      this.#held.set(partition, revision);
+      this.#held.set(partition, { revision, trustedUntil: sentAt + this.options.ttlMs / 2 });
       this.options.log.info({ partition }, 'partition acquired');
       try {
         await this.options.onAcquired(partition);
@@ -119,13 +181,26 @@ export class PartitionLeases {
     }
   }
 
-  async #release(partition: number): Promise<void> {
-    const revision = this.#held.get(partition);
-    if (revision === undefined) return;
-    await this.options.onReleasing(partition);
+  #release(partition: number): Promise<void> {
+    const releasing = this.#releasing.get(partition);
+    if (releasing !== undefined) return releasing;
+    const done = this.#handOver(partition).finally(() => this.#releasing.delete(partition));
+    this.#releasing.set(partition, done);
+    return done;
+  }
+
+  async #handOver(partition: number): Promise<void> {
+    if (!this.#held.has(partition)) return;
+    try {
+      await this.options.onReleasing(partition);
+    } catch (error) {
+      this.options.log.warn({ partition, err: error }, 'hand-over did not finish cleanly');
+    }
+    const lease = this.#held.get(partition);
+    if (lease === undefined) return; // fenced meanwhile: the key expires by itself
     this.#held.delete(partition);
     await this.kv
-      .delete(this.#leaseKey(partition), { previousSeq: revision })
+      .delete(this.#leaseKey(partition), { previousSeq: lease.revision })
       .catch(() => undefined);
     this.options.log.info({ partition }, 'partition released');
   }

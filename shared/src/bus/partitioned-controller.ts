@@ -7,9 +7,11 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from '../obs/logger.js';
 import type { Controller } from '../runtime/controller.js';
 import type { ObjectKey } from '../runtime/object-key.js';
+import type { WorkItem } from '../runtime/work-item.js';
 import { PartitionConsumers, type PartitionConsumerOptions } from './partition-consumers.js';
 import { PartitionLeases } from './partition-leases.js';
 import { partitionOf } from './subjects.js';
+import { defaultTopology } from './topology.js';
 
 export interface PartitionedControllerOptions extends Omit<
   PartitionConsumerOptions,
@@ -18,6 +20,8 @@ export interface PartitionedControllerOptions extends Omit<
   readonly replicaId: string;
   readonly partitions: number;
   readonly renewEveryMs: number;
+  /** the lease bucket's TTL (defaultTopology.leaseTtlMs unless the topology says otherwise) */
+  readonly leaseTtlMs?: number;
 }
 
 export interface RunningPartitions {
@@ -38,16 +42,18 @@ export async function runPartitioned(
   const { controller, log } = deps;
   const inPartition = (partition: number) => (key: ObjectKey) =>
     partitionOf(key, options.partitions) === partition;
-  const consumers = new PartitionConsumers(deps.js, deps.jsm, {
-    ...options,
-    dispatch: (item) => controller.dispatch(item),
-    log,
-  });
+  // A message of a partition whose lease this replica can no longer trust goes back.
+  const dispatch = (item: WorkItem) => {
+    if (leases.holds(partitionOf(item.key, options.partitions))) controller.dispatch(item);
+    else item.retry(0);
+  };
+  const consumers = new PartitionConsumers(deps.js, deps.jsm, { ...options, dispatch, log });
   const leases = new PartitionLeases(deps.leases, {
     group: options.name,
     replicaId: options.replicaId,
     partitions: options.partitions,
     renewEveryMs: options.renewEveryMs,
+    ttlMs: options.leaseTtlMs ?? defaultTopology.leaseTtlMs,
     log,
     onAcquired: (partition) => consumers.start(partition),
     onReleasing: async (partition) => {
@@ -57,7 +63,7 @@ export async function runPartitioned(
     },
     onLost: (partition) => {
       void consumers.stop(partition);
-      controller.release(inPartition(partition));
+      controller.revoke(inPartition(partition));
     },
   });
   await leases.start();

@@ -8,6 +8,7 @@ import { createLogger } from '../obs/logger.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { runtimeMetrics } from './metrics.js';
 import type { ObjectKey } from './object-key.js';
+import { KubeApiError } from '../kube/api-error.js';
 import { TerminalError, reconcilerFunc, type ReconcileResult } from './reconciler.js';
 import type { WorkItem } from './work-item.js';
 
@@ -29,10 +30,12 @@ function item(
   name: string,
   fates: string[],
   onRetry?: (delayMs: number) => void,
+  id?: string,
 ): WorkItem & Recorded {
   return {
     name,
     fate: fates,
+    ...(id === undefined ? {} : { id }),
     key: { group: 'g', resource: 'r', namespace: 'ns', name },
     enqueuedAt: Date.now(),
     ack: () => fates.push('ack'),
@@ -82,11 +85,11 @@ describe('controller work loop', () => {
       options(),
     );
     const fates: string[][] = [[], [], [], []];
-    await controller.dispatch(item('hot', fates[0] ?? []));
+    controller.dispatch(item('hot', fates[0] ?? []));
     await until(() => runs.length === 1);
-    await controller.dispatch(item('hot', fates[1] ?? [])); // waits for the first
-    await controller.dispatch(item('hot', fates[2] ?? [])); // replaces the second
-    await controller.dispatch(item('cold', fates[3] ?? [])); // another object runs meanwhile
+    controller.dispatch(item('hot', fates[1] ?? [])); // waits for the first
+    controller.dispatch(item('hot', fates[2] ?? [])); // replaces the second
+    controller.dispatch(item('cold', fates[3] ?? [])); // another object runs meanwhile
     await until(() => runs.length === 2);
     assert.deepEqual(runs, ['hot', 'cold']);
     release();
@@ -108,7 +111,7 @@ describe('controller work loop', () => {
       }),
       options({ maxConcurrent: 3 }),
     );
-    for (let i = 0; i < 20; i++) await controller.dispatch(item(`o${i}`, []));
+    for (let i = 0; i < 20; i++) controller.dispatch(item(`o${i}`, []));
     await until(() => controller.idle);
     assert.equal(peak, 3);
   });
@@ -118,7 +121,7 @@ describe('controller work loop', () => {
     const attempts: number[] = [];
     const fates: string[] = [];
     const redeliver = () => {
-      setTimeout(() => void controller.dispatch(item('poison', fates, redeliver)), 1);
+      setTimeout(() => controller.dispatch(item('poison', fates, redeliver)), 1);
     };
     const controller: Controller = new Controller(
       reconcilerFunc(async ({ key }, { attempt }): Promise<ReconcileResult> => {
@@ -135,8 +138,8 @@ describe('controller work loop', () => {
       }),
     );
     const healthy: string[] = [];
-    await controller.dispatch(item('poison', fates, redeliver));
-    await controller.dispatch(item('healthy', healthy));
+    controller.dispatch(item('poison', fates, redeliver));
+    controller.dispatch(item('healthy', healthy));
     await until(() => parked.length === 1);
     assert.deepEqual(attempts, [1, 2, 3]);
     assert.deepEqual(parked, [{ name: 'poison', attempts: 3 }]);
@@ -154,10 +157,109 @@ describe('controller work loop', () => {
       }),
       options(),
     );
-    await controller.dispatch(item('bad', terminal));
-    await controller.dispatch(item('periodic', requeued));
+    controller.dispatch(item('bad', terminal));
+    controller.dispatch(item('periodic', requeued));
     await until(() => controller.idle);
     assert.deepEqual(terminal, ['term:invalid spec']);
     assert.deepEqual(requeued, ['retry:60000']);
+  });
+
+  it('never acks a request in place of its own redelivery (the surviving copy still retries)', async () => {
+    // One JetStream message delivered twice (ack wait passed while it waited):
+    // acking the "superseded" copy would ack the message itself and lose the work.
+    const fates: string[] = [];
+    let calls = 0;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const controller = new Controller(
+      reconcilerFunc(async ({ key }) => {
+        if (key.name === 'busy') await gate;
+        if (key.name === 'x') {
+          calls++;
+          throw new KubeApiError(0, 'NoResponse', 'no answer from the apiserver');
+        }
+        return undefined;
+      }),
+      options({ maxConcurrent: 1 }),
+    );
+    controller.dispatch(item('busy', []));
+    controller.dispatch(item('x', fates, undefined, 'WORK:7'));
+    controller.dispatch(item('x', fates, undefined, 'WORK:7')); // the redelivery
+    release();
+    await until(() => calls === 1 && controller.idle);
+    assert.equal(fates.includes('ack'), false, `acked: ${fates.join(',')}`);
+    assert.equal(fates.length, 1);
+    assert.match(fates[0] ?? '', /^retry:/);
+  });
+
+  it('keeps waiting requests alive with heartbeats, so the transport does not redeliver them', async () => {
+    let beats = 0;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const controller = new Controller(
+      reconcilerFunc(async () => {
+        await gate;
+        return undefined;
+      }),
+      options({ maxConcurrent: 1, heartbeatMs: 5 }),
+    );
+    controller.dispatch(item('running', []));
+    controller.dispatch({
+      ...item('waiting', []),
+      inProgress: () => {
+        beats++;
+      },
+    });
+    await until(() => beats >= 3);
+    release();
+    await until(() => controller.idle);
+  });
+
+  it('waits out an unavailable dependency without spending the budget or dead-lettering', async () => {
+    const parked: string[] = [];
+    const fates: string[] = [];
+    let calls = 0;
+    const redeliver = () => {
+      setTimeout(() => controller.dispatch(item('o', fates, redeliver)), 1);
+    };
+    const controller: Controller = new Controller(
+      reconcilerFunc(async (_request, { attempt }) => {
+        calls++;
+        assert.equal(attempt, 1, 'transient failures do not advance the attempt');
+        if (calls <= 12)
+          throw new KubeApiError(503, 'ServiceUnavailable', 'apiserver answered 503');
+        return undefined;
+      }),
+      options({
+        onDeadLetter: async (work) => {
+          parked.push(work.key.name);
+        },
+      }),
+    );
+    controller.dispatch(item('o', fates, redeliver));
+    await until(() => fates.includes('ack'));
+    assert.equal(calls, 13);
+    assert.deepEqual(parked, []);
+  });
+
+  it('revoking a key aborts its running reconcile and hands the request back, uncounted', async () => {
+    const fates: string[] = [];
+    const controller = new Controller(
+      reconcilerFunc(async (_request, { signal }) => {
+        await new Promise((_, reject) =>
+          signal.addEventListener('abort', () => {
+            reject(new Error('aborted'));
+          }),
+        );
+        return undefined;
+      }),
+      options(),
+    );
+    controller.dispatch(item('o', fates));
+    await until(() => !controller.idle);
+    await new Promise((r) => setTimeout(r, 5));
+    controller.revoke((key) => key.name === 'o');
+    await until(() => controller.idle);
+    assert.deepEqual(fates, ['retry:0']);
   });
 });

@@ -2,6 +2,7 @@
 // the latest waiting request replacing older ones), bounded concurrency, the
 // outcome → action switch, metrics and the reconcile-id logger — transport-free.
 import { randomUUID } from 'node:crypto';
+import type { FailureClass } from '../errors/failure-class.js';
 import type { Logger } from '../obs/logger.js';
 import { continueTrace } from '../obs/trace.js';
 import type { RuntimeMetrics } from './metrics.js';
@@ -18,21 +19,30 @@ export interface ControllerOptions {
   readonly heartbeatMs: number;
   readonly metrics: RuntimeMetrics;
   readonly log: Logger;
+  /** whose fault a failure is (default: classifyFailure) */
+  readonly classify?: (error: unknown) => FailureClass;
   /** parks a request whose retry budget is spent; throwing makes it retry instead */
   readonly onDeadLetter: (item: WorkItem, error: unknown, attempts: number) => Promise<void>;
   /** told of a terminal error (e.g. to record an Event) */
   readonly onTerminal?: (item: WorkItem, error: unknown) => Promise<void>;
 }
 
+interface Running {
+  readonly item: WorkItem;
+  readonly abort: AbortController;
+  readonly done: Promise<void>;
+}
+
 export class Controller {
   readonly #pending = new Map<string, WorkItem>();
-  readonly #running = new Map<string, Promise<void>>();
-  /** consecutive failures per object; the runtime, not the transport, counts attempts */
+  readonly #running = new Map<string, Running>();
+  /** failures per object that count against its budget; the runtime, not the transport, counts */
   readonly #failures = new Map<string, number>();
-  readonly #roomWaiters: (() => void)[] = [];
-  readonly #abort = new AbortController();
+  /** failures in a row of any kind, for the backoff */
+  readonly #streak = new Map<string, number>();
   readonly #heartbeat: NodeJS.Timeout;
   readonly #labels: { name: string; controller: string };
+  #stopped = false;
 
   constructor(
     private readonly reconciler: Reconciler,
@@ -40,6 +50,8 @@ export class Controller {
   ) {
     this.#labels = { name: options.name, controller: options.name };
     options.metrics.maxConcurrent.set({ controller: options.name }, options.maxConcurrent);
+    // Waiting requests keep their transport lease alive: a request is never
+    // redelivered elsewhere only because it waited here for a worker.
     this.#heartbeat = setInterval(() => {
       for (const item of this.#pending.values()) item.inProgress();
     }, options.heartbeatMs);
@@ -50,20 +62,24 @@ export class Controller {
     return this.#pending.size === 0 && this.#running.size === 0;
   }
 
-  /** Accepts a request; waits while the controller holds as many as it can take. */
-  async dispatch(item: WorkItem): Promise<void> {
-    while (this.#pending.size + this.#running.size >= this.options.maxConcurrent * 4) {
-      await new Promise<void>((resolve) => this.#roomWaiters.push(resolve));
+  /**
+   * Accepts a request at once (the transport bounds how many are outstanding,
+   * e.g. JetStream's max_ack_pending); it waits here, kept alive, for a worker.
+   */
+  dispatch(item: WorkItem): void {
+    if (this.#stopped) {
+      item.retry(0);
+      return;
     }
     const id = keyString(item.key);
     this.options.metrics.adds.inc(this.#labels);
     const superseded = this.#pending.get(id);
-    if (superseded !== undefined) {
+    if (superseded !== undefined && !sameRequest(superseded, item)) {
       // Latest wins: the newer request stands for the same object.
-      this.#pending.delete(id);
       superseded.ack();
       this.options.metrics.superseded.inc({ controller: this.options.name });
     }
+    this.#pending.delete(id);
     this.#pending.set(id, item);
     this.#updateDepth();
     this.#pump();
@@ -71,19 +87,21 @@ export class Controller {
 
   /** Stops taking work, aborts running reconciles' signals, waits for them. */
   async stop(): Promise<void> {
-    this.#abort.abort();
+    this.#stopped = true;
     clearInterval(this.#heartbeat);
-    await Promise.all([...this.#running.values()]);
+    for (const run of this.#running.values()) run.abort.abort();
+    await Promise.all([...this.#running.values()].map((run) => run.done));
     // Whatever still waits goes back to its transport for someone else.
     for (const item of this.#pending.values()) item.retry(0);
     this.#pending.clear();
+    this.#updateDepth();
   }
 
   /** Waits until the running reconciles of the given keys (or all) finish. */
   async drain(keys?: (key: ObjectKey) => boolean): Promise<void> {
-    const waiting = [...this.#running.entries()]
-      .filter(([id]) => keys === undefined || keys(parseKey(id)))
-      .map(([, run]) => run);
+    const waiting = [...this.#running.values()]
+      .filter((run) => keys === undefined || keys(run.item.key))
+      .map((run) => run.done);
     await Promise.all(waiting);
   }
 
@@ -98,30 +116,46 @@ export class Controller {
     this.#updateDepth();
   }
 
+  /**
+   * Fencing: the caller is about to lose the keys (its lease is running out).
+   * Waiting requests go back, running reconciles see their signal aborted, and
+   * their outcome is not acted on as a failure.
+   */
+  revoke(keys: (key: ObjectKey) => boolean): void {
+    this.release(keys);
+    for (const run of this.#running.values()) if (keys(run.item.key)) run.abort.abort();
+  }
+
   #pump(): void {
-    if (this.#abort.signal.aborted) return;
+    if (this.#stopped) return;
     for (const [id, item] of this.#pending) {
       if (this.#running.size >= this.options.maxConcurrent) break;
       if (this.#running.has(id)) continue;
       this.#pending.delete(id);
-      const run = this.#run(id, item).finally(() => {
+      const abort = new AbortController();
+      const done = this.#run(id, item, abort.signal).finally(() => {
         this.#running.delete(id);
+        // A copy of the same request that arrived meanwhile is settled already.
+        const waiting = this.#pending.get(id);
+        if (waiting !== undefined && sameRequest(waiting, item)) this.#pending.delete(id);
         this.options.metrics.activeWorkers.set(
           { controller: this.options.name },
           this.#running.size,
         );
-        this.#roomWaiters.shift()?.();
         this.#pump();
       });
-      this.#running.set(id, run);
+      this.#running.set(id, { item, abort, done });
     }
     this.options.metrics.activeWorkers.set({ controller: this.options.name }, this.#running.size);
     this.#updateDepth();
   }
 
-  async #run(id: string, item: WorkItem): Promise<void> {
+  async #run(id: string, item: WorkItem, signal: AbortSignal): Promise<void> {
     const { metrics, name } = this.options;
-    const attempt = (this.#failures.get(id) ?? 0) + 1;
+    const attempts = {
+      attempt: (this.#failures.get(id) ?? 0) + 1,
+      streak: this.#streak.get(id) ?? 0,
+    };
     const reconcileId = randomUUID();
     const traceparent = continueTrace(item.traceparent);
     const log = this.options.log.child({
@@ -135,13 +169,13 @@ export class Controller {
     const heartbeat = setInterval(() => {
       item.inProgress();
     }, this.options.heartbeatMs);
-    log.debug({ attempt }, 'reconcile started');
+    log.debug({ attempt: attempts.attempt }, 'reconcile started');
     const started = performance.now();
     let outcome: Outcome;
     try {
       const result = await this.reconciler.reconcile(
         { key: item.key, ...(item.body === undefined ? {} : { body: item.body }) },
-        { signal: this.#abort.signal, log, reconcileId, traceparent, attempt },
+        { signal, log, reconcileId, traceparent, attempt: attempts.attempt },
       );
       outcome = { ok: true, result };
     } catch (error) {
@@ -150,16 +184,23 @@ export class Controller {
       clearInterval(heartbeat);
     }
     const seconds = (performance.now() - started) / 1_000;
-    log.debug({ ok: outcome.ok, seconds }, 'reconcile finished');
     metrics.reconcileTime.observe({ controller: name }, seconds);
     metrics.workDuration.observe(this.#labels, seconds);
-    const action = decide(outcome, attempt, this.options.retry);
-    await this.#carryOut(id, item, action, attempt, log);
+    if (signal.aborted) {
+      // Revoked or stopping: someone else takes the request; not the object's fault.
+      log.debug({ ok: outcome.ok, seconds }, 'reconcile aborted; request handed back');
+      item.retry(0);
+      return;
+    }
+    log.debug({ ok: outcome.ok, seconds }, 'reconcile finished');
+    const action = decide(outcome, attempts, this.options.retry, this.options.classify);
+    await this.#carryOut(id, item, action, attempts.attempt, log);
     metrics.reconcileTotal.inc({ controller: name, result: resultLabel(action) });
   }
 
   async #carryOut(id: string, item: WorkItem, action: Action, attempt: number, log: Logger) {
     const { metrics, name } = this.options;
+    if (action.kind !== 'retry' || action.error === undefined) this.#streak.delete(id);
     switch (action.kind) {
       case 'ack':
         this.#failures.delete(id);
@@ -167,17 +208,26 @@ export class Controller {
         log.debug('reconciled');
         return;
       case 'retry':
-        if (action.error !== undefined) {
-          this.#failures.set(id, attempt);
-          metrics.reconcileErrors.inc({ controller: name });
-          metrics.retries.inc(this.#labels);
-          log.error(
-            { err: action.error, attempt, retryInMs: action.delayMs },
-            'reconcile failed; will retry',
-          );
-        } else {
+        if (action.error === undefined) {
           this.#failures.delete(id);
           log.debug({ requeueAfterMs: action.delayMs }, 'reconciled; requeue requested');
+        } else {
+          this.#streak.set(id, (this.#streak.get(id) ?? 0) + 1);
+          metrics.reconcileErrors.inc({ controller: name });
+          metrics.retries.inc(this.#labels);
+          if (action.transient === true) {
+            metrics.transientRetries.inc({ controller: name });
+            log.warn(
+              { err: action.error, retryInMs: action.delayMs },
+              'a dependency is unavailable; will retry without limit',
+            );
+          } else {
+            this.#failures.set(id, attempt);
+            log.error(
+              { err: action.error, attempt, retryInMs: action.delayMs },
+              'reconcile failed; will retry',
+            );
+          }
         }
         item.retry(action.delayMs);
         return;
@@ -192,7 +242,7 @@ export class Controller {
         await this.options.onTerminal?.(item, action.error).catch((error: unknown) => {
           log.warn({ err: error }, 'terminal-error hook failed');
         });
-        item.terminate((action.error as Error).message);
+        item.terminate(errorMessage(action.error));
         return;
       case 'dead-letter':
         metrics.reconcileErrors.inc({ controller: name });
@@ -219,7 +269,10 @@ export class Controller {
   }
 }
 
-function parseKey(id: string): ObjectKey {
-  const [group = '', resource = '', namespace = '', ...name] = id.split('/');
-  return { group, resource, namespace, name: name.join('/') };
+function sameRequest(a: WorkItem, b: WorkItem): boolean {
+  return a.id !== undefined && a.id === b.id;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -82,6 +82,12 @@ export function runtimeMetrics(registry: Registry) {
       labelNames: ['controller'],
       registers,
     }),
+    transientRetries: new Counter({
+      name: 'kubebus_reconcile_transient_retries_total',
+      help: 'Retries because a dependency (apiserver, NATS) was unavailable; they spend no retry budget',
+      labelNames: ['controller'],
+      registers,
+    }),
     superseded: new Counter({
       name: 'kubebus_workqueue_superseded_total',
       help: 'Requests replaced by a newer one for the same object before they ran (latest wins)',

@@ -12,7 +12,7 @@ export type {
   Reconciler,
 } from './reconciler.js';
 export { decide, resultLabel } from './outcome.js';
-export type { Action, Outcome, ResultLabel, RetryPolicy } from './outcome.js';
+export type { Action, Attempts, Outcome, ResultLabel, RetryPolicy } from './outcome.js';
 export type { WorkItem } from './work-item.js';
 export { Controller } from './controller.js';
 export type { ControllerOptions } from './controller.js';

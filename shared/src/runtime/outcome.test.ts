@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { KubeApiError } from '../kube/api-error.js';
 import { decide, resultLabel, type RetryPolicy } from './outcome.js';
 import { TerminalError } from './reconciler.js';
 
 const policy: RetryPolicy = { baseMs: 100, capMs: 10_000, maxAttempts: 5 };
 const always = () => 1;
+const first = { attempt: 1, streak: 0 };
 
 describe('outcome → action', () => {
   it('acks a success and requeues after the asked delay', () => {
-    assert.deepEqual(decide({ ok: true, result: undefined }, 1, policy), { kind: 'ack' });
-    assert.deepEqual(decide({ ok: true, result: { requeueAfterMs: 5_000 } }, 1, policy), {
+    assert.deepEqual(decide({ ok: true, result: undefined }, first, policy), { kind: 'ack' });
+    assert.deepEqual(decide({ ok: true, result: { requeueAfterMs: 5_000 } }, first, policy), {
       kind: 'retry',
       delayMs: 5_000,
     });
@@ -18,15 +20,22 @@ describe('outcome → action', () => {
   it('retries errors with exponential backoff up to the cap', () => {
     const error = new Error('boom');
     const delays = [1, 2, 3, 4].map((attempt) => {
-      const action = decide({ ok: false, error }, attempt, policy, always);
+      const action = decide(
+        { ok: false, error },
+        { attempt, streak: attempt - 1 },
+        policy,
+        undefined,
+        always,
+      );
       if (action.kind !== 'retry') throw new Error(`expected a retry, got ${action.kind}`);
       return action.delayMs;
     });
     assert.deepEqual(delays, [100, 200, 400, 800]);
     const capped = decide(
       { ok: false, error },
-      4,
+      { attempt: 4, streak: 3 },
       { ...policy, capMs: 300, maxAttempts: 9 },
+      undefined,
       always,
     );
     assert.deepEqual(capped, { kind: 'retry', delayMs: 300, error });
@@ -34,12 +43,50 @@ describe('outcome → action', () => {
 
   it('dead-letters once the retry budget is spent', () => {
     const error = new Error('still broken');
-    assert.deepEqual(decide({ ok: false, error }, 5, policy), { kind: 'dead-letter', error });
+    assert.deepEqual(decide({ ok: false, error }, { attempt: 5, streak: 4 }, policy), {
+      kind: 'dead-letter',
+      error,
+    });
+  });
+
+  it('never dead-letters a transient failure, however long it lasts, and caps its backoff', () => {
+    for (const error of [
+      new KubeApiError(0, 'NoResponse', 'no answer from the apiserver: connect ECONNREFUSED'),
+      new KubeApiError(503, 'ServiceUnavailable', 'apiserver answered 503'),
+      new KubeApiError(429, 'TooManyRequests', 'apiserver answered 429'),
+      Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      Object.assign(new Error('timeout'), { name: 'TimeoutError' }),
+    ]) {
+      const action = decide(
+        { ok: false, error },
+        { attempt: 50, streak: 200 },
+        policy,
+        undefined,
+        always,
+      );
+      assert.equal(action.kind, 'retry', error.message);
+      assert.equal(action.kind === 'retry' && action.transient, true);
+      assert.equal(action.kind === 'retry' && action.delayMs, policy.capMs);
+    }
+  });
+
+  it('gives a failure the object causes (422 on its own write) a few tries, not the whole budget', () => {
+    const error = new KubeApiError(422, 'Invalid', 'apiserver answered 422 Invalid');
+    assert.equal(decide({ ok: false, error }, { attempt: 2, streak: 1 }, policy).kind, 'retry');
+    assert.equal(
+      decide({ ok: false, error }, { attempt: 3, streak: 2 }, policy).kind,
+      'dead-letter',
+    );
+    assert.equal(
+      decide({ ok: false, error }, { attempt: 1, streak: 0 }, { ...policy, objectAttempts: 1 })
+        .kind,
+      'dead-letter',
+    );
   });
 
   it('never retries a TerminalError', () => {
     const error = new TerminalError('bad spec');
-    const action = decide({ ok: false, error }, 1, policy);
+    const action = decide({ ok: false, error }, first, policy);
     assert.deepEqual(action, { kind: 'terminal', error });
     assert.equal(resultLabel(action), 'terminal_error');
   });

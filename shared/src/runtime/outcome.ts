@@ -1,6 +1,9 @@
 // The one place that owns retry semantics (controller-runtime's
 // internal/controller switch): how a reconcile's outcome becomes an action on
-// the message that asked for it.
+// the message that asked for it. Whose fault a failure is decides its budget:
+// a dependency that is down is waited out without limit, a failure the
+// object causes gets a few tries, anything else the full budget.
+import { classifyFailure, type FailureClass } from '../errors/failure-class.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { isTerminalError, type ReconcileResult } from './reconciler.js';
 
@@ -12,7 +15,13 @@ export type Action =
   /** done: remove the message */
   | { readonly kind: 'ack' }
   /** try again after a delay (requeue-after, or backoff after an error) */
-  | { readonly kind: 'retry'; readonly delayMs: number; readonly error?: unknown }
+  | {
+      readonly kind: 'retry';
+      readonly delayMs: number;
+      readonly error?: unknown;
+      /** a dependency was down: the try does not count against the budget */
+      readonly transient?: true;
+    }
   /** never again until the object changes */
   | { readonly kind: 'terminal'; readonly error: unknown }
   /** the retry budget is spent: park it in the DLQ, mark the object Degraded */
@@ -21,27 +30,42 @@ export type Action =
 export interface RetryPolicy extends BackoffPolicy {
   /** attempts before a failing reconcile is dead-lettered */
   readonly maxAttempts: number;
+  /** attempts for a failure the object causes (e.g. a 422 on its own write); default 3 */
+  readonly objectAttempts?: number;
+}
+
+/** Where a request stands: counted failures so far, and failures in a row of any kind. */
+export interface Attempts {
+  /** 1 on the first try; transient failures do not advance it */
+  readonly attempt: number;
+  /** failures in a row before this try, transient ones included (for the backoff) */
+  readonly streak: number;
 }
 
 export type ResultLabel = 'success' | 'requeue_after' | 'error' | 'terminal_error' | 'dead_letter';
 
 export function decide(
   outcome: Outcome,
-  attempt: number,
+  attempts: Attempts,
   policy: RetryPolicy,
+  classify: (error: unknown) => FailureClass = classifyFailure,
   random: () => number = Math.random,
 ): Action {
   if (outcome.ok) {
     const requeue = outcome.result?.requeueAfterMs;
     return requeue === undefined ? { kind: 'ack' } : { kind: 'retry', delayMs: requeue };
   }
-  if (isTerminalError(outcome.error)) return { kind: 'terminal', error: outcome.error };
-  if (attempt >= policy.maxAttempts) return { kind: 'dead-letter', error: outcome.error };
-  return {
-    kind: 'retry',
-    delayMs: backoffDelay(policy, attempt - 1, random),
-    error: outcome.error,
-  };
+  const { error } = outcome;
+  if (isTerminalError(error)) return { kind: 'terminal', error };
+  const delayMs = backoffDelay(policy, attempts.streak, random);
+  const failureClass = classify(error);
+  if (failureClass === 'transient') return { kind: 'retry', delayMs, error, transient: true };
+  const budget =
+    failureClass === 'object'
+      ? Math.min(policy.objectAttempts ?? 3, policy.maxAttempts)
+      : policy.maxAttempts;
+  if (attempts.attempt >= budget) return { kind: 'dead-letter', error };
+  return { kind: 'retry', delayMs, error };
 }
 
 /** The `result` label of controller_runtime_reconcile_total for an action. */

@@ -5,6 +5,12 @@ import type { ObjectKey } from './object-key.js';
 
 export interface WorkItem {
   readonly key: ObjectKey;
+  /**
+   * The transport's identity of the request (JetStream: stream and sequence).
+   * Two items with the same id are one request delivered twice: settling
+   * either settles both, so the runtime never acks one in place of the other.
+   */
+  readonly id?: string;
   /** when the request was made (ms since the epoch), for the queue-duration metric */
   readonly enqueuedAt: number;
   readonly traceparent?: string;

@@ -1,0 +1,68 @@
+// Whose fault a failure is decides how it is retried (one place, used by the
+// runtime): a dependency that is down is nobody's fault and is waited out for
+// as long as it takes; a failure that follows the object gets a small budget
+// and then one dead letter. The classes are read off the error and its causes
+// by shape, so this module needs neither the Kubernetes nor the NATS client.
+
+export const FailureClasses = {
+  /** the apiserver or NATS is unreachable, overloaded or timing out: wait it out */
+  Transient: 'transient',
+  /** the apiserver refused this object's request (400, 403, 404, 422, …): retrying will not help */
+  Object: 'object',
+  /** anything else (a bug, an external system): the usual retry budget */
+  Unknown: 'unknown',
+} as const;
+
+export type FailureClass = (typeof FailureClasses)[keyof typeof FailureClasses];
+
+/** Node's socket errors: the peer is not there (yet). */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+]);
+
+/** nats.js errors meaning the server (or the connection to it) is not available now. */
+const NATS_UNAVAILABLE = new Set([
+  'TimeoutError',
+  'ConnectionError',
+  'ClosedConnectionError',
+  'DrainingConnectionError',
+  'NoResponders',
+  'RequestError',
+]);
+
+interface ErrorShape {
+  readonly name?: unknown;
+  readonly code?: unknown;
+  /** an HTTP status (KubeApiError); 0 means no answer */
+  readonly status?: unknown;
+  readonly cause?: unknown;
+}
+
+export function classifyFailure(error: unknown): FailureClass {
+  for (let e: unknown = error, depth = 0; e !== undefined && depth < 8; depth++) {
+    if (typeof e !== 'object' || e === null) break;
+    const shape = e as ErrorShape;
+    if (typeof shape.status === 'number' && shape.name === 'KubeApiError') {
+      const status = shape.status;
+      if (status === 0 || status === 408 || status === 429 || status >= 500) return 'transient';
+      // 409: a write raced another writer; the next try reads again.
+      if (status === 409) return 'unknown';
+      if (status >= 400) return 'object';
+    }
+    if (typeof shape.code === 'string' && NETWORK_CODES.has(shape.code)) return 'transient';
+    if (typeof shape.name === 'string' && NATS_UNAVAILABLE.has(shape.name)) return 'transient';
+    // JetStream API errors: status 503 is "no JetStream leader / not available now".
+    if (shape.name === 'JetStreamApiError' && shape.status === 503) return 'transient';
+    e = shape.cause;
+  }
+  return 'unknown';
+}
