@@ -321,40 +321,76 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
     }, 'the fixed spec to reconcile');
   });
 
-  it('parks an object that keeps failing in the DLQ with Degraded, while others converge', async () => {
+  it('refuses at admission a name that cannot name its Service, with a clear message', async () => {
+    await namespace('names');
+    for (const name of ['db.prod', `db-${'x'.repeat(60)}`]) {
+      await assert.rejects(
+        create('names', name, { engine: 'postgres', version: '15', storage: { size: '1Gi' } }),
+        (error: { code?: number; body?: string }) =>
+          error.code === 422 &&
+          /names the cluster's Service and StatefulSet/.test(String(error.body)),
+        name,
+      );
+    }
+  });
+
+  it('parks an object that keeps failing in the DLQ once, with Degraded, while others converge', async () => {
     await namespace('poison');
-    // A name too long for a label value: every apply of its owned objects is refused.
-    const longName = `db-${'x'.repeat(66)}`;
+    // A quota that allows no Secret: every reconcile of a new cluster here is
+    // refused (403), deterministically — the object's fault, not an outage.
+    await core().createNamespacedResourceQuota({
+      namespace: 'poison',
+      body: { metadata: { name: 'no-secrets' }, spec: { hard: { 'count/secrets': '0' } } },
+    });
     const reconciler = pipeline.services.find((s) => s.name.startsWith('reconciler'));
-    await create('poison', longName, {
+    assert.ok(reconciler);
+    const skippedBefore = await reconciler.metric('kubebus_reconcile_parked_skips_total');
+    await create('poison', 'stuck', {
       engine: 'postgres',
       version: '15',
       storage: { size: '1Gi' },
     });
-    await create('poison', 'healthy', {
+    await namespace('poison-neighbour');
+    await create('poison-neighbour', 'healthy', {
       engine: 'postgres',
       version: '15',
       storage: { size: '1Gi' },
     });
     await waitFor(
-      async () => (await converged('poison', 'healthy')) !== undefined,
+      async () => (await converged('poison-neighbour', 'healthy')) !== undefined,
       'the healthy cluster',
     );
     await waitFor(
-      async () => condition(await read('poison', longName), 'Degraded')?.status === 'True',
+      async () => condition(await read('poison', 'stuck'), 'Degraded')?.status === 'True',
       'the Degraded condition',
       90_000,
     );
-    const degraded = condition(await read('poison', longName), 'Degraded');
-    assert.equal(degraded?.reason, 'ReconcileFailed');
-    assert.match(degraded?.message ?? '', /attempts failed/);
-    const letters = await readStream(nc, Streams.deadLetters, 'kubebus.dlq.databasecluster.>');
-    const letter = letters.map(
-      (m) => JSON.parse(new TextDecoder().decode(m.data)) as { key: { name: string } },
+    const degraded = condition(await read('poison', 'stuck'), 'Degraded');
+    assert.equal(degraded?.reason, 'RetryBudgetSpent');
+    assert.match(degraded?.message ?? '', /3 attempts failed: .*403/);
+    // The Degraded write changes the object; that change is seen and skipped,
+    // not a second round of retries ending in a second letter.
+    await waitFor(
+      async () => (await reconciler.metric('kubebus_reconcile_parked_skips_total')) > skippedBefore,
+      'the reconciler to see the Degraded object and leave it parked',
     );
-    assert.ok(letter.some((l) => l.key.name === longName));
-    assert.ok(reconciler);
-    assert.ok((await reconciler.metric('kubebus_reconcile_dead_letters_total')) >= 1);
+    const letters = (await readStream(nc, Streams.deadLetters, 'kubebus.dlq.databasecluster.>'))
+      .map(
+        (m) =>
+          JSON.parse(new TextDecoder().decode(m.data)) as {
+            key: { name: string };
+            code: string;
+            attempts: number;
+          },
+      )
+      .filter((l) => l.key.name === 'stuck');
+    assert.equal(letters.length, 1, 'one letter');
+    assert.equal(letters[0]?.code, 'KUBEBUS_KUBE_API');
+    assert.equal(
+      letters[0]?.attempts,
+      3,
+      'a 403 on its own write gets a few tries, not the budget',
+    );
   });
 
   it('runs the finalizer on delete: removes the bucket, then lets the cluster and its objects go', async () => {

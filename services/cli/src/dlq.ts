@@ -67,5 +67,22 @@ export async function redrive(nc: NatsConnection, seq: number): Promise<string> 
 }
 
 export function formatLetter({ seq, letter }: StoredLetter): string {
-  return `#${seq} ${letter.time} ${letter.origin} ${formatKey(letter.key)} (${letter.code}, ${letter.attempts} attempts): ${letter.reason}`;
+  return `#${seq} ${letter.time} ${letter.origin} ${printable(formatKey(letter.key), 300)} (${printable(letter.code, 60)}, ${letter.attempts} attempts): ${printable(letter.reason, 300)}`;
+}
+
+/**
+ * One terminal-safe line: a letter's fields come from the bus (a malformed
+ * message's bytes, a multi-line zod report), so control characters are
+ * escaped, whitespace runs folded, and the rest cut at `max` characters.
+ */
+export function printable(text: string, max: number): string {
+  const line = text
+    .replace(/\s+/g, ' ')
+    .replace(
+      // eslint-disable-next-line no-control-regex -- control characters are what is being removed
+      /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    )
+    .trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

@@ -3,7 +3,7 @@ import { loadConfig } from '@kubebus/shared/config';
 import { connect } from '@nats-io/transport-node';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { formatLetter, inspectDeadLetter, listDeadLetters, redrive } from './dlq.js';
+import { formatLetter, inspectDeadLetter, listDeadLetters, printable, redrive } from './dlq.js';
 import { readRevisions } from '@kubebus/shared/bus';
 import { formatHistory, readDeadLettersOf } from './history.js';
 
@@ -26,14 +26,24 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: {
-    origin: { type: 'string' },
-    json: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  },
-});
+function parseCommandLine() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        origin: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    // node's messages are one line already ("Unknown option '--bogus'…")
+    return fail(
+      `${(error as Error).message.split('\n')[0] ?? ''} (kubebus --help lists the options)`,
+    );
+  }
+}
+const { positionals, values } = parseCommandLine();
 if (values.help === true || positionals.length === 0) {
   process.stdout.write(USAGE);
   process.exit(values.help === true ? 0 : 2);
@@ -49,7 +59,22 @@ const nc = await connect({
   servers: env.KUBEBUS_NATS_URL.split(','),
   ...(env.KUBEBUS_NATS_USER === undefined ? {} : { user: env.KUBEBUS_NATS_USER }),
   ...(env.KUBEBUS_NATS_PASSWORD === undefined ? {} : { pass: env.KUBEBUS_NATS_PASSWORD }),
+}).catch((error: unknown) => {
+  process.stderr.write(
+    `kubebus: cannot connect to NATS at ${env.KUBEBUS_NATS_URL}: ${(error as Error).message}; check KUBEBUS_NATS_URL and the user\n`,
+  );
+  process.exit(1);
 });
+
+/** A sequence number from the command line, or exit 2 saying what was expected. */
+function sequence(text: string | undefined): number {
+  const seq = Number(text);
+  if (text === undefined || !Number.isInteger(seq) || seq <= 0)
+    return fail(
+      `expected a dead letter's sequence number (see kubebus dlq list), got ${JSON.stringify(text ?? '')}`,
+    );
+  return seq;
+}
 
 try {
   const [command, sub, ...rest] = positionals;
@@ -77,17 +102,22 @@ try {
     );
   } else if (command === 'dlq' && sub === 'inspect') {
     process.stdout.write(
-      `${JSON.stringify(await inspectDeadLetter(nc, Number(rest[0])), null, 2)}\n`,
+      `${JSON.stringify(await inspectDeadLetter(nc, sequence(rest[0])), null, 2)}\n`,
     );
   } else if (command === 'dlq' && sub === 'redrive') {
     if (rest.length === 0)
       fail('dlq redrive needs the sequence numbers of the letters (see dlq list)');
-    for (const seq of rest) process.stdout.write(`${await redrive(nc, Number(seq))}\n`);
+    for (const seq of rest.map(sequence)) process.stdout.write(`${await redrive(nc, seq)}\n`);
   } else {
     fail(`unknown command\n${USAGE}`);
   }
 } catch (error) {
-  process.stderr.write(`kubebus: ${(error as Error).message}\n`);
+  const message = (error as Error).message;
+  process.stderr.write(
+    /stream not found/i.test(message)
+      ? `kubebus: ${message}: this NATS server holds no kubebus streams (is KUBEBUS_NATS_URL the one your kubebus services use?)\n`
+      : `kubebus: ${printable(message, 500)}\n`,
+  );
   process.exitCode = 1;
 } finally {
   await nc.close();

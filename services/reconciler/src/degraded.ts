@@ -1,9 +1,14 @@
 // What the object shows once its retry budget is spent: its current status
 // with Degraded=True and the error, so a person sees it without reading logs.
-import type { StatusPublisher } from '@kubebus/shared/bus';
+// That condition also parks the object: its own Degraded write, or any other
+// change that leaves the spec (generation) alone, does not start another
+// round of retries — a spec change or `kubebus dlq redrive` does.
+import { WorkMarkSchema, type StatusPublisher } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import { setCondition, type Condition } from '@kubebus/shared/kube';
-import type { ObjectKey } from '@kubebus/shared/runtime';
+import type { ObjectKey, Reconciler } from '@kubebus/shared/runtime';
+
+export const DEAD_LETTERED = 'RetryBudgetSpent';
 
 export async function publishDegraded(
   status: StatusPublisher,
@@ -19,7 +24,7 @@ export async function publishDegraded(
   const conditions = setCondition(current.conditions, {
     type: 'Degraded',
     status: 'True',
-    reason: 'ReconcileFailed',
+    reason: DEAD_LETTERED,
     message: reason.slice(0, 2_000),
     observedGeneration: object.metadata.generation ?? 0,
   });
@@ -32,4 +37,48 @@ export async function publishDegraded(
     status: { ...current, conditions },
     ...(traceparent === undefined ? {} : { traceparent }),
   });
+}
+
+/** Dead-lettered at its current generation, and not being deleted. */
+export function isParked(object: KubeObject): boolean {
+  if (object.metadata.deletionTimestamp !== undefined) return false;
+  const conditions = (object['status'] as { conditions?: Condition[] } | undefined)?.conditions;
+  const degraded = conditions?.find((c) => c.type === 'Degraded');
+  return (
+    degraded?.status === 'True' &&
+    degraded.reason === DEAD_LETTERED &&
+    degraded.observedGeneration === (object.metadata.generation ?? 0)
+  );
+}
+
+function isRedrive(body: Uint8Array | undefined): boolean {
+  if (body === undefined) return false;
+  try {
+    return WorkMarkSchema.parse(JSON.parse(new TextDecoder().decode(body))).reason === 'redrive';
+  } catch {
+    return false;
+  }
+}
+
+/** Skips parked objects unless the request is a re-drive. */
+export function skipParked(
+  reader: { read(key: ObjectKey): Promise<KubeObject | undefined> },
+  reconciler: Reconciler,
+  onSkipped: () => void,
+): Reconciler {
+  return {
+    async reconcile(request, context) {
+      if (!isRedrive(request.body)) {
+        const object = await reader.read(request.key);
+        if (object !== undefined && isParked(object)) {
+          onSkipped();
+          context.log.debug(
+            'dead-lettered at this generation: waiting for a spec change or a re-drive',
+          );
+          return undefined;
+        }
+      }
+      return reconciler.reconcile(request, context);
+    },
+  };
 }

@@ -1,23 +1,17 @@
 // The reconciler process: the only place that reads the environment and signals.
 import { connectBus } from '@kubebus/shared/bus';
-import { loadConfig } from '@kubebus/shared/config';
+import { configOrExit, kubeConfigOrExit, orExit } from '@kubebus/shared/config';
 import { gracefulShutdown, startServiceShell } from '@kubebus/shared/obs';
-import { loadKubeConfig } from '@kubebus/shared/kube';
 import { hostname } from 'node:os';
 import { ReconcilerConfigSchema } from './config.js';
 import { startReconcilerService } from './reconciler-service.js';
 
-let config;
-try {
-  config = loadConfig(ReconcilerConfigSchema, {
-    // each replica needs its own id: the host name is one (the pod or container name)
-    KUBEBUS_REPLICA_ID: hostname().replace(/[^-_a-zA-Z0-9]/g, '-'),
-    ...process.env,
-  });
-} catch (error) {
-  process.stderr.write(`kubebus reconciler: ${(error as Error).message}\n`);
-  process.exit(2);
-}
+const config = configOrExit('reconciler', ReconcilerConfigSchema, {
+  // each replica needs its own id: the host name is one (the pod or container name)
+  KUBEBUS_REPLICA_ID: hostname().replace(/[^-_a-zA-Z0-9]/g, '-'),
+  ...process.env,
+});
+const kubeConfig = kubeConfigOrExit('reconciler', config.kubeconfig);
 
 const shell = await startServiceShell({
   service: 'reconciler',
@@ -25,11 +19,10 @@ const shell = await startServiceShell({
   health: config.health,
 });
 const { log } = shell;
-const kubeConfig = loadKubeConfig(config.kubeconfig);
 
-const bus = await connectBus(
-  { ...config.nats, name: `kubebus-reconciler-${config.replicaId}` },
-  log,
+const bus = await orExit(
+  'reconciler',
+  connectBus({ ...config.nats, name: `kubebus-reconciler-${config.replicaId}` }, log),
 );
 const reconciler = await startReconcilerService({
   config,

@@ -17,18 +17,19 @@ import {
   type BusConnection,
   type RunningPartitions,
 } from '@kubebus/shared/bus';
-import { ErrorCodes } from '@kubebus/shared/errors';
+import { ErrorCodes, isKubebusError } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
-import { KubeClient } from '@kubebus/shared/kube';
+import { KubeClient, TokenBucket } from '@kubebus/shared/kube';
 import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics } from '@kubebus/shared/runtime';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Kvm } from '@nats-io/kv';
+import { Counter } from 'prom-client';
 import type { ReconcilerConfig } from './config.js';
 import { BackupBuckets } from './databasecluster/backup-bucket.js';
 import { DATABASE_CLUSTERS, DatabaseClusterReconciler } from './databasecluster/reconciler.js';
 import { KIND } from './databasecluster/spec.js';
-import { publishDegraded } from './degraded.js';
+import { publishDegraded, skipParked } from './degraded.js';
 import { startHttpSource } from './http-source.js';
 
 export interface RunningReconciler {
@@ -46,7 +47,9 @@ export async function startReconcilerService(deps: {
 }): Promise<RunningReconciler> {
   const { config, bus, log, registry } = deps;
   const { js, jsm } = await openJetStream(bus.nc);
-  const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry));
+  const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
+    throttle: new TokenBucket(config.kubeRate.qps, config.kubeRate.burst),
+  });
   const reader = new ObjectReader(jsm, (path) => client.getIfExists<KubeObject>(path));
   const status = new StatusPublisher(js, config.statusPartitions);
   const reconciler = new DatabaseClusterReconciler({
@@ -58,44 +61,55 @@ export async function startReconcilerService(deps: {
     instance: config.replicaId,
   });
 
-  const controller = new Controller(reconciler, {
-    name: config.controller,
-    maxConcurrent: config.maxConcurrent,
-    retry: config.retry,
-    heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
-    metrics: runtimeMetrics(registry),
-    log,
-    onDeadLetter: async (item, error, attempts) => {
-      const reason = error instanceof Error ? error.message : String(error);
-      await publishDeadLetter(
-        js,
-        deadLetter({
-          origin: config.controller,
-          key: item.key,
-          reason,
-          code: ErrorCodes.KubeApi,
-          subject: subjects.work(
-            config.controller,
-            partitionOf(item.key, config.partitions),
-            item.key,
-          ),
-          attempts,
-          ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
-          ...(item.traceparent === undefined ? {} : { traceparent: item.traceparent }),
-        }),
-      );
-      const object = await reader.read(item.key);
-      if (object !== undefined) {
-        await publishDegraded(
-          status,
-          item.key,
-          object,
-          `${attempts} attempts failed: ${reason}`,
-          item.traceparent,
-        );
-      }
-    },
+  const parkedSkips = new Counter({
+    name: 'kubebus_reconcile_parked_skips_total',
+    help: 'Changes to a dead-lettered object that left its spec alone: not retried until a spec change or a re-drive',
+    registers: [registry],
   });
+  const controller = new Controller(
+    skipParked(reader, reconciler, () => {
+      parkedSkips.inc();
+    }),
+    {
+      name: config.controller,
+      maxConcurrent: config.maxConcurrent,
+      retry: config.retry,
+      heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
+      metrics: runtimeMetrics(registry),
+      log,
+      onDeadLetter: async (item, error, attempts) => {
+        const reason = error instanceof Error ? error.message : String(error);
+        const code = isKubebusError(error) ? error.code : ErrorCodes.ReconcileFailed;
+        await publishDeadLetter(
+          js,
+          deadLetter({
+            origin: config.controller,
+            key: item.key,
+            reason,
+            code,
+            subject: subjects.work(
+              config.controller,
+              partitionOf(item.key, config.partitions),
+              item.key,
+            ),
+            attempts,
+            ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
+            ...(item.traceparent === undefined ? {} : { traceparent: item.traceparent }),
+          }),
+        );
+        const object = await reader.read(item.key);
+        if (object !== undefined) {
+          await publishDegraded(
+            status,
+            item.key,
+            object,
+            `${attempts} attempts failed: ${reason}`,
+            item.traceparent,
+          );
+        }
+      },
+    },
+  );
 
   let partitions: RunningPartitions | undefined;
   if (config.consume) {

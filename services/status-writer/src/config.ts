@@ -8,8 +8,6 @@ import {
 } from '@kubebus/shared/config';
 import { z } from 'zod';
 
-const positive = (fallback: number) => z.coerce.number().positive().default(fallback);
-
 export const StatusWriterConfigSchema = z
   .object({
     ...CommonEnv,
@@ -21,16 +19,12 @@ export const StatusWriterConfigSchema = z
     }),
     KUBEBUS_STATUS_PARTITIONS: positiveInt(16),
     KUBEBUS_FIELD_MANAGER: z.string().default('kubebus-status-writer'),
-    KUBEBUS_QPS: positive(20),
-    KUBEBUS_BURST: positiveInt(40),
   })
   .transform((env) => ({
     ...commonConfig(env),
     ...workerConfig(env),
     partitions: env.KUBEBUS_STATUS_PARTITIONS,
     fieldManager: env.KUBEBUS_FIELD_MANAGER,
-    qps: env.KUBEBUS_QPS,
-    burst: env.KUBEBUS_BURST,
   }));
 
 export type StatusWriterConfig = z.output<typeof StatusWriterConfigSchema>;

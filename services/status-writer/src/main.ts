@@ -1,23 +1,17 @@
 // The status writer process: the only place that reads the environment and signals.
 import { connectBus } from '@kubebus/shared/bus';
-import { loadConfig } from '@kubebus/shared/config';
+import { configOrExit, kubeConfigOrExit, orExit } from '@kubebus/shared/config';
 import { gracefulShutdown, startServiceShell } from '@kubebus/shared/obs';
-import { loadKubeConfig } from '@kubebus/shared/kube';
 import { hostname } from 'node:os';
 import { StatusWriterConfigSchema } from './config.js';
 import { startStatusWriter } from './status-writer.js';
 
-let config;
-try {
-  config = loadConfig(StatusWriterConfigSchema, {
-    // each replica needs its own id: the host name is one (the pod or container name)
-    KUBEBUS_REPLICA_ID: hostname().replace(/[^-_a-zA-Z0-9]/g, '-'),
-    ...process.env,
-  });
-} catch (error) {
-  process.stderr.write(`kubebus status-writer: ${(error as Error).message}\n`);
-  process.exit(2);
-}
+const config = configOrExit('status-writer', StatusWriterConfigSchema, {
+  // each replica needs its own id: the host name is one (the pod or container name)
+  KUBEBUS_REPLICA_ID: hostname().replace(/[^-_a-zA-Z0-9]/g, '-'),
+  ...process.env,
+});
+const kubeConfig = kubeConfigOrExit('status-writer', config.kubeconfig);
 
 const shell = await startServiceShell({
   service: 'status-writer',
@@ -25,11 +19,10 @@ const shell = await startServiceShell({
   health: config.health,
 });
 const { log } = shell;
-const kubeConfig = loadKubeConfig(config.kubeconfig);
 
-const bus = await connectBus(
-  { ...config.nats, name: `kubebus-status-writer-${config.replicaId}` },
-  log,
+const bus = await orExit(
+  'status-writer',
+  connectBus({ ...config.nats, name: `kubebus-status-writer-${config.replicaId}` }, log),
 );
 const writer = await startStatusWriter({ config, kubeConfig, bus, log, registry: shell.registry });
 shell.checks.ready('status-writer', () => writer.ready());

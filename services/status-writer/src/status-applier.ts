@@ -19,6 +19,7 @@ import {
 } from '@kubebus/shared/runtime';
 import { isDeepStrictEqual } from 'node:util';
 import type { StatusWriterMetrics } from './metrics.js';
+import { WrittenStatus } from './written-status.js';
 
 export function parseIntent(body: Uint8Array | undefined): StatusIntent {
   const parsed = StatusIntentSchema.safeParse(
@@ -90,33 +91,40 @@ export function judge(intent: StatusIntent, current: KubeObject | undefined): De
   return same ? { apply: false, reason: 'noop' } : { apply: true, status: desired };
 }
 
+export interface StatusApplierDeps {
+  readonly client: KubeClient;
+  /** the object as last recorded on the bus (no apiserver request) */
+  readonly read: (key: StatusIntent['key']) => Promise<KubeObject | undefined>;
+  readonly fieldManager: string;
+  readonly metrics: StatusWriterMetrics;
+}
+
 export class StatusApplier implements Reconciler {
-  constructor(
-    private readonly client: KubeClient,
-    private readonly fieldManager: string,
-    private readonly metrics: StatusWriterMetrics,
-  ) {}
+  readonly #written = new WrittenStatus();
+
+  constructor(private readonly deps: StatusApplierDeps) {}
 
   async reconcile(request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileResult> {
     const intent = parseIntent(request.body);
     const resource = resourceOf(intent);
-    const path = objectPath(resource, intent.key.namespace, intent.key.name);
+    const { client, metrics } = this.deps;
     let current: KubeObject | undefined;
     try {
-      current = await this.client.request<KubeObject>(path, { signal: context.signal });
+      current = await this.#current(intent, resource, context.signal);
     } catch (error) {
-      if (!isKubeApiError(error, 404)) return this.#failed(error);
+      return this.#failed(error);
     }
     const decision = judge(intent, current);
     if (!decision.apply) {
-      this.metrics.skipped.inc({ reason: decision.reason });
+      metrics.skipped.inc({ reason: decision.reason });
       context.log.debug({ reason: decision.reason }, 'status intent skipped');
       return undefined;
     }
     const started = performance.now();
+    let answer: KubeObject;
     try {
-      await apply(
-        this.client,
+      answer = await apply(
+        client,
         resource,
         {
           apiVersion: intent.apiVersion,
@@ -124,36 +132,56 @@ export class StatusApplier implements Reconciler {
           metadata: {
             name: intent.key.name,
             ...(intent.key.namespace === '' ? {} : { namespace: intent.key.namespace }),
+            // a precondition: the patch fails (409) if the object was re-created meanwhile
             uid: intent.uid,
           },
           status: decision.status,
         },
-        { fieldManager: this.fieldManager, subresource: 'status', signal: context.signal },
+        { fieldManager: this.deps.fieldManager, subresource: 'status', signal: context.signal },
       );
     } catch (error) {
       if (isKubeApiError(error, 404) || isKubeApiError(error, 409)) {
-        this.metrics.skipped.inc({ reason: 'gone' });
+        this.#written.forget(intent.key);
+        metrics.skipped.inc({ reason: 'gone' });
         return undefined; // deleted or re-created meanwhile
       }
       return this.#failed(error);
     } finally {
-      this.metrics.patchDuration.observe((performance.now() - started) / 1_000);
+      metrics.patchDuration.observe((performance.now() - started) / 1_000);
     }
-    this.metrics.patches.inc({ result: 'applied' });
+    this.#written.remember(intent.key, answer);
+    metrics.patches.inc({ result: 'applied' });
     context.log.info({ observedGeneration: intent.observedGeneration }, 'status applied');
     return undefined;
   }
 
+  /** The object to judge the intent against; the apiserver only when the bus has no record. */
+  async #current(
+    intent: StatusIntent,
+    resource: ResourceRef,
+    signal: AbortSignal,
+  ): Promise<KubeObject | undefined> {
+    const recorded = await this.deps.read(intent.key);
+    if (recorded !== undefined) return this.#written.current(intent.key, recorded);
+    try {
+      const path = objectPath(resource, intent.key.namespace, intent.key.name);
+      return await this.deps.client.request<KubeObject>(path, { signal });
+    } catch (error) {
+      if (isKubeApiError(error, 404)) return undefined;
+      throw error;
+    }
+  }
+
   #failed(error: unknown): ReconcileResult {
     if (isKubeApiError(error) && error.status === 429 && error.retryAfterMs !== undefined) {
-      this.metrics.patches.inc({ result: 'throttled' });
+      this.deps.metrics.patches.inc({ result: 'throttled' });
       return { requeueAfterMs: error.retryAfterMs };
     }
     if (isKubeApiError(error) && !error.retryable) {
-      this.metrics.patches.inc({ result: 'rejected' });
+      this.deps.metrics.patches.inc({ result: 'rejected' });
       throw new TerminalError(error.message, { cause: error });
     }
-    this.metrics.patches.inc({ result: 'error' });
+    this.deps.metrics.patches.inc({ result: 'error' });
     throw error;
   }
 }

@@ -2,6 +2,7 @@
 // intents, over the partitions of KUBEBUS_STATUS this replica holds.
 import {
   Buckets,
+  ObjectReader,
   Streams,
   deadLetter,
   openJetStream,
@@ -13,6 +14,7 @@ import {
   type BusConnection,
 } from '@kubebus/shared/bus';
 import { ErrorCodes } from '@kubebus/shared/errors';
+import type { KubeObject } from '@kubebus/shared/events';
 import { KubeClient, TokenBucket } from '@kubebus/shared/kube';
 import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics, type WorkItem } from '@kubebus/shared/runtime';
@@ -39,9 +41,10 @@ export async function startStatusWriter(deps: {
   const { config, bus, log, registry } = deps;
   const { js, jsm } = await openJetStream(bus.nc);
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
-    throttle: new TokenBucket(config.qps, config.burst),
+    throttle: new TokenBucket(config.kubeRate.qps, config.kubeRate.burst),
   });
   const metrics = statusWriterMetrics(registry);
+  const reader = new ObjectReader(jsm, (path) => client.getIfExists<KubeObject>(path));
 
   // Parks an intent with the reason and the subject `kubebus dlq redrive` sends it back to.
   const park = async (item: WorkItem, error: unknown, attempts: number) => {
@@ -59,20 +62,28 @@ export async function startStatusWriter(deps: {
       }),
     );
   };
-  const controller = new Controller(new StatusApplier(client, config.fieldManager, metrics), {
-    name: CONTROLLER_NAME,
-    maxConcurrent: config.maxConcurrent,
-    retry: config.retry,
-    heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
-    metrics: runtimeMetrics(registry),
-    log,
-    onDeadLetter: park,
-    // A patch the apiserver rejects (422) is parked with its message, never retried in a loop.
-    onTerminal: async (item, error) => {
-      metrics.patches.inc({ result: 'dead_letter' });
-      await park(item, error, 1);
+  const controller = new Controller(
+    new StatusApplier({
+      client,
+      read: (key) => reader.read(key),
+      fieldManager: config.fieldManager,
+      metrics,
+    }),
+    {
+      name: CONTROLLER_NAME,
+      maxConcurrent: config.maxConcurrent,
+      retry: config.retry,
+      heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
+      metrics: runtimeMetrics(registry),
+      log,
+      onDeadLetter: park,
+      // A patch the apiserver rejects (422) is parked with its message, never retried in a loop.
+      onTerminal: async (item, error) => {
+        metrics.patches.inc({ result: 'dead_letter' });
+        await park(item, error, 1);
+      },
     },
-  });
+  );
 
   const partitions = await runPartitioned(
     { js, jsm, leases: await new Kvm(bus.nc).open(Buckets.leases), controller, log },

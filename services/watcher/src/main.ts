@@ -1,18 +1,12 @@
 // The watcher process: the only place that reads the environment and signals.
 import { connectBus } from '@kubebus/shared/bus';
-import { loadConfig } from '@kubebus/shared/config';
+import { configOrExit, kubeConfigOrExit, orExit } from '@kubebus/shared/config';
 import { gracefulShutdown, startServiceShell } from '@kubebus/shared/obs';
-import { loadKubeConfig } from '@kubebus/shared/kube';
 import { WatcherConfigSchema } from './config.js';
 import { startWatcher } from './watcher.js';
 
-let config;
-try {
-  config = loadConfig(WatcherConfigSchema, process.env);
-} catch (error) {
-  process.stderr.write(`kubebus watcher: ${(error as Error).message}\n`);
-  process.exit(2);
-}
+const config = configOrExit('watcher', WatcherConfigSchema, process.env);
+const kubeConfig = kubeConfigOrExit('watcher', config.kubeconfig);
 
 const shell = await startServiceShell({
   service: 'watcher',
@@ -20,9 +14,11 @@ const shell = await startServiceShell({
   health: config.health,
 });
 const { log } = shell;
-const kubeConfig = loadKubeConfig(config.kubeconfig);
 
-const bus = await connectBus({ ...config.nats, name: `kubebus-watcher-${config.watcherId}` }, log);
+const bus = await orExit(
+  'watcher',
+  connectBus({ ...config.nats, name: `kubebus-watcher-${config.watcherId}` }, log),
+);
 const watcher = await startWatcher({ config, kubeConfig, bus, log, registry: shell.registry });
 shell.checks.live('watch-loops', () => watcher.live());
 shell.checks.ready('watcher', () => watcher.ready());

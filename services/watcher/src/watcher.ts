@@ -1,7 +1,7 @@
 // The watcher service, assembled: discovery, the streams, one ResourceWatcher
 // per watched resource, the resync timer, and the health of it all.
 import { Buckets, OrderedPublisher, openJetStream, type BusConnection } from '@kubebus/shared/bus';
-import { KubeClient } from '@kubebus/shared/kube';
+import { KubeClient, TokenBucket } from '@kubebus/shared/kube';
 import type { Logger, Registry } from '@kubebus/shared/obs';
 import { backoffDelay } from '@kubebus/shared/runtime';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -32,7 +32,9 @@ export async function startWatcher(deps: {
 }): Promise<RunningWatcher> {
   const { config, bus, log } = deps;
   const metrics = watcherMetrics(deps.registry);
-  const client = new KubeClient(deps.kubeConfig, metrics.rest);
+  const client = new KubeClient(deps.kubeConfig, metrics.rest, {
+    throttle: new TokenBucket(deps.config.kubeRate.qps, deps.config.kubeRate.burst),
+  });
   const abort = new AbortController();
 
   const { js } = await openJetStream(bus.nc);

@@ -1,14 +1,23 @@
 // One NATS connection per service, reconnecting for ever: NATS being down is a
 // state to report (not ready) and wait out, never a reason to exit.
-import type { NatsConnection } from '@nats-io/nats-core';
+import { usernamePasswordAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import type { Logger } from '../obs/mod.js';
+import { backoffDelay } from '../runtime/backoff.js';
+
+/** filter_subjects and sync_interval need 2.10; older servers fail with obscure errors. */
+export const MIN_NATS_VERSION = '2.10.0';
 
 export interface BusConnectionOptions {
   readonly servers: string;
   /** the service's own NATS user (each service has one, with allow lists) */
   readonly user?: string;
   readonly pass?: string;
+  /** a file holding the password, read again at every (re)connect (a mounted Secret) */
+  readonly passFile?: string;
   readonly name: string;
 }
 
@@ -22,16 +31,15 @@ export async function connectBus(
   options: BusConnectionOptions,
   log: Logger,
 ): Promise<BusConnection> {
-  const nc = await connect({
-    servers: options.servers.split(','),
-    name: options.name,
-    ...(options.user === undefined ? {} : { user: options.user }),
-    ...(options.pass === undefined ? {} : { pass: options.pass }),
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 500,
-    waitOnFirstConnect: true,
-    pingInterval: 10_000,
-  });
+  const nc = await connectPatiently(options, log);
+  const version = nc.info?.version ?? '0.0.0';
+  if (compareVersions(version, MIN_NATS_VERSION) < 0) {
+    await nc.close();
+    throw new KubebusError(
+      ErrorCodes.UnsupportedServer,
+      `nats-server ${version} at ${options.servers} is too old: kubebus needs nats-server >= ${MIN_NATS_VERSION} with JetStream`,
+    );
+  }
   let connected = true;
   void (async () => {
     for await (const status of nc.status()) {
@@ -64,4 +72,60 @@ export async function connectBus(
     }
   })();
   return { nc, connected: () => connected && !nc.isClosed() };
+}
+
+/**
+ * Connects, and keeps trying while NATS is unreachable or refuses the user:
+ * the service stays up (and not ready) with one log line per attempt, and
+ * picks up a changed password file on the next try.
+ */
+async function connectPatiently(
+  options: BusConnectionOptions,
+  log: Logger,
+): Promise<NatsConnection> {
+  const password = () =>
+    options.passFile === undefined
+      ? (options.pass ?? '')
+      : readFileSync(options.passFile, 'utf8').trim();
+  const auth =
+    options.user === undefined
+      ? {}
+      : { authenticator: usernamePasswordAuthenticator(options.user, password) };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await connect({
+        servers: options.servers.split(','),
+        name: options.name,
+        ...auth,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+        pingInterval: 10_000,
+      });
+    } catch (error) {
+      const retryInMs = backoffDelay({ baseMs: 500, capMs: 30_000 }, attempt);
+      const reason = (error as Error).message;
+      const who = options.user === undefined ? 'no user' : `user ${options.user}`;
+      log.error(
+        { retryInMs, attempt: attempt + 1 },
+        /authori[sz]ation|authentication|permission/i.test(reason)
+          ? `NATS refused ${who}: ${reason}; check the user and password (retrying)`
+          : `cannot reach NATS at ${options.servers}: ${reason} (retrying)`,
+      );
+      await sleep(retryInMs);
+    }
+  }
+}
+
+function compareVersions(a: string, b: string): number {
+  const parts = (v: string) =>
+    v
+      .split(/[.-]/)
+      .slice(0, 3)
+      .map((p) => Number.parseInt(p, 10) || 0);
+  const [x, y] = [parts(a), parts(b)];
+  for (let i = 0; i < 3; i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
 }

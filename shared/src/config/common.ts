@@ -5,10 +5,15 @@ export const CommonEnv = {
   KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
   KUBEBUS_NATS_USER: z.string().optional(),
   KUBEBUS_NATS_PASSWORD: z.string().optional(),
+  /** read again at every (re)connect: a mounted Secret changes in place */
+  KUBEBUS_NATS_PASSWORD_FILE: z.string().optional(),
   KUBECONFIG: z.string().optional(),
   KUBEBUS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   KUBEBUS_HEALTH_HOST: z.string().default('0.0.0.0'),
   KUBEBUS_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+  /** client-side rate limit towards the apiserver (client-go's QPS and burst) */
+  KUBEBUS_QPS: z.coerce.number().positive().default(20),
+  KUBEBUS_BURST: z.coerce.number().int().positive().default(40),
 };
 
 export const CommonSchema = z.object(CommonEnv);
@@ -21,7 +26,11 @@ export function commonConfig(env: CommonInput) {
       servers: env.KUBEBUS_NATS_URL,
       ...(env.KUBEBUS_NATS_USER === undefined ? {} : { user: env.KUBEBUS_NATS_USER }),
       ...(env.KUBEBUS_NATS_PASSWORD === undefined ? {} : { pass: env.KUBEBUS_NATS_PASSWORD }),
+      ...(env.KUBEBUS_NATS_PASSWORD_FILE === undefined
+        ? {}
+        : { passFile: env.KUBEBUS_NATS_PASSWORD_FILE }),
     },
+    kubeRate: { qps: env.KUBEBUS_QPS, burst: env.KUBEBUS_BURST },
     kubeconfig: env.KUBECONFIG,
     health: { host: env.KUBEBUS_HEALTH_HOST, port: env.KUBEBUS_HEALTH_PORT },
     logLevel: env.KUBEBUS_LOG_LEVEL,

@@ -15,6 +15,8 @@ export function workerEnv(defaults: WorkerDefaults) {
   return {
     KUBEBUS_MAX_CONCURRENT: positiveInt(8),
     KUBEBUS_MAX_ATTEMPTS: positiveInt(defaults.maxAttempts),
+    /** tries for a failure the object causes (a 422 on its own write) before the DLQ */
+    KUBEBUS_OBJECT_ATTEMPTS: positiveInt(3),
     KUBEBUS_BACKOFF_BASE: durationMs(defaults.backoffBase),
     KUBEBUS_BACKOFF_CAP: durationMs(defaults.backoffCap),
     KUBEBUS_ACK_WAIT: durationMs('30s'),
@@ -38,6 +40,7 @@ export function workerConfig(env: z.output<typeof WorkerSchema>) {
       baseMs: env.KUBEBUS_BACKOFF_BASE,
       capMs: env.KUBEBUS_BACKOFF_CAP,
       maxAttempts: env.KUBEBUS_MAX_ATTEMPTS,
+      objectAttempts: env.KUBEBUS_OBJECT_ATTEMPTS,
     },
     ackWaitMs: env.KUBEBUS_ACK_WAIT,
     leaseRenewMs: env.KUBEBUS_LEASE_RENEW,

@@ -2,6 +2,8 @@
 export const ErrorCodes = {
   /** A configuration value is missing or invalid; the service does not start. */
   InvalidConfig: 'KUBEBUS_INVALID_CONFIG',
+  /** A server (NATS, Kubernetes) is older than kubebus supports; the service does not start. */
+  UnsupportedServer: 'KUBEBUS_UNSUPPORTED_SERVER',
   /** A message on the bus is not a valid kubebus CloudEvent or intent. */
   MalformedMessage: 'KUBEBUS_MALFORMED_MESSAGE',
   /** A message exceeds the size kubebus accepts. */
@@ -16,6 +18,8 @@ export const ErrorCodes = {
   WatchStalled: 'KUBEBUS_WATCH_STALLED',
   /** Publishing to JetStream failed after its retries. */
   PublishFailed: 'KUBEBUS_PUBLISH_FAILED',
+  /** A reconcile kept failing (an error of the reconciler's own, not the apiserver's). */
+  ReconcileFailed: 'KUBEBUS_RECONCILE_FAILED',
   /** A reconcile failed in a way retrying cannot fix. */
   Terminal: 'KUBEBUS_TERMINAL',
 } as const;

@@ -8,6 +8,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { RestClientMetrics } from '../obs/rest-client-metrics.js';
 import { apiErrorFrom, KubeApiError } from './api-error.js';
+import { KubeTransport } from './transport.js';
 
 export interface RequestInit {
   readonly method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -43,9 +44,10 @@ export class KubeClient {
   readonly #timeoutMs: number;
   readonly #throttle: { take(): Promise<void> } | undefined;
   readonly #dryRun: boolean;
+  readonly #transport: KubeTransport;
 
   constructor(
-    private readonly kc: KubeConfig,
+    kc: KubeConfig,
     private readonly metrics: RestClientMetrics,
     options: KubeClientOptions = {},
   ) {
@@ -56,6 +58,16 @@ export class KubeClient {
     if (cluster === null) throw new Error('the kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/$/, '');
     this.#base = new URL(this.server);
+    this.#transport = new KubeTransport(kc, {
+      onConnection: () => {
+        metrics.connections?.inc({ host: this.#base.host });
+      },
+    });
+  }
+
+  /** Closes idle keep-alive connections (at shutdown). */
+  close(): void {
+    this.#transport.close();
   }
 
   /** Sends a request and parses the JSON answer; an error status throws KubeApiError. */
@@ -77,6 +89,7 @@ export class KubeClient {
     const body = await readBody(res);
     this.#count(method, String(res.statusCode ?? 0), started);
     const status = res.statusCode ?? 0;
+    if (status === 401) this.#transport.invalidate(); // rotated credentials: read them again
     if (status < 200 || status >= 300) throw apiErrorFrom(status, body, res.headers);
     return (body === '' ? undefined : JSON.parse(body)) as T;
   }
@@ -116,6 +129,7 @@ export class KubeClient {
 
   async #send(path: string, init: RequestInit): Promise<IncomingMessage> {
     await this.#throttle?.take();
+    init.signal?.throwIfAborted();
     const url = new URL(path, this.#base);
     // Dry run: the apiserver validates and answers, and persists nothing.
     if (this.#dryRun && (init.method ?? 'GET') !== 'GET') url.searchParams.set('dryRun', 'All');
@@ -123,9 +137,13 @@ export class KubeClient {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
     const body = init.body === undefined ? undefined : JSON.stringify(init.body);
+    const transport = await this.#transport.get();
     const options: RequestOptions = {
       method: init.method ?? 'GET',
+      agent: transport.agent,
+      ...(transport.auth === undefined ? {} : { auth: transport.auth }),
       headers: {
+        ...transport.headers,
         accept: 'application/json',
         ...(body === undefined
           ? {}
@@ -135,7 +153,6 @@ export class KubeClient {
             }),
       },
     };
-    await this.kc.applyToHTTPSOptions(options);
     const timeoutMs = init.timeoutMs ?? this.#timeoutMs;
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise<IncomingMessage>((resolve, reject) => {

@@ -5,6 +5,8 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 export interface RestClientMetrics {
   readonly requests: Counter<'code' | 'method' | 'host'>;
   readonly latency: Histogram<'verb'>;
+  /** connections opened to the apiserver (keep-alive: a handful per process) */
+  readonly connections?: Counter<'host'>;
 }
 
 export function restClientMetrics(registry: Registry): RestClientMetrics {
@@ -20,6 +22,12 @@ export function restClientMetrics(registry: Registry): RestClientMetrics {
       help: 'Request latency in seconds. Broken down by verb.',
       labelNames: ['verb'],
       buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
+      registers: [registry],
+    }),
+    connections: new Counter({
+      name: 'kubebus_rest_client_connections_total',
+      help: 'Connections opened to the apiserver (kept alive and reused)',
+      labelNames: ['host'],
       registers: [registry],
     }),
   };

@@ -55,6 +55,9 @@ const statusSchema: Schema = {
   },
 };
 
+const DNS_1035 = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
+const MAX_NAME = 52;
+
 export function databaseClusterCrd() {
   const spec = structural(
     z.toJSONSchema(DatabaseClusterSpecSchema, {
@@ -98,6 +101,17 @@ export function databaseClusterCrd() {
               description:
                 'A replicated PostgreSQL or MySQL cluster, run by the kubebus example operator',
               required: ['spec'],
+              // The Service and StatefulSet take the cluster's name, so it must be a
+              // DNS-1035 label; 52 characters leave room for the StatefulSet's
+              // controller-revision-hash label (name + '-' + 10). Refused at
+              // admission: a name that can never work is never accepted.
+              'x-kubernetes-validations': [
+                {
+                  rule: `self.metadata.name.matches('${DNS_1035}') && size(self.metadata.name) <= ${MAX_NAME}`,
+                  message: `the name must be at most ${MAX_NAME} lower-case letters, digits and '-', start with a letter and end with a letter or digit (no dots): it names the cluster's Service and StatefulSet`,
+                  reason: 'FieldValueInvalid',
+                },
+              ],
               properties: {
                 apiVersion: { type: 'string' },
                 kind: { type: 'string' },

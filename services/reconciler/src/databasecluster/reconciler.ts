@@ -84,20 +84,31 @@ export class DatabaseClusterReconciler implements Reconciler {
         'Provision',
       );
     }
-    const credentials = await createIfAbsent(
-      client,
-      Resources.secrets,
-      newCredentials(cluster, spec),
-      fieldManager,
-    );
-    if (credentials === 'created') {
-      await this.#event(
-        cluster,
-        'Normal',
-        'CredentialsCreated',
-        `Created Secret ${names(cluster).secret}`,
-        'Provision',
+    // Created once: the bus records the Secret (without its data), so only its
+    // first reconcile sends a POST.
+    const secretName = names(cluster).secret;
+    const recordedSecret = await this.deps.reader.read({
+      group: '',
+      resource: 'secrets',
+      namespace: key.namespace,
+      name: secretName,
+    });
+    if (recordedSecret === undefined) {
+      const credentials = await createIfAbsent(
+        client,
+        Resources.secrets,
+        newCredentials(cluster, spec),
+        fieldManager,
       );
+      if (credentials === 'created') {
+        await this.#event(
+          cluster,
+          'Normal',
+          'CredentialsCreated',
+          `Created Secret ${secretName}`,
+          'Provision',
+        );
+      }
     }
     const options = { fieldManager, signal: context.signal };
     await Promise.all([

@@ -1,0 +1,115 @@
+// What a service's main.ts does before anything else, in one place: parse the
+// environment (exit 2 with one line per bad variable), warn about KUBEBUS_*
+// names no service reads (a misspelling is otherwise silently ignored), and
+// load the kubeconfig (exit 2 with what to do when there is none).
+import type { KubeConfig } from '@kubernetes/client-node';
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { loadKubeConfig } from '../kube/client.js';
+import { ErrorCodes, KubebusError } from '../errors/mod.js';
+import { loadConfig, type Environment } from './mod.js';
+
+/** Every KUBEBUS_* variable some kubebus process reads (services, CLI, test bed, stack). */
+export const KNOWN_VARIABLES = new Set([
+  'KUBEBUS_NATS_URL',
+  'KUBEBUS_NATS_USER',
+  'KUBEBUS_NATS_PASSWORD',
+  'KUBEBUS_NATS_PASSWORD_FILE',
+  'KUBEBUS_HEALTH_PORT',
+  'KUBEBUS_HEALTH_HOST',
+  'KUBEBUS_LOG_LEVEL',
+  'KUBEBUS_QPS',
+  'KUBEBUS_BURST',
+  'KUBEBUS_CONTROLLERS',
+  'KUBEBUS_WATCH_NAMESPACES',
+  'KUBEBUS_WATCH_LABEL_SELECTOR',
+  'KUBEBUS_WORK_PARTITIONS',
+  'KUBEBUS_STATUS_PARTITIONS',
+  'KUBEBUS_RESYNC_PERIOD',
+  'KUBEBUS_WATCH_INACTIVITY',
+  'KUBEBUS_WATCH_TIMEOUT',
+  'KUBEBUS_PUBLISH_MAX_IN_FLIGHT',
+  'KUBEBUS_WATCHER_ID',
+  'KUBEBUS_CONTROLLER',
+  'KUBEBUS_MAX_CONCURRENT',
+  'KUBEBUS_MAX_ATTEMPTS',
+  'KUBEBUS_OBJECT_ATTEMPTS',
+  'KUBEBUS_BACKOFF_BASE',
+  'KUBEBUS_BACKOFF_CAP',
+  'KUBEBUS_ACK_WAIT',
+  'KUBEBUS_LEASE_RENEW',
+  'KUBEBUS_REPLICA_ID',
+  'KUBEBUS_FIELD_MANAGER',
+  'KUBEBUS_HTTP_PORT',
+  'KUBEBUS_HTTP_MAX_BYTES',
+  'KUBEBUS_CONSUME',
+  'KUBEBUS_CACHE',
+  'KUBEBUS_KEEP_TESTBED',
+  'KUBEBUS_SERVERS',
+]);
+
+export function unknownVariables(env: Environment): string[] {
+  return Object.keys(env)
+    .filter((name) => name.startsWith('KUBEBUS_') && !KNOWN_VARIABLES.has(name))
+    .sort();
+}
+
+/** Parses the service's environment, or exits with status 2 and what is wrong. */
+export function configOrExit<S extends z.ZodType>(
+  service: string,
+  schema: S,
+  env: Environment,
+): Readonly<z.output<S>> {
+  for (const name of unknownVariables(env)) {
+    process.stderr.write(
+      `kubebus ${service}: warning: ${name} is not a kubebus variable (misspelt?); ignored\n`,
+    );
+  }
+  try {
+    return loadConfig(schema, env);
+  } catch (error) {
+    process.stderr.write(`kubebus ${service}: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+}
+
+/** The kubeconfig the service runs with, or exit 2 with one line saying what to do. */
+export function kubeConfigOrExit(service: string, path: string | undefined): KubeConfig {
+  const inCluster = existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
+  const hint =
+    'set KUBECONFIG to a readable kubeconfig file, or run in a pod with a service account';
+  if (path !== undefined && !existsSync(path)) {
+    process.stderr.write(
+      `kubebus ${service}: KUBECONFIG names ${path}, which does not exist: ${hint}\n`,
+    );
+    process.exit(2);
+  }
+  if (path === undefined && !inCluster) {
+    process.stderr.write(`kubebus ${service}: no kubeconfig: ${hint}\n`);
+    process.exit(2);
+  }
+  try {
+    const kc = loadKubeConfig(path);
+    if (kc.getCurrentCluster() === null) throw new Error('it names no current cluster');
+    return kc;
+  } catch (error) {
+    const message = (error as Error).message.split('\n')[0] ?? '';
+    process.stderr.write(`kubebus ${service}: cannot load the kubeconfig (${message}): ${hint}\n`);
+    process.exit(2);
+  }
+}
+
+/** Awaits a start-up step; a configuration or server-version problem exits 2 with one line. */
+export async function orExit<T>(service: string, step: Promise<T>): Promise<T> {
+  try {
+    return await step;
+  } catch (error) {
+    if (error instanceof KubebusError && STARTUP_CODES.has(error.code)) {
+      process.stderr.write(`kubebus ${service}: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+const STARTUP_CODES = new Set<string>([ErrorCodes.InvalidConfig, ErrorCodes.UnsupportedServer]);
