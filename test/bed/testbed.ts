@@ -147,6 +147,13 @@ export class TestBed {
     await this.startApiserver();
   }
 
+  /** Restarts etcd on the same port and data directory. */
+  async restartEtcd(options: { how?: 'graceful' | 'kill'; downForMs?: number } = {}) {
+    await this.#stopServer('etcd', options.how ?? 'graceful');
+    if (options.downForMs !== undefined) await sleep(options.downForMs);
+    this.#servers.set('etcd', await startEtcd(this.etcd));
+  }
+
   /**
    * Compacts etcd to its current revision, so watches from an older
    * resourceVersion get 410 Gone. The apiserver's watch cache can still serve

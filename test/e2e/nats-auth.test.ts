@@ -6,7 +6,8 @@ import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { TestBed } from '../bed/testbed.js';
@@ -127,5 +128,29 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
       connect({ servers: bed.natsUrl, user: 'watcher', pass: 'wrong' }),
       'a wrong password is refused',
     );
+  });
+
+  it('stays up and not ready on a wrong password, says so in one line, and recovers when the password file changes', async () => {
+    const passwordFile = join(bed.dir, 'reconciler-password');
+    writeFileSync(passwordFile, 'wrong\n');
+    const service = await pipeline.reconciler(
+      { KUBEBUS_NATS_USER: 'reconciler', KUBEBUS_NATS_PASSWORD_FILE: passwordFile },
+      { waitReady: false },
+    );
+    await waitFor(
+      () =>
+        service
+          .logs()
+          .some((line) =>
+            /^NATS refused user reconciler: .*authorization violation/i.test(String(line['msg'])),
+          ),
+      'the refusal to be logged',
+    );
+    assert.equal(service.process.exitCode, undefined, 'still running');
+    assert.equal((await service.get('/healthz')).status, 200, 'alive');
+    assert.equal((await service.get('/readyz')).status, 503, 'not ready');
+    // A mounted Secret changes in place: the next attempt reads the new password.
+    writeFileSync(passwordFile, `${passwords.KUBEBUS_RECONCILER_PASSWORD}\n`);
+    await service.waitReady();
   });
 });

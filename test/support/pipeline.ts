@@ -67,18 +67,26 @@ export class Pipeline {
     );
   }
 
-  async reconciler(env: Record<string, string> = {}): Promise<ServiceProcess> {
+  async reconciler(
+    env: Record<string, string> = {},
+    options: { waitReady?: boolean } = {},
+  ): Promise<ServiceProcess> {
     return this.#track(
-      await ServiceProcess.start(this.bed, 'reconciler', {
-        KUBEBUS_WORK_PARTITIONS: PARTITIONS,
-        KUBEBUS_STATUS_PARTITIONS: PARTITIONS,
-        KUBEBUS_REPLICA_ID: `reconciler-${++this.#replica}`,
-        KUBEBUS_ACK_WAIT: '5s',
-        KUBEBUS_LEASE_RENEW: '1s',
-        KUBEBUS_BACKOFF_BASE: '100ms',
-        KUBEBUS_BACKOFF_CAP: '1s',
-        ...env,
-      }),
+      await ServiceProcess.start(
+        this.bed,
+        'reconciler',
+        {
+          KUBEBUS_WORK_PARTITIONS: PARTITIONS,
+          KUBEBUS_STATUS_PARTITIONS: PARTITIONS,
+          KUBEBUS_REPLICA_ID: `reconciler-${++this.#replica}`,
+          KUBEBUS_ACK_WAIT: '5s',
+          KUBEBUS_LEASE_RENEW: '1s',
+          KUBEBUS_BACKOFF_BASE: '100ms',
+          KUBEBUS_BACKOFF_CAP: '1s',
+          ...env,
+        },
+        options,
+      ),
     );
   }
 

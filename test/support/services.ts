@@ -91,4 +91,9 @@ export class ServiceProcess {
   async kill(): Promise<void> {
     await this.process.kill();
   }
+
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) the service: its connections stay open but go silent. */
+  signal(signal: 'SIGSTOP' | 'SIGCONT'): void {
+    this.process.killGroup(signal);
+  }
 }

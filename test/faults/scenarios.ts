@@ -1,0 +1,149 @@
+// The faults, each injected while a burst of DatabaseClusters is being
+// reconciled. A scenario gets the running system and returns once the fault
+// is over (the servers and services it broke are back).
+import { jetstream } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TestBed } from '../bed/testbed.js';
+import type { Pipeline } from '../support/pipeline.js';
+import type { ServiceProcess } from '../support/services.js';
+
+export interface FaultContext {
+  readonly bed: TestBed;
+  readonly nc: NatsConnection;
+  readonly pipeline: Pipeline;
+  /** the running services, by role; scenarios replace what they kill */
+  readonly roles: {
+    watcher: ServiceProcess;
+    reconcilers: ServiceProcess[];
+    writer: ServiceProcess;
+  };
+  /** resolves when `fraction` of the burst has been created */
+  readonly created: (fraction: number) => Promise<void>;
+}
+
+export interface Scenario {
+  readonly name: string;
+  /** objects for this scenario, as a multiple of --n */
+  readonly scale?: number;
+  inject(ctx: FaultContext): Promise<void>;
+}
+
+const jitter = (ms: number) => Math.round(ms * (0.5 + Math.random()));
+
+async function replace(
+  ctx: FaultContext,
+  victim: ServiceProcess,
+  start: () => Promise<ServiceProcess>,
+) {
+  await victim.kill();
+  ctx.pipeline.forget(victim);
+  return start();
+}
+
+export const scenarios: Scenario[] = [
+  {
+    name: 'none (baseline)',
+    async inject() {},
+  },
+  {
+    name: 'kill -9 watcher',
+    async inject(ctx) {
+      await ctx.created(0.3);
+      await sleep(jitter(500));
+      ctx.roles.watcher = await replace(ctx, ctx.roles.watcher, () => ctx.pipeline.watcher());
+    },
+  },
+  {
+    name: 'kill -9 reconciler',
+    async inject(ctx) {
+      await ctx.created(0.3);
+      await sleep(jitter(500));
+      const victim = ctx.roles.reconcilers[0];
+      if (victim === undefined) return;
+      ctx.roles.reconcilers[0] = await replace(ctx, victim, () => ctx.pipeline.reconciler());
+    },
+  },
+  {
+    name: 'kill -9 status writer',
+    async inject(ctx) {
+      await ctx.created(0.3);
+      await sleep(jitter(500));
+      ctx.roles.writer = await replace(ctx, ctx.roles.writer, () => ctx.pipeline.statusWriter());
+    },
+  },
+  {
+    name: 'kill -9 nats-server (5 s down)',
+    async inject(ctx) {
+      await ctx.created(0.3);
+      await ctx.bed.restartNats({ how: 'kill', downForMs: 5_000 });
+    },
+  },
+  {
+    name: 'kill -9 etcd (5 s down)',
+    async inject(ctx) {
+      await ctx.created(0.3);
+      await ctx.bed.restartEtcd({ how: 'kill', downForMs: 5_000 });
+    },
+  },
+  {
+    name: 'kube-apiserver stop/start (25 s down)',
+    async inject(ctx) {
+      await ctx.created(0.3);
+      await ctx.bed.restartApiserver({ how: 'graceful', downForMs: 25_000 });
+    },
+  },
+  {
+    name: 'kube-apiserver frozen 30 s (SIGSTOP)',
+    async inject(ctx) {
+      await ctx.created(0.3);
+      ctx.bed.signal('apiserver', 'SIGSTOP');
+      await sleep(30_000);
+      ctx.bed.signal('apiserver', 'SIGCONT');
+    },
+  },
+  {
+    name: 'forced 410 (etcd compaction + apiserver restart)',
+    async inject(ctx) {
+      await ctx.created(0.5);
+      await ctx.bed.compactEtcd();
+      await ctx.bed.restartApiserver({ how: 'graceful' });
+    },
+  },
+  {
+    name: 'lease holder frozen past its TTL (SIGSTOP 20 s)',
+    async inject(ctx) {
+      await ctx.created(0.3);
+      const victim = ctx.roles.reconcilers[0];
+      if (victim === undefined) return;
+      victim.signal('SIGSTOP');
+      await sleep(20_000);
+      victim.signal('SIGCONT');
+    },
+  },
+  {
+    name: 'replica joins, another leaves (hand-overs under load)',
+    scale: 3,
+    async inject(ctx) {
+      await ctx.created(0.2);
+      ctx.roles.reconcilers.push(await ctx.pipeline.reconciler());
+      await ctx.created(0.6);
+      const leaving = ctx.roles.reconcilers.shift();
+      if (leaving !== undefined) {
+        await leaving.stop(); // graceful: hands its partitions over
+        ctx.pipeline.forget(leaving);
+      }
+    },
+  },
+  {
+    name: 'poison messages on the work and status streams',
+    async inject(ctx) {
+      await ctx.created(0.3);
+      const js = jetstream(ctx.nc);
+      for (let i = 0; i < 20; i++) {
+        await js.publish(`kubebus.work.databasecluster.p${i % 8}.x.y.z.n${i}`, '{not json');
+        await js.publish(`kubebus.status.p${i % 8}.x.y.z.n${i}`, new Uint8Array([0, 1, 2, 27, 91]));
+      }
+    },
+  },
+];

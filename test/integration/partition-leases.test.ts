@@ -1,0 +1,154 @@
+// Partition leases on a real nats-server KV bucket: two replicas never act on
+// one partition at once — not while one hands partitions over slowly (its
+// renewals must not wait behind the hand-over), and not when one stops being
+// able to renew (it must fence itself before the server expires its keys).
+import { PartitionLeases } from '@kubebus/shared/bus';
+import { createLogger } from '@kubebus/shared/obs';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { natsConfig, natsUrl, startNats } from '../bed/nats.js';
+import type { ServerProcess } from '../bed/process.js';
+import { waitFor } from '../support/wait.js';
+
+const TTL = 3_000;
+const RENEW = 300;
+const PARTITIONS = 8;
+const silent = createLogger({
+  service: 'test',
+  destination: new Writable({
+    write: (_c, _e, done) => {
+      done();
+    },
+  }),
+});
+
+interface Replica {
+  readonly leases: PartitionLeases;
+  /** partitions this replica is consuming (acquired and not yet released or lost) */
+  readonly consuming: Set<number>;
+  readonly lost: number[];
+}
+
+describe('partition leases', { timeout: 120_000 }, () => {
+  let dir: string;
+  let server: ServerProcess;
+  let nc: NatsConnection;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'kubebus-leases-'));
+    const config = await natsConfig(dir);
+    server = await startNats(config);
+    nc = await connect({ servers: natsUrl(config) });
+  });
+
+  after(async () => {
+    await nc.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const bucket = async (name: string) => new Kvm(nc).create(name, { history: 1, ttl: TTL });
+
+  function replica(
+    kv: KV,
+    id: string,
+    group: string,
+    releasing: (p: number) => Promise<void>,
+  ): Replica {
+    const consuming = new Set<number>();
+    const lost: number[] = [];
+    const leases = new PartitionLeases(kv, {
+      group,
+      replicaId: id,
+      partitions: PARTITIONS,
+      renewEveryMs: RENEW,
+      ttlMs: TTL,
+      log: silent,
+      onAcquired: async (p) => {
+        consuming.add(p);
+      },
+      onReleasing: async (p) => {
+        await releasing(p);
+        consuming.delete(p);
+      },
+      onLost: (p) => {
+        lost.push(p);
+        consuming.delete(p);
+      },
+    });
+    return { leases, consuming, lost };
+  }
+
+  /** Samples both replicas until `done`, failing on any partition consumed by both. */
+  async function neverOverlap(a: Replica, b: Replica, done: () => boolean, what: string) {
+    await waitFor(
+      () => {
+        const both = [...a.consuming].filter((p) => b.consuming.has(p));
+        assert.deepEqual(both, [], `partitions consumed by two replicas: ${both.join(', ')}`);
+        return done();
+      },
+      what,
+      60_000,
+    );
+  }
+
+  it('keeps renewing while a hand-over waits for running work longer than the TTL', async () => {
+    const kv = await bucket('leases_handover');
+    let finishWork: () => void = () => undefined;
+    const work = new Promise<void>((resolve) => (finishWork = resolve));
+    const a = replica(kv, 'a', 'g1', () => work); // reconciles that take far longer than the TTL
+    await a.leases.start();
+    assert.equal(a.consuming.size, PARTITIONS);
+    const b = replica(kv, 'b', 'g1', async () => undefined);
+    await b.leases.start();
+    // For three TTLs, A hands half its partitions over but cannot finish: it keeps
+    // renewing all of them, so B gets none of them and nothing is lost.
+    const until = Date.now() + 3 * TTL;
+    await neverOverlap(a, b, () => Date.now() > until, 'three TTLs to pass');
+    assert.deepEqual(a.lost, [], 'no lease of A expired during its hand-over');
+    assert.equal(a.consuming.size, PARTITIONS);
+    finishWork();
+    await neverOverlap(
+      a,
+      b,
+      () => a.consuming.size === PARTITIONS / 2 && b.consuming.size === PARTITIONS / 2,
+      'the hand-over to finish',
+    );
+    await Promise.all([a.leases.stop(), b.leases.stop()]);
+  });
+
+  it('fences a replica that cannot renew before the server gives its partitions away', async () => {
+    const real = await bucket('leases_fence');
+    let stall = false;
+    // A replica whose writes stop reaching the server (a network partition):
+    // they hang; reads still work.
+    const stalling = new Proxy(real, {
+      get(target, property, receiver) {
+        if (stall && ['update', 'put', 'create'].includes(String(property)))
+          return () => new Promise(() => undefined);
+        const value: unknown = Reflect.get(target, property, receiver);
+        return typeof value === 'function'
+          ? (value as (...a: unknown[]) => unknown).bind(target)
+          : value;
+      },
+    });
+    const a = replica(stalling, 'a', 'g2', async () => undefined);
+    await a.leases.start();
+    assert.equal(a.consuming.size, PARTITIONS);
+    const b = replica(real, 'b', 'g2', async () => undefined);
+    stall = true;
+    const stalledAt = performance.now();
+    await b.leases.start();
+    await neverOverlap(a, b, () => b.consuming.size === PARTITIONS, 'B to take every partition');
+    assert.equal(a.lost.length, PARTITIONS, 'A stopped every partition itself');
+    assert.ok(performance.now() - stalledAt >= TTL / 2, 'not before its own deadline');
+    await b.leases.stop();
+  });
+});

@@ -1,0 +1,62 @@
+// What a person sees when a service cannot start: one line per problem and
+// exit status 2 — never a stack — and a warning for a misspelt KUBEBUS_ name.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { WATCHER_CONTROLLERS } from '../support/pipeline.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const services = ['watcher', 'reconciler', 'status-writer'] as const;
+
+function start(service: (typeof services)[number], env: Record<string, string>) {
+  const result = spawnSync(
+    process.execPath,
+    ['--conditions=source', '--import', 'tsx', join(root, 'services', service, 'src', 'main.ts')],
+    {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: process.env['HOME'] ?? '',
+        KUBEBUS_NATS_URL: 'nats://127.0.0.1:1',
+        KUBEBUS_CONTROLLERS: WATCHER_CONTROLLERS,
+        KUBEBUS_HEALTH_PORT: '0',
+        ...env,
+      },
+    },
+  );
+  return { status: result.status, stderr: result.stderr.trim().split('\n') };
+}
+
+describe('service start-up errors', { timeout: 300_000 }, () => {
+  for (const service of services) {
+    it(`${service}: a missing kubeconfig is one line and exit 2; a misspelt variable is warned about`, () => {
+      const { status, stderr } = start(service, {
+        KUBECONFIG: '/nonexistent/kubeconfig',
+        KUBEBUS_PARTITIONS: '8',
+      });
+      assert.equal(status, 2, stderr.join('\n'));
+      assert.deepEqual(stderr, [
+        `kubebus ${service}: warning: KUBEBUS_PARTITIONS is not a kubebus variable (misspelt?); ignored`,
+        `kubebus ${service}: KUBECONFIG names /nonexistent/kubeconfig, which does not exist: set KUBECONFIG to a readable kubeconfig file, or run in a pod with a service account`,
+      ]);
+    });
+  }
+
+  it('no kubeconfig at all outside a cluster says what to do', () => {
+    const { status, stderr } = start('watcher', {});
+    assert.equal(status, 2);
+    assert.deepEqual(stderr, [
+      'kubebus watcher: no kubeconfig: set KUBECONFIG to a readable kubeconfig file, or run in a pod with a service account',
+    ]);
+  });
+
+  it('a bad value names the variable and exits 2 without a stack', () => {
+    const { status, stderr } = start('reconciler', { KUBEBUS_MAX_CONCURRENT: 'lots' });
+    assert.equal(status, 2);
+    assert.match(stderr.join('\n'), /KUBEBUS_MAX_CONCURRENT: .*got "lots"/);
+    assert.doesNotMatch(stderr.join('\n'), /\n\s+at /);
+  });
+});
