@@ -3,6 +3,7 @@
 // kube-controller-manager) and a real nats-server.
 import { Streams } from '@kubebus/shared/bus';
 import {
+  AdmissionregistrationV1Api,
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -336,12 +337,54 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
 
   it('parks an object that keeps failing in the DLQ once, with Degraded, while others converge', async () => {
     await namespace('poison');
-    // A quota that allows no Secret: every reconcile of a new cluster here is
-    // refused (403), deterministically — the object's fault, not an outage.
-    await core().createNamespacedResourceQuota({
-      namespace: 'poison',
-      body: { metadata: { name: 'no-secrets' }, spec: { hard: { 'count/secrets': '0' } } },
+    // A policy that refuses every Secret here (422): every reconcile of a cluster
+    // in this namespace fails on its own write, deterministically — the
+    // object's fault, not an outage.
+    const admission = kc().makeApiClient(AdmissionregistrationV1Api);
+    await admission.createValidatingAdmissionPolicy({
+      body: {
+        metadata: { name: 'no-secrets' },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: {
+            resourceRules: [
+              {
+                apiGroups: [''],
+                apiVersions: ['v1'],
+                operations: ['CREATE'],
+                resources: ['secrets'],
+              },
+            ],
+          },
+          validations: [{ expression: 'false', message: 'no Secrets here', reason: 'Invalid' }],
+        },
+      },
     });
+    await admission.createValidatingAdmissionPolicyBinding({
+      body: {
+        metadata: { name: 'no-secrets' },
+        spec: {
+          policyName: 'no-secrets',
+          validationActions: ['Deny'],
+          matchResources: {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'poison' } },
+          },
+        },
+      },
+    });
+    await waitFor(
+      () =>
+        core()
+          .createNamespacedSecret({
+            namespace: 'poison',
+            body: { metadata: { generateName: 'probe-' } },
+          })
+          .then(
+            () => false,
+            (error: { code?: number }) => error.code === 422,
+          ),
+      'the admission policy to refuse Secrets',
+    );
     const reconciler = pipeline.services.find((s) => s.name.startsWith('reconciler'));
     assert.ok(reconciler);
     const skippedBefore = await reconciler.metric('kubebus_reconcile_parked_skips_total');
@@ -367,7 +410,7 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
     );
     const degraded = condition(await read('poison', 'stuck'), 'Degraded');
     assert.equal(degraded?.reason, 'RetryBudgetSpent');
-    assert.match(degraded?.message ?? '', /3 attempts failed: .*403/);
+    assert.match(degraded?.message ?? '', /3 attempts failed: .*422.*no Secrets here/);
     // The Degraded write changes the object; that change is seen and skipped,
     // not a second round of retries ending in a second letter.
     await waitFor(
@@ -389,7 +432,7 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
     assert.equal(
       letters[0]?.attempts,
       3,
-      'a 403 on its own write gets a few tries, not the budget',
+      'a 422 on its own write gets a few tries, not the budget',
     );
   });
 

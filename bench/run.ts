@@ -1,0 +1,230 @@
+// `npm run bench -- --n 1000 --rounds 2`: each system on a fresh test bed,
+// alternating systems per round; per phase (create N DatabaseClusters, then
+// change replicas 3 → 5 on all) the wall time to convergence, p50/p99 per
+// object, the apiserver's own request counts, TLS connections, CPU and peak
+// RSS of the system's processes — and ratios against the ceiling measured in
+// the same run. Tests never assert timings; this prints them.
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { parseArgs } from 'node:util';
+import { TestBed } from '../test/bed/testbed.js';
+import { installDatabaseClusterCrd } from '../test/support/pipeline.js';
+import {
+  apiserverRequests,
+  difference,
+  summarize,
+  type RequestCounts,
+} from './apiserver-requests.js';
+import { Observer } from './observer.js';
+import { procStats } from './proc-stats.js';
+import { startSystem, type SystemName } from './systems.js';
+
+const { values } = parseArgs({
+  options: {
+    n: { type: 'string', default: '300' },
+    rounds: { type: 'string', default: '1' },
+    systems: { type: 'string', default: 'ceiling,kubebus' },
+    workers: { type: 'string', default: '8' },
+    qps: { type: 'string', default: '200' },
+    reconcilers: { type: 'string', default: '1' },
+    timeout: { type: 'string', default: '900' },
+  },
+});
+const N = Number(values.n);
+const systems = values.systems.split(',') as SystemName[];
+const options = {
+  workers: Number(values.workers),
+  qps: Number(values.qps),
+  reconcilers: Number(values.reconcilers),
+};
+const NAMESPACES = ['bench-a', 'bench-b', 'bench-c', 'bench-d'];
+const target = { group: 'example.kubebus.dev', version: 'v1alpha1', plural: 'databaseclusters' };
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+interface Phase {
+  readonly wallSeconds: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly converged: number;
+  readonly requests: RequestCounts;
+}
+interface Run {
+  readonly system: SystemName;
+  readonly create: Phase;
+  readonly update: Phase;
+  readonly cpuSeconds: number;
+  readonly peakRssMb: number;
+  readonly connections: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+
+async function phase(
+  bed: TestBed,
+  observer: Observer,
+  expect: { replicas: number; generation: number },
+  send: (name: string, namespace: string) => Promise<unknown>,
+): Promise<Phase> {
+  const before = await apiserverRequests(bed);
+  observer.expect(expect);
+  const sentAt = new Map<string, number>();
+  const names = Array.from({ length: N }, (_, i) => ({
+    name: `db-${String(i).padStart(5, '0')}`,
+    namespace: NAMESPACES[i % NAMESPACES.length] ?? 'bench-a',
+  }));
+  const started = performance.now();
+  const queue = [...names];
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+        sentAt.set(`${next.namespace}/${next.name}`, performance.now());
+        await send(next.name, next.namespace);
+      }
+    }),
+  );
+  const deadline = Date.now() + Number(values.timeout) * 1_000;
+  while (observer.convergedAt.size < N && Date.now() < deadline) await sleep(100);
+  const last = Math.max(...observer.convergedAt.values());
+  // The phase ends when the apiserver has seen no request from anyone for 3 s
+  // (so trailing no-op reconciles count).
+  let settled = await apiserverRequests(bed);
+  for (;;) {
+    await sleep(3_000);
+    const now = await apiserverRequests(bed);
+    if (summarize(difference(now, settled)).writes + summarize(difference(now, settled)).gets === 0)
+      break;
+    settled = now;
+  }
+  const requests = difference(settled, before);
+  // Subtract the driver's own writes.
+  const own = expect.generation === 1 ? 'POST databaseclusters 201' : 'PATCH databaseclusters 200';
+  requests.set(own, (requests.get(own) ?? 0) - N);
+  const latencies = [...observer.convergedAt]
+    .map(([key, at]) => at - (sentAt.get(key) ?? at))
+    .sort((a, b) => a - b);
+  return {
+    wallSeconds: (last - started) / 1_000,
+    p50: quantile(latencies, 0.5) / 1_000,
+    p99: quantile(latencies, 0.99) / 1_000,
+    converged: observer.convergedAt.size,
+    requests,
+  };
+}
+
+async function runOnce(system: SystemName): Promise<Run> {
+  const bed = await TestBed.start();
+  try {
+    await installDatabaseClusterCrd(bed);
+    const core = bed.kubeConfig().makeApiClient(CoreV1Api);
+    for (const name of NAMESPACES) await core.createNamespace({ body: { metadata: { name } } });
+    const running = await startSystem(system, bed, options);
+    const observer = new Observer(bed.kubeConfig());
+    observer.start();
+    try {
+      const custom = bed.kubeConfig().makeApiClient(CustomObjectsApi);
+      const create = await phase(bed, observer, { replicas: 3, generation: 1 }, (name, namespace) =>
+        custom.createNamespacedCustomObject({
+          ...target,
+          namespace,
+          body: {
+            apiVersion: `${target.group}/${target.version}`,
+            kind: 'DatabaseCluster',
+            metadata: { name },
+            spec: { engine: 'postgres', version: '16', replicas: 3, storage: { size: '1Gi' } },
+          },
+        }),
+      );
+      const update = await phase(bed, observer, { replicas: 5, generation: 2 }, (name, namespace) =>
+        custom.patchNamespacedCustomObject(
+          { ...target, namespace, name, body: { spec: { replicas: 5 } } },
+          mergePatch,
+        ),
+      );
+      const stats = procStats(running.pids());
+      return { system, create, update, ...stats, connections: await running.connections() };
+    } finally {
+      observer.stop();
+      await running.stop();
+    }
+  } finally {
+    await bed.stop();
+  }
+}
+
+const median = (xs: number[]) =>
+  [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? Number.NaN;
+
+function report(runs: Run[]): string {
+  const rows: string[][] = [];
+  const per = (s: SystemName, f: (r: Run) => number) =>
+    median(runs.filter((r) => r.system === s).map(f));
+  const metrics: [string, (r: Run) => number, number][] = [
+    ['create wall s', (r) => r.create.wallSeconds, 2],
+    ['create p50 s', (r) => r.create.p50, 2],
+    ['create p99 s', (r) => r.create.p99, 2],
+    ['update wall s', (r) => r.update.wallSeconds, 2],
+    ['update p50 s', (r) => r.update.p50, 2],
+    ['update p99 s', (r) => r.update.p99, 2],
+    ['writes / created object', (r) => summarize(r.create.requests).writes / N, 2],
+    ['GETs / created object', (r) => summarize(r.create.requests).gets / N, 2],
+    ['writes / updated object', (r) => summarize(r.update.requests).writes / N, 2],
+    ['GETs / updated object', (r) => summarize(r.update.requests).gets / N, 2],
+    ['TLS connections / object', (r) => r.connections / N, 3],
+    ['CPU s / object (both phases)', (r) => r.cpuSeconds / N, 4],
+    ['CPU s total', (r) => r.cpuSeconds, 1],
+    ['peak RSS MB (sum of processes)', (r) => r.peakRssMb, 0],
+  ];
+  const present = systems.filter((s) => runs.some((r) => r.system === s));
+  rows.push([
+    'metric',
+    ...present,
+    ...(present.includes('ceiling')
+      ? present.filter((s) => s !== 'ceiling').map((s) => `${s} / ceiling`)
+      : []),
+  ]);
+  for (const [label, f, digits] of metrics) {
+    const values_ = present.map((s) => per(s, f));
+    const ceiling = present.includes('ceiling') ? per('ceiling', f) : Number.NaN;
+    rows.push([
+      label,
+      ...values_.map((v) => v.toFixed(digits)),
+      ...present
+        .filter((s) => s !== 'ceiling')
+        .map((s) => (ceiling > 0 ? `${(per(s, f) / ceiling).toFixed(2)}×` : '–')),
+    ]);
+  }
+  const table = [rows[0] ?? [], (rows[0] ?? []).map(() => '---'), ...rows.slice(1)]
+    .map((r) => `| ${r.join(' | ')} |`)
+    .join('\n');
+  const detail = runs
+    .map((r) => {
+      const lines = (label: string, counts: RequestCounts) =>
+        `  ${label}: ${[...counts]
+          .filter(([, n]) => n !== 0)
+          .sort()
+          .map(([id, n]) => `${id}=${n}`)
+          .join(', ')}`;
+      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N})\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}`;
+    })
+    .join('\n');
+  return `N=${N}, workers=${options.workers}, qps=${options.qps}, reconcilers=${options.reconcilers}, rounds=${values.rounds}\n\n${table}\n\napiserver requests by verb, resource and code:\n${detail}\n`;
+}
+
+const runs: Run[] = [];
+for (let round = 1; round <= Number(values.rounds); round++) {
+  for (const system of systems) {
+    process.stderr.write(`round ${round}: ${system} ...\n`);
+    const run = await runOnce(system);
+    process.stderr.write(
+      `  create ${run.create.wallSeconds.toFixed(1)} s, update ${run.update.wallSeconds.toFixed(1)} s, ${run.cpuSeconds.toFixed(1)} CPU s\n`,
+    );
+    runs.push(run);
+  }
+}
+process.stdout.write(report(runs));

@@ -1,0 +1,141 @@
+// The systems under bench, each started on a fresh test bed from built
+// JavaScript on plain node (as the image runs it): kubebus's three services,
+// or the ceiling's tight loop.
+import { build } from 'esbuild';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { httpCall } from '../test/bed/http.js';
+import { freePort } from '../test/bed/ports.js';
+import { ServerProcess } from '../test/bed/process.js';
+import type { TestBed } from '../test/bed/testbed.js';
+import { WATCHER_CONTROLLERS } from '../test/support/pipeline.js';
+import { processTree } from './proc-stats.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+export interface RunningSystem {
+  /** the system's node processes, for CPU and RSS */
+  pids(): number[];
+  /** connections opened to the apiserver so far */
+  connections(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export interface SystemOptions {
+  readonly workers: number;
+  readonly qps: number;
+  readonly reconcilers: number;
+}
+
+export type SystemName = 'kubebus' | 'ceiling';
+
+export async function startSystem(
+  name: SystemName,
+  bed: TestBed,
+  options: SystemOptions,
+): Promise<RunningSystem> {
+  return name === 'kubebus' ? startKubebus(bed, options) : startCeiling(bed, options);
+}
+
+interface Service {
+  readonly process: ServerProcess;
+  readonly port: number;
+}
+
+async function metric(port: number, name: string): Promise<number> {
+  const text = (await httpCall(`http://127.0.0.1:${port}/metrics`)).body;
+  let total = 0;
+  for (const line of text.split('\n'))
+    if (line.startsWith(name)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return total;
+}
+
+async function startKubebus(bed: TestBed, options: SystemOptions): Promise<RunningSystem> {
+  const common = {
+    KUBECONFIG: bed.kubeconfigPath,
+    KUBEBUS_NATS_URL: bed.natsUrl,
+    KUBEBUS_HEALTH_HOST: '127.0.0.1',
+    KUBEBUS_LOG_LEVEL: 'info',
+    KUBEBUS_WORK_PARTITIONS: '8',
+    KUBEBUS_STATUS_PARTITIONS: '8',
+    KUBEBUS_QPS: String(options.qps),
+    KUBEBUS_BURST: String(options.qps * 2),
+    KUBEBUS_MAX_CONCURRENT: String(options.workers),
+    KUBEBUS_ACK_WAIT: '5s',
+    KUBEBUS_LEASE_RENEW: '1s',
+    KUBEBUS_BACKOFF_BASE: '100ms',
+    KUBEBUS_BACKOFF_CAP: '1s',
+  };
+  const start = async (service: string, env: Record<string, string>): Promise<Service> => {
+    const port = await freePort();
+    const process_ = ServerProcess.start({
+      name: `${service}-${port}`,
+      binary: process.execPath,
+      args: [join(root, 'dist', `${service}.js`)],
+      logFile: join(bed.dir, `bench-${service}-${port}.log`),
+      env: { ...common, KUBEBUS_HEALTH_PORT: String(port), ...env },
+    });
+    await process_.waitReady(
+      async () => (await httpCall(`http://127.0.0.1:${port}/readyz`)).status === 200,
+      60_000,
+    );
+    return { process: process_, port };
+  };
+  const services = [await start('watcher', { KUBEBUS_CONTROLLERS: WATCHER_CONTROLLERS })];
+  for (let i = 0; i < options.reconcilers; i++)
+    services.push(await start('reconciler', { KUBEBUS_REPLICA_ID: `reconciler-${i}` }));
+  services.push(await start('status-writer', { KUBEBUS_REPLICA_ID: 'status-writer' }));
+  return {
+    pids: () => services.flatMap((s) => processTree(s.process.pid)),
+    connections: async () => {
+      let total = 0;
+      for (const s of services)
+        total += await metric(s.port, 'kubebus_rest_client_connections_total');
+      return total;
+    },
+    stop: async () => {
+      for (const s of services.reverse()) await s.process.stop();
+    },
+  };
+}
+
+async function startCeiling(bed: TestBed, options: SystemOptions): Promise<RunningSystem> {
+  // beside the project's node_modules, so its packages resolve
+  const outfile = join(root, 'dist', 'bench-ceiling.js');
+  await build({
+    entryPoints: [join(root, 'bench', 'ceiling.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    conditions: ['source'],
+    packages: 'external',
+    logLevel: 'warning',
+  });
+  const logFile = join(bed.dir, 'ceiling.log');
+  const ceiling = ServerProcess.start({
+    name: 'ceiling',
+    binary: process.execPath,
+    args: [outfile],
+    logFile,
+    env: { KUBECONFIG: bed.kubeconfigPath, BENCH_WORKERS: String(options.workers) },
+  });
+  await ceiling.waitReady(async () => readFileSync(logFile, 'utf8').includes('ready'), 60_000);
+  return {
+    pids: () => processTree(ceiling.pid),
+    connections: async () => {
+      const before = readFileSync(logFile, 'utf8').length;
+      for (const pid of processTree(ceiling.pid)) process.kill(pid, 'SIGUSR2');
+      for (let i = 0; i < 50; i++) {
+        const added = readFileSync(logFile, 'utf8').slice(before);
+        const match = /kubebus_rest_client_connections_total\{[^}]*\} (\d+)/.exec(added);
+        if (match) return Number(match[1]);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return Number.NaN;
+    },
+    stop: () => ceiling.stop(),
+  };
+}
