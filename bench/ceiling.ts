@@ -35,7 +35,7 @@ import { loadKubeConfig } from '@kubebus/shared/kube';
 const workers = Number(process.env['BENCH_WORKERS'] ?? 8);
 const registry = new Registry();
 const metrics = restClientMetrics(registry);
-const client = new KubeClient(loadKubeConfig(process.env['KUBECONFIG']), metrics);
+const client = new KubeClient(await loadKubeConfig(process.env['KUBECONFIG']), metrics);
 // The driver asks for the connections opened so far (the same counter kubebus exports).
 process.on('SIGUSR2', () => {
   void registry.getSingleMetricAsString('kubebus_rest_client_connections_total').then((text) => {
@@ -44,6 +44,7 @@ process.on('SIGUSR2', () => {
 });
 const fieldManager = 'kubebus-databasecluster';
 const done = new Map<string, number>(); // uid → generation written
+const inFlight = new Map<string, number>(); // uid → generation being written
 const queue: KubeObject[] = [];
 let wake: (() => void) | undefined;
 
@@ -99,6 +100,7 @@ async function converge(cluster: KubeObject): Promise<void> {
 function offer(cluster: KubeObject): void {
   const generation = cluster.metadata.generation ?? 0;
   if ((done.get(cluster.metadata.uid) ?? 0) >= generation) return;
+  if ((inFlight.get(cluster.metadata.uid) ?? 0) >= generation) return;
   if (
     queue.some(
       (q) => q.metadata.uid === cluster.metadata.uid && (q.metadata.generation ?? 0) >= generation,
@@ -116,9 +118,11 @@ async function worker(): Promise<void> {
       await new Promise<void>((resolve) => (wake = resolve));
       continue;
     }
+    inFlight.set(next.metadata.uid, next.metadata.generation ?? 0);
     await converge(next).catch((error: unknown) => {
       process.stderr.write(`ceiling: ${(error as Error).message}\n`);
     });
+    inFlight.delete(next.metadata.uid);
   }
 }
 

@@ -111,7 +111,16 @@ async function startCeiling(bed: TestBed, options: SystemOptions): Promise<Runni
     target: 'node20',
     format: 'esm',
     conditions: ['source'],
-    packages: 'external',
+    // third-party packages from node_modules; kubebus's own sources bundled in
+    external: [
+      '@kubernetes/client-node',
+      '@nats-io/*',
+      'prom-client',
+      'pino',
+      'zod',
+      'yaml',
+      'cloudevents',
+    ],
     logLevel: 'warning',
   });
   const logFile = join(bed.dir, 'ceiling.log');

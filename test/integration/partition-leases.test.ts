@@ -151,4 +151,27 @@ describe('partition leases', { timeout: 120_000 }, () => {
     assert.ok(performance.now() - stalledAt >= TTL / 2, 'not before its own deadline');
     await b.leases.stop();
   });
+
+  it('does not move partitions between two steady replicas', async () => {
+    const kv = await bucket('leases_steady');
+    let releases = 0;
+    const a = replica(kv, 'a', 'g3', async () => {
+      releases++;
+    });
+    await a.leases.start();
+    const b = replica(kv, 'b', 'g3', async () => {
+      releases++;
+    });
+    await b.leases.start();
+    await waitFor(
+      () => a.consuming.size === PARTITIONS / 2 && b.consuming.size === PARTITIONS / 2,
+      'the partitions to be shared',
+    );
+    const balancedAfter = releases;
+    // Forty renewal rounds each, member keys rewritten while the others list them.
+    const until = Date.now() + 40 * RENEW;
+    await neverOverlap(a, b, () => Date.now() > until, 'forty rounds');
+    assert.equal(releases, balancedAfter, 'no hand-over once balanced');
+    await Promise.all([a.leases.stop(), b.leases.stop()]);
+  });
 });

@@ -11,7 +11,7 @@ const config = configOrExit('reconciler', ReconcilerConfigSchema, {
   KUBEBUS_REPLICA_ID: hostname().replace(/[^-_a-zA-Z0-9]/g, '-'),
   ...process.env,
 });
-const kubeConfig = kubeConfigOrExit('reconciler', config.kubeconfig);
+const kubeConfig = await kubeConfigOrExit('reconciler', config.kubeconfig, process.env);
 
 const shell = await startServiceShell({
   service: 'reconciler',

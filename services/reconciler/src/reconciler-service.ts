@@ -19,10 +19,14 @@ import {
 } from '@kubebus/shared/bus';
 import { ErrorCodes, isKubebusError } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
-import { KubeClient, TokenBucket } from '@kubebus/shared/kube';
+import {
+  AppliedObjects,
+  KubeClient,
+  TokenBucket,
+  type KubeCredentials,
+} from '@kubebus/shared/kube';
 import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics } from '@kubebus/shared/runtime';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Kvm } from '@nats-io/kv';
 import { Counter } from 'prom-client';
 import type { ReconcilerConfig } from './config.js';
@@ -40,7 +44,7 @@ export interface RunningReconciler {
 
 export async function startReconcilerService(deps: {
   readonly config: ReconcilerConfig;
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeCredentials;
   readonly bus: BusConnection;
   readonly log: Logger;
   readonly registry: Registry;
@@ -59,6 +63,7 @@ export async function startReconcilerService(deps: {
     status,
     fieldManager: config.fieldManager,
     instance: config.replicaId,
+    applied: new AppliedObjects(),
   });
 
   const parkedSkips = new Counter({

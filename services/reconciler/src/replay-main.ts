@@ -40,7 +40,7 @@ const nc = await connect({
 try {
   const steps = await replay({
     nc,
-    kubeConfig: loadKubeConfig(env.KUBECONFIG),
+    kubeConfig: await loadKubeConfig(env.KUBECONFIG, process.env),
     key: { group: GROUP, resource: PLURAL, namespace, name },
     log: createLogger({ service: 'replay', level: env.KUBEBUS_LOG_LEVEL }),
   });

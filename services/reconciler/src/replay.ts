@@ -5,10 +5,16 @@
 // status that was recorded for that generation.
 import { ObjectReader, readRevisions, type Revision } from '@kubebus/shared/bus';
 import { opOf, type KubeObject } from '@kubebus/shared/events';
-import { KubeClient, diff, formatChange, type Change } from '@kubebus/shared/kube';
+import {
+  AppliedObjects,
+  KubeClient,
+  diff,
+  formatChange,
+  type Change,
+  type KubeCredentials,
+} from '@kubebus/shared/kube';
 import { Registry, restClientMetrics, startTrace, type Logger } from '@kubebus/shared/obs';
 import { keyString, type ObjectKey } from '@kubebus/shared/runtime';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { BackupBuckets } from './databasecluster/backup-bucket.js';
@@ -50,7 +56,7 @@ function recordedFor(revisions: readonly Revision[], generation: number | undefi
 
 export async function replay(deps: {
   readonly nc: NatsConnection;
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeCredentials;
   readonly key: ObjectKey;
   readonly log: Logger;
 }): Promise<ReplayStep[]> {
@@ -89,6 +95,8 @@ export async function replay(deps: {
       status: { publish: async (intent) => void captured.push(intent.status) },
       fieldManager: 'kubebus-replay',
       instance: 'replay',
+      // every write of every revision is sent (as a dry run): nothing is remembered
+      applied: new AppliedObjects(0),
     });
     let error: string | undefined;
     try {

@@ -11,7 +11,7 @@ const config = configOrExit('status-writer', StatusWriterConfigSchema, {
   KUBEBUS_REPLICA_ID: hostname().replace(/[^-_a-zA-Z0-9]/g, '-'),
   ...process.env,
 });
-const kubeConfig = kubeConfigOrExit('status-writer', config.kubeconfig);
+const kubeConfig = await kubeConfigOrExit('status-writer', config.kubeconfig, process.env);
 
 const shell = await startServiceShell({
   service: 'status-writer',

@@ -15,10 +15,9 @@ import {
 } from '@kubebus/shared/bus';
 import { ErrorCodes } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
-import { KubeClient, TokenBucket } from '@kubebus/shared/kube';
+import { KubeClient, TokenBucket, type KubeCredentials } from '@kubebus/shared/kube';
 import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics, type WorkItem } from '@kubebus/shared/runtime';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Kvm } from '@nats-io/kv';
 import type { StatusWriterConfig } from './config.js';
 import { statusWriterMetrics } from './metrics.js';
@@ -33,7 +32,7 @@ export interface RunningStatusWriter {
 
 export async function startStatusWriter(deps: {
   readonly config: StatusWriterConfig;
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeCredentials;
   readonly bus: BusConnection;
   readonly log: Logger;
   readonly registry: Registry;

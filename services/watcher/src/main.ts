@@ -6,7 +6,7 @@ import { WatcherConfigSchema } from './config.js';
 import { startWatcher } from './watcher.js';
 
 const config = configOrExit('watcher', WatcherConfigSchema, process.env);
-const kubeConfig = kubeConfigOrExit('watcher', config.kubeconfig);
+const kubeConfig = await kubeConfigOrExit('watcher', config.kubeconfig, process.env);
 
 const shell = await startServiceShell({
   service: 'watcher',

@@ -1,10 +1,9 @@
 // The watcher service, assembled: discovery, the streams, one ResourceWatcher
 // per watched resource, the resync timer, and the health of it all.
 import { Buckets, OrderedPublisher, openJetStream, type BusConnection } from '@kubebus/shared/bus';
-import { KubeClient, TokenBucket } from '@kubebus/shared/kube';
+import { KubeClient, TokenBucket, type KubeCredentials } from '@kubebus/shared/kube';
 import type { Logger, Registry } from '@kubebus/shared/obs';
 import { backoffDelay } from '@kubebus/shared/runtime';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Kvm } from '@nats-io/kv';
 import { ChangePublisher } from './change-publisher.js';
 import type { WatcherConfig } from './config.js';
@@ -25,7 +24,7 @@ export interface RunningWatcher {
 
 export async function startWatcher(deps: {
   readonly config: WatcherConfig;
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeCredentials;
   readonly bus: BusConnection;
   readonly log: Logger;
   readonly registry: Registry;

@@ -206,12 +206,12 @@ export class PartitionLeases {
   }
 
   async #members(): Promise<string[]> {
-    const members: string[] = [];
+    // A set: a key updated while the listing runs can be listed twice, and a
+    // member counted twice would shrink everyone's share (needless hand-overs).
+    const members = new Set([this.options.replicaId]);
     const prefix = `${this.options.group}.member.`;
-    for await (const key of await this.kv.keys(`${prefix}*`))
-      members.push(key.slice(prefix.length));
-    if (!members.includes(this.options.replicaId)) members.push(this.options.replicaId);
-    return members.sort();
+    for await (const key of await this.kv.keys(`${prefix}*`)) members.add(key.slice(prefix.length));
+    return [...members].sort();
   }
 
   #memberKey(): string {

@@ -2,10 +2,9 @@
 // environment (exit 2 with one line per bad variable), warn about KUBEBUS_*
 // names no service reads (a misspelling is otherwise silently ignored), and
 // load the kubeconfig (exit 2 with what to do when there is none).
-import type { KubeConfig } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { loadKubeConfig } from '../kube/client.js';
+import { loadKubeConfig, type KubeCredentials } from '../kube/kubeconfig.js';
 import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import { loadConfig, type Environment } from './mod.js';
 
@@ -74,8 +73,14 @@ export function configOrExit<S extends z.ZodType>(
 }
 
 /** The kubeconfig the service runs with, or exit 2 with one line saying what to do. */
-export function kubeConfigOrExit(service: string, path: string | undefined): KubeConfig {
-  const inCluster = existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
+export async function kubeConfigOrExit(
+  service: string,
+  path: string | undefined,
+  env: Environment,
+): Promise<KubeCredentials> {
+  const inCluster =
+    env['KUBERNETES_SERVICE_HOST'] !== undefined &&
+    existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
   const hint =
     'set KUBECONFIG to a readable kubeconfig file, or run in a pod with a service account';
   if (path !== undefined && !existsSync(path)) {
@@ -89,7 +94,7 @@ export function kubeConfigOrExit(service: string, path: string | undefined): Kub
     process.exit(2);
   }
   try {
-    const kc = loadKubeConfig(path);
+    const kc = await loadKubeConfig(path, env);
     if (kc.getCurrentCluster() === null) throw new Error('it names no current cluster');
     return kc;
   } catch (error) {

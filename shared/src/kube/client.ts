@@ -1,13 +1,13 @@
 // A small, dynamic Kubernetes REST client over the credentials of a KubeConfig
-// (@kubernetes/client-node loads and applies them). kubebus works on resources
+// (see kubeconfig.ts). kubebus works on resources
 // named at run time, streams watches line by line with its own inactivity limit,
 // and counts every request in client-go's rest_client_* metrics; see
 // docs/adr/0002-own-rest-client.md.
-import { KubeConfig as KubeConfigClass, type KubeConfig } from '@kubernetes/client-node';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { RestClientMetrics } from '../obs/rest-client-metrics.js';
 import { apiErrorFrom, KubeApiError } from './api-error.js';
+import type { KubeCredentials } from './kubeconfig.js';
 import { KubeTransport } from './transport.js';
 
 export interface RequestInit {
@@ -47,7 +47,7 @@ export class KubeClient {
   readonly #transport: KubeTransport;
 
   constructor(
-    kc: KubeConfig,
+    kc: KubeCredentials,
     private readonly metrics: RestClientMetrics,
     options: KubeClientOptions = {},
   ) {
@@ -189,12 +189,4 @@ async function readBody(res: IncomingMessage): Promise<string> {
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Credentials from a kubeconfig file, or the pod's service account when none is given. */
-export function loadKubeConfig(path: string | undefined): KubeConfig {
-  const kc = new KubeConfigClass();
-  if (path === undefined) kc.loadFromCluster();
-  else kc.loadFromFile(path);
-  return kc;
 }

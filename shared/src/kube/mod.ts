@@ -9,7 +9,9 @@ export {
 } from './refs.js';
 export type { ObjectKey, ResourceRef } from './refs.js';
 export { KubeApiError, isConflict, isGone, isKubeApiError, isNotFound } from './api-error.js';
-export { ContentTypes, KubeClient, loadKubeConfig } from './client.js';
+export { ContentTypes, KubeClient } from './client.js';
+export { loadKubeConfig } from './kubeconfig.js';
+export type { KubeCredentials } from './kubeconfig.js';
 export type { KubeClientOptions, RequestInit } from './client.js';
 export { listPages, watchEvents } from './list-watch.js';
 export type { ListPage, WatchEvent, WatchOptions, WatchScope } from './list-watch.js';
@@ -25,5 +27,6 @@ export {
 } from './apply.js';
 export type { ApplyBody, ApplyOptions, EventInput, OwnerReference } from './apply.js';
 export { TokenBucket } from './rate-limiter.js';
+export { AppliedObjects } from './applied-objects.js';
 export { diff, formatChange } from './object-diff.js';
 export type { Change } from './object-diff.js';

@@ -4,7 +4,7 @@
 // so kubebus reads the credentials through it at most every `refreshMs`, and
 // builds a new agent only when they change (rotated certificates, a refreshed
 // service-account token, an exec plugin's new token).
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeCredentials } from './kubeconfig.js';
 import { createHash } from 'node:crypto';
 import { Agent as HttpAgent, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, type AgentOptions, type RequestOptions } from 'node:https';
@@ -31,7 +31,7 @@ export class KubeTransport {
   #refreshing: Promise<Transport> | undefined;
 
   constructor(
-    private readonly kc: KubeConfig,
+    private readonly kc: KubeCredentials,
     private readonly options: {
       /** how long credentials read from the kubeconfig are trusted before reading again */
       readonly refreshMs?: number;

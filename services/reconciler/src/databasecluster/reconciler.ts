@@ -5,8 +5,8 @@
 import type { ObjectReader, StatusPublisher } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
-  apply,
   createIfAbsent,
+  type AppliedObjects,
   hasFinalizer,
   recordEvent,
   setFinalizer,
@@ -49,6 +49,8 @@ export interface DatabaseClusterDeps {
   readonly status: Pick<StatusPublisher, 'publish'>;
   readonly fieldManager: string;
   readonly instance: string;
+  /** skips applies that would change nothing (per process) */
+  readonly applied: AppliedObjects;
 }
 
 export class DatabaseClusterReconciler implements Reconciler {
@@ -110,19 +112,35 @@ export class DatabaseClusterReconciler implements Reconciler {
         );
       }
     }
+    // Owned objects as last recorded: an apply that would change nothing is skipped.
+    const owned = names(cluster);
+    const recorded = (resource: string, group: string, name: string) =>
+      this.deps.reader.read({ group, resource, namespace: key.namespace, name });
+    const [service, configMap, statefulSet] = await Promise.all([
+      recorded('services', '', owned.service),
+      recorded('configmaps', '', owned.configMap),
+      recorded('statefulsets', 'apps', owned.statefulSet),
+    ]);
     const options = { fieldManager, signal: context.signal };
+    const applied = this.deps.applied;
     await Promise.all([
-      apply(client, Resources.services, desiredService(cluster, spec), options),
-      apply(client, Resources.configMaps, desiredConfigMap(cluster, spec), options),
-      apply(client, Resources.statefulSets, desiredStatefulSet(cluster, spec), options),
+      applied.apply(client, Resources.services, desiredService(cluster, spec), options, service),
+      applied.apply(
+        client,
+        Resources.configMaps,
+        desiredConfigMap(cluster, spec),
+        options,
+        configMap,
+      ),
+      applied.apply(
+        client,
+        Resources.statefulSets,
+        desiredStatefulSet(cluster, spec),
+        options,
+        statefulSet,
+      ),
     ]);
 
-    const statefulSet = await this.deps.reader.read({
-      group: 'apps',
-      resource: 'statefulsets',
-      namespace: key.namespace,
-      name: names(cluster).statefulSet,
-    });
     const observed = (statefulSet?.['status'] as { readyReplicas?: unknown } | undefined)
       ?.readyReplicas;
     const readyReplicas = typeof observed === 'number' ? observed : 0;
