@@ -3,10 +3,11 @@
 // named at run time, streams watches line by line with its own inactivity limit,
 // and counts every request in client-go's rest_client_* metrics; see
 // docs/adr/0002-own-rest-client.md.
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { RestClientMetrics } from '../obs/rest-client-metrics.js';
 import { apiErrorFrom, KubeApiError } from './api-error.js';
+import type { KubeResponse } from './http2-connection.js';
 import type { KubeCredentials } from './kubeconfig.js';
 import { KubeTransport } from './transport.js';
 
@@ -74,7 +75,7 @@ export class KubeClient {
   async request<T = unknown>(path: string, init: RequestInit = {}): Promise<T> {
     const method = init.method ?? 'GET';
     const started = performance.now();
-    let res: IncomingMessage;
+    let res: KubeResponse;
     try {
       res = await this.#send(path, init);
     } catch (error) {
@@ -87,8 +88,8 @@ export class KubeClient {
       );
     }
     const body = await readBody(res);
-    this.#count(method, String(res.statusCode ?? 0), started);
-    const status = res.statusCode ?? 0;
+    this.#count(method, String(res.statusCode), started);
+    const status = res.statusCode;
     if (status === 401) this.#transport.invalidate(); // rotated credentials: read them again
     if (status < 200 || status >= 300) throw apiErrorFrom(status, body, res.headers);
     return (body === '' ? undefined : JSON.parse(body)) as T;
@@ -108,9 +109,9 @@ export class KubeClient {
    * Opens a streaming GET (a watch); the caller reads the response and must
    * destroy it. `timeoutMs` bounds socket silence, from connecting to the end.
    */
-  async openStream(path: string, init: RequestInit = {}): Promise<IncomingMessage> {
+  async openStream(path: string, init: RequestInit = {}): Promise<KubeResponse> {
     const started = performance.now();
-    let res: IncomingMessage;
+    let res: KubeResponse;
     try {
       res = await this.#send(path, { ...init, timeoutMs: init.timeoutMs ?? 0 });
     } catch (error) {
@@ -121,13 +122,13 @@ export class KubeClient {
         `no answer from the apiserver: ${(error as Error).message}`,
       );
     }
-    const status = res.statusCode ?? 0;
+    const status = res.statusCode;
     this.#count('GET', String(status), started);
     if (status !== 200) throw apiErrorFrom(status, await readBody(res), res.headers);
     return res;
   }
 
-  async #send(path: string, init: RequestInit): Promise<IncomingMessage> {
+  async #send(path: string, init: RequestInit): Promise<KubeResponse> {
     await this.#throttle?.take();
     init.signal?.throwIfAborted();
     const url = new URL(path, this.#base);
@@ -138,28 +139,50 @@ export class KubeClient {
     }
     const body = init.body === undefined ? undefined : JSON.stringify(init.body);
     const transport = await this.#transport.get();
-    const options: RequestOptions = {
-      method: init.method ?? 'GET',
-      agent: transport.agent,
-      ...(transport.auth === undefined ? {} : { auth: transport.auth }),
-      headers: {
-        ...transport.headers,
-        accept: 'application/json',
-        ...(body === undefined
-          ? {}
-          : {
-              'content-type': init.contentType ?? ContentTypes.json,
-              'content-length': Buffer.byteLength(body),
-            }),
-      },
+    const headers: OutgoingHttpHeaders = {
+      ...lowerCased(transport.headers),
+      ...(transport.auth === undefined
+        ? {}
+        : { authorization: `Basic ${Buffer.from(transport.auth).toString('base64')}` }),
+      accept: 'application/json',
+      ...(body === undefined
+        ? {}
+        : {
+            'content-type': init.contentType ?? ContentTypes.json,
+            'content-length': Buffer.byteLength(body),
+          }),
     };
     const timeoutMs = init.timeoutMs ?? this.#timeoutMs;
+    const method = init.method ?? 'GET';
+    if (transport.h2?.speaksH2() === true) {
+      try {
+        return await transport.h2.request({
+          method,
+          path: `${url.pathname}${url.search}`,
+          headers,
+          body,
+          timeoutMs,
+          ...(init.signal ? { signal: init.signal } : {}),
+        });
+      } catch (error) {
+        if (transport.h2.speaksH2()) throw error;
+        // the server does not speak h2: HTTP/1.1 from now on
+      }
+    }
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return new Promise<IncomingMessage>((resolve, reject) => {
+    const options: RequestOptions = { method, agent: transport.agent, headers };
+    return new Promise<KubeResponse>((resolve, reject) => {
       const req = send(
         url,
         { ...options, ...(init.signal ? { signal: init.signal } : {}) },
-        resolve,
+        (res: IncomingMessage) => {
+          resolve({
+            statusCode: res.statusCode ?? 0,
+            headers: res.headers,
+            body: res as AsyncIterable<Buffer>,
+            destroy: () => res.destroy(),
+          });
+        },
       );
       if (timeoutMs > 0) {
         req.setTimeout(timeoutMs, () =>
@@ -177,10 +200,17 @@ export class KubeClient {
   }
 }
 
-async function readBody(res: IncomingMessage): Promise<string> {
+/** HTTP/2 header names are lower case; credentials may come with any case. */
+function lowerCased(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
+  );
+}
+
+async function readBody(res: KubeResponse): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of res as AsyncIterable<Buffer>) {
+  for await (const chunk of res.body) {
     size += chunk.length;
     if (size > MAX_RESPONSE_BYTES) {
       res.destroy();

@@ -1,11 +1,11 @@
 // LIST (paginated) and WATCH (with bookmarks and an inactivity limit) of one
 // resource, as plain async iteration. Decisions (what to publish, when to relist)
 // belong to the caller.
-import type { IncomingMessage } from 'node:http';
 import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import { KubeObjectSchema, type KubeObject } from '../events/kube-object.js';
 import { apiErrorFrom } from './api-error.js';
 import type { KubeClient } from './client.js';
+import type { KubeResponse } from './http2-connection.js';
 import { collectionPath, type ResourceRef } from './refs.js';
 
 export interface WatchScope {
@@ -97,10 +97,7 @@ export async function* watchEvents(
   }
 }
 
-async function* linesWithWatchdog(
-  res: IncomingMessage,
-  inactivityMs: number,
-): AsyncGenerator<string> {
+async function* linesWithWatchdog(res: KubeResponse, inactivityMs: number): AsyncGenerator<string> {
   const watchdog = { stalled: false };
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
@@ -113,7 +110,7 @@ async function* linesWithWatchdog(
   arm();
   let buffered = '';
   try {
-    for await (const chunk of res as AsyncIterable<Buffer>) {
+    for await (const chunk of res.body) {
       arm();
       buffered += chunk.toString('utf8');
       if (buffered.length > MAX_LINE_BYTES) throw new Error('watch line exceeds 16 MiB');

@@ -1,5 +1,5 @@
-// How requests reach the apiserver: one keep-alive agent per set of
-// credentials. client-node's applyToHTTPSOptions builds a fresh agent without
+// How requests reach the apiserver: one HTTP/2 connection (or, failing that,
+// one keep-alive agent) per set of credentials. client-node's applyToHTTPSOptions builds a fresh agent without
 // keep-alive on every call (a TLS handshake per request: ~10× the client CPU),
 // so kubebus reads the credentials through it at most every `refreshMs`, and
 // builds a new agent only when they change (rotated certificates, a refreshed
@@ -9,8 +9,12 @@ import { createHash } from 'node:crypto';
 import { Agent as HttpAgent, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, type AgentOptions, type RequestOptions } from 'node:https';
 import type { Socket } from 'node:net';
+import { Http2Connection } from './http2-connection.js';
 
 export interface Transport {
+  /** HTTP/2 to the apiserver when it speaks it (https, no proxy) */
+  readonly h2: Http2Connection | undefined;
+  /** HTTP/1.1 keep-alive: proxies, plain http, servers without h2 */
   readonly agent: HttpAgent;
   readonly headers: OutgoingHttpHeaders;
   readonly auth?: string;
@@ -61,6 +65,16 @@ export class KubeTransport {
 
   close(): void {
     this.#current?.transport.agent.destroy();
+    this.#current?.transport.h2?.close();
+  }
+
+  #http2For(template: RequestOptions): Http2Connection | undefined {
+    const cluster = this.kc.getCurrentCluster();
+    if (cluster === null || cluster.proxyUrl !== undefined || !cluster.server.startsWith('https:'))
+      return undefined;
+    return new Http2Connection(new URL(cluster.server).origin, tlsOptions(template), () => {
+      this.options.onConnection?.();
+    });
   }
 
   async #refresh(): Promise<Transport> {
@@ -72,6 +86,7 @@ export class KubeTransport {
     if (sameTls) (template.agent as HttpAgent | undefined)?.destroy();
     // A new token only changes a header; new TLS material needs new connections.
     const transport: Transport = {
+      h2: sameTls ? previous.transport.h2 : this.#http2For(template),
       agent: sameTls ? previous.transport.agent : this.#agentFor(template),
       headers: { ...(template.headers as OutgoingHttpHeaders) },
       ...(typeof template.auth === 'string' ? { auth: template.auth } : {}),
@@ -81,6 +96,7 @@ export class KubeTransport {
     if (previous !== undefined && !sameTls)
       setTimeout(() => {
         previous.transport.agent.destroy();
+        previous.transport.h2?.close();
       }, 60_000).unref();
     return transport;
   }

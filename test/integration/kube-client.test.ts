@@ -1,0 +1,83 @@
+// kubebus's REST client on a real kube-apiserver: one connection carries
+// every request and watch (HTTP/2), however many run at once — no TLS
+// handshake per request — and it survives the apiserver restarting.
+import { KubeClient, loadKubeConfig, watchEvents } from '@kubebus/shared/kube';
+import { restClientMetrics } from '@kubebus/shared/obs';
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Registry } from 'prom-client';
+import { TestBed } from '../bed/testbed.js';
+
+describe('REST client connections', { timeout: 300_000 }, () => {
+  let bed: TestBed;
+  before(async () => {
+    bed = await TestBed.start();
+  });
+  after(async () => {
+    await bed.stop();
+  });
+
+  async function client() {
+    const registry = new Registry();
+    const metrics = restClientMetrics(registry);
+    const kube = new KubeClient(await loadKubeConfig(bed.kubeconfigPath), metrics);
+    const connections = async () =>
+      (
+        await registry.getSingleMetric('kubebus_rest_client_connections_total')?.get()
+      )?.values.reduce((sum, v) => sum + v.value, 0) ?? 0;
+    return { kube, connections };
+  }
+
+  it('sends 200 requests, 50 at a time, and a watch over one connection', async () => {
+    const { kube, connections } = await client();
+    const abort = new AbortController();
+    const watching = (async () => {
+      let events = 0;
+      try {
+        for await (const event of watchEvents(
+          kube,
+          { resource: { group: '', version: 'v1', resource: 'configmaps', namespaced: true } },
+          { resourceVersion: '0', inactivityMs: 60_000, timeoutSeconds: 60, signal: abort.signal },
+        ))
+          if (event.type === 'ADDED') events++;
+      } catch {
+        // aborted at the end
+      }
+      return events;
+    })();
+    for (let round = 0; round < 4; round++) {
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          kube.request('/api/v1/namespaces/default/configmaps', {
+            method: 'POST',
+            body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c-${round}-${i}` } },
+          }),
+        ),
+      );
+    }
+    abort.abort();
+    assert.ok((await watching) >= 1, 'the watch saw the ConfigMaps');
+    assert.equal(await connections(), 1, 'one connection for everything');
+    kube.close();
+  });
+
+  it('opens a new connection after the apiserver restarts, and only one', async () => {
+    const { kube, connections } = await client();
+    await kube.request('/api/v1/namespaces/default');
+    await bed.restartApiserver();
+    let answered = false;
+    for (let i = 0; i < 60 && !answered; i++) {
+      answered = await kube.request('/api/v1/namespaces/default').then(
+        () => true,
+        async () => {
+          await new Promise((r) => setTimeout(r, 500));
+          return false;
+        },
+      );
+    }
+    assert.ok(answered, 'answers again after the restart');
+    for (let i = 0; i < 20; i++) await kube.request('/api/v1/namespaces/default');
+    assert.equal(await connections(), 2);
+    kube.close();
+  });
+});
