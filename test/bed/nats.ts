@@ -22,17 +22,31 @@ export interface NatsOptions {
   readonly syncInterval?: string;
   /** environment of the server process (variables the configuration refers to) */
   readonly env?: Readonly<Record<string, string>>;
+  /** a node of a cluster: its name, its route port and every node's route port */
+  readonly cluster?: { readonly node: number; readonly routePorts: readonly number[] };
 }
 
 export async function natsConfig(dir: string, options: NatsOptions = {}): Promise<NatsConfig> {
+  const suffix = options.cluster === undefined ? '' : `-${options.cluster.node}`;
   const config: NatsConfig = {
     port: await freePort(),
     monitorPort: await freePort(),
-    storeDir: join(dir, 'jetstream'),
-    configFile: join(dir, 'nats-server.conf'),
-    logFile: join(dir, 'nats-server.log'),
+    storeDir: join(dir, `jetstream${suffix}`),
+    configFile: join(dir, `nats-server${suffix}.conf`),
+    logFile: join(dir, `nats-server${suffix}.log`),
     env: options.env ?? {},
   };
+  const cluster = options.cluster;
+  const routes =
+    cluster === undefined
+      ? ''
+      : [
+          'cluster {',
+          '  name: kubebus_testbed',
+          `  listen: "127.0.0.1:${cluster.routePorts[cluster.node] ?? 0}"`,
+          `  routes: [${cluster.routePorts.map((p) => `"nats-route://127.0.0.1:${p}"`).join(', ')}]`,
+          '}',
+        ].join('\n');
   mkdirSync(config.storeDir, { recursive: true });
   const jetstream = [
     `store_dir: ${JSON.stringify(config.storeDir)}`,
@@ -45,8 +59,9 @@ export async function natsConfig(dir: string, options: NatsOptions = {}): Promis
     [
       `listen: "127.0.0.1:${config.port}"`,
       `http: "127.0.0.1:${config.monitorPort}"`,
-      `server_name: kubebus_testbed`,
+      `server_name: kubebus_testbed${suffix}`,
       `jetstream { ${jetstream.join('\n  ')} }`,
+      routes,
       options.extraConfig ?? '',
     ].join('\n') + '\n',
   );
@@ -59,7 +74,7 @@ export function natsUrl(config: NatsConfig): string {
 
 export async function startNats(config: NatsConfig): Promise<ServerProcess> {
   const server = ServerProcess.start({
-    name: 'nats-server',
+    name: `nats-server-${config.port}`,
     binary: serverBinary('nats-server'),
     logFile: config.logFile,
     args: ['-c', config.configFile],

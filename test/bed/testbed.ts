@@ -13,6 +13,8 @@ import {
   type ApiserverConfig,
 } from './apiserver.js';
 import { serversBinDir } from './binaries.js';
+import { httpCall } from './http.js';
+import { freePort } from './ports.js';
 import { startControllerManager } from './controller-manager.js';
 import { compactEtcd, etcdConfig, etcdUrl, startEtcd, type EtcdConfig } from './etcd.js';
 import { writeKubeconfig } from './kubeconfig.js';
@@ -24,6 +26,8 @@ export interface TestBedOptions {
   /** Also run kube-controller-manager (garbage collection of owned objects). */
   readonly controllerManager?: boolean;
   readonly nats?: NatsOptions;
+  /** run a NATS cluster of this many nodes (routes on loopback) instead of one server */
+  readonly natsNodes?: number;
   readonly apiserverArgs?: readonly string[];
   /** Keep the directory (logs, data) after stop, for a person to read. */
   readonly keepDir?: boolean;
@@ -40,6 +44,8 @@ export class TestBed {
     readonly apiserver: ApiserverConfig,
     readonly nats: NatsConfig,
     readonly options: TestBedOptions,
+    /** every NATS node (one unless natsNodes says otherwise); nats is the first */
+    readonly natsNodes: readonly NatsConfig[] = [nats],
   ) {}
 
   static async start(requested: TestBedOptions = {}): Promise<TestBed> {
@@ -60,8 +66,19 @@ export class TestBed {
       );
       const kubeconfigPath = join(dir, 'kubeconfig');
       writeKubeconfig(kubeconfigPath, apiserverUrl(apiserver), pki.caCert, 'kubebus-admin', admin);
-      const nats = await natsConfig(dir, options.nats);
-      const bed = new TestBed(dir, pki, kubeconfigPath, etcd, apiserver, nats, options);
+      const nodes = options.natsNodes ?? 1;
+      const routePorts = await Promise.all(Array.from({ length: nodes }, () => freePort()));
+      const natsNodes = await Promise.all(
+        Array.from({ length: nodes }, (_, node) =>
+          natsConfig(
+            dir,
+            nodes === 1 ? options.nats : { ...options.nats, cluster: { node, routePorts } },
+          ),
+        ),
+      );
+      const [nats] = natsNodes;
+      if (nats === undefined) throw new Error('natsNodes must be at least 1');
+      const bed = new TestBed(dir, pki, kubeconfigPath, etcd, apiserver, nats, options, natsNodes);
       try {
         await bed.#startAll();
       } catch (error) {
@@ -77,9 +94,13 @@ export class TestBed {
 
   async #startAll(): Promise<void> {
     // NATS and etcd do not depend on each other: start them side by side.
-    const [nats, etcd] = await Promise.all([startNats(this.nats), startEtcd(this.etcd)]);
-    this.#servers.set('nats', nats);
+    const [etcd, ...nats] = await Promise.all([
+      startEtcd(this.etcd),
+      ...this.natsNodes.map((node) => startNats(node)),
+    ]);
+    nats.forEach((server, i) => this.#servers.set(natsName(i), server));
     this.#servers.set('etcd', etcd);
+    if (this.natsNodes.length > 1) await this.#waitForJetStreamLeader();
     this.#servers.set('apiserver', await startApiserver(this.apiserver));
     if (this.options.controllerManager === true) {
       this.#servers.set(
@@ -93,8 +114,59 @@ export class TestBed {
     return apiserverUrl(this.apiserver);
   }
 
+  /** every node's URL, comma-separated (what KUBEBUS_NATS_URL takes) */
   get natsUrl(): string {
-    return natsUrl(this.nats);
+    return this.natsNodes.map((node) => natsUrl(node)).join(',');
+  }
+
+  /** Stops one node of the NATS cluster (kill -9 by default). */
+  async stopNatsNode(node: number, how: 'graceful' | 'kill' = 'kill'): Promise<void> {
+    await this.#stopServer(natsName(node), how);
+  }
+
+  async startNatsNode(node: number): Promise<void> {
+    const config = this.natsNodes[node];
+    if (config === undefined) throw new Error(`no NATS node ${node}`);
+    this.#servers.set(natsName(node), await startNats(config));
+  }
+
+  /** The node (index) leading a stream's raft group, from the monitoring endpoint. */
+  async streamLeader(stream: string): Promise<number> {
+    for (const node of this.natsNodes) {
+      const res = await httpCall(`http://127.0.0.1:${node.monitorPort}/jsz?streams=true`).catch(
+        () => undefined,
+      );
+      if (res?.status !== 200) continue;
+      const jsz = JSON.parse(res.body) as {
+        account_details?: { stream_detail?: { name: string; cluster?: { leader?: string } }[] }[];
+      };
+      for (const account of jsz.account_details ?? []) {
+        const leader = account.stream_detail?.find((d) => d.name === stream)?.cluster?.leader;
+        // node names are kubebus_testbed-<index>
+        const index = Number(/-(\d+)$/.exec(leader ?? '')?.[1]);
+        if (Number.isInteger(index)) return index;
+      }
+    }
+    throw new Error(`no leader known for stream ${stream}`);
+  }
+
+  async #waitForJetStreamLeader(): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      for (const node of this.natsNodes) {
+        const res = await httpCall(`http://127.0.0.1:${node.monitorPort}/jsz`).catch(
+          () => undefined,
+        );
+        const leader =
+          res?.status === 200
+            ? (JSON.parse(res.body) as { meta_cluster?: { leader?: string } }).meta_cluster?.leader
+            : undefined;
+        if (leader !== undefined && leader !== '') return;
+      }
+      if (Date.now() > deadline)
+        throw new Error('the NATS cluster elected no JetStream leader in 60 s');
+      await sleep(200);
+    }
   }
 
   /** TLS material for raw HTTPS calls to the apiserver as the admin. */
@@ -118,11 +190,11 @@ export class TestBed {
   }
 
   async stopNats(how: 'graceful' | 'kill' = 'graceful'): Promise<void> {
-    await this.#stopServer('nats', how);
+    await this.#stopServer(natsName(0), how);
   }
 
   async startNats(): Promise<void> {
-    this.#servers.set('nats', await startNats(this.nats));
+    this.#servers.set(natsName(0), await startNats(this.nats));
   }
 
   /** Restarts nats-server on the same port and store (JetStream state survives). */
@@ -184,11 +256,17 @@ export class TestBed {
 
   /** Stops every server (dependents first) and removes the directory. */
   async stop(): Promise<void> {
-    for (const name of ['controller-manager', 'apiserver', 'etcd', 'nats']) {
+    for (const name of ['controller-manager', 'apiserver', 'etcd']) {
       await this.#stopServer(name, 'graceful');
     }
+    await Promise.all(this.natsNodes.map((_, i) => this.#stopServer(natsName(i), 'graceful')));
     if (this.options.keepDir !== true) rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** The first node keeps the name 'nats' (signal() and logTail() use it). */
+function natsName(node: number): string {
+  return node === 0 ? 'nats' : `nats-${node}`;
 }
 
 function sleep(ms: number): Promise<void> {

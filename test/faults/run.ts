@@ -69,12 +69,21 @@ async function runScenario(scenario: Scenario): Promise<Row> {
           : new Promise((resolve) => waiters.push({ fraction, resolve })),
     };
     await Promise.all([creating, scenario.inject(ctx)]);
-    let result = await tally(bed, nc, NAMESPACE, names);
     const deadline = Date.now() + CONVERGE_TIMEOUT_MS;
-    while (result.notConverged.length > 0 && Date.now() < deadline) {
+    // The fault may still be healing (NATS recovering its streams): a tally
+    // that cannot be read yet is tried again until the deadline.
+    let result: Tally | undefined;
+    let lastError: unknown;
+    while (Date.now() < deadline) {
+      try {
+        result = await tally(bed, nc, NAMESPACE, names);
+        if (result.notConverged.length === 0) break;
+      } catch (error) {
+        lastError = error;
+      }
       await new Promise((r) => setTimeout(r, 1_000));
-      result = await tally(bed, nc, NAMESPACE, names);
     }
+    if (result === undefined) throw new Error(`could not read the outcome: ${String(lastError)}`);
     return {
       fault: scenario.name,
       objects: count,

@@ -2,6 +2,7 @@
 // runtime Controller, fed by the partitions of KUBEBUS_WORK this replica holds
 // and, optionally, by the CloudEvents HTTP source.
 import {
+  defaultTopology,
   Buckets,
   ObjectReader,
   StatusPublisher,
@@ -50,7 +51,10 @@ export async function startReconcilerService(deps: {
   readonly registry: Registry;
 }): Promise<RunningReconciler> {
   const { config, bus, log, registry } = deps;
-  const { js, jsm } = await openJetStream(bus.nc);
+  const { js, jsm } = await openJetStream(bus.nc, {
+    ...defaultTopology,
+    replicas: config.streamReplicas,
+  });
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
     throttle: new TokenBucket(config.kubeRate.qps, config.kubeRate.burst),
   });
@@ -59,7 +63,7 @@ export async function startReconcilerService(deps: {
   const reconciler = new DatabaseClusterReconciler({
     reader,
     client,
-    buckets: new BackupBuckets(bus.nc),
+    buckets: new BackupBuckets(bus.nc, config.streamReplicas),
     status,
     fieldManager: config.fieldManager,
     instance: config.replicaId,

@@ -1,6 +1,7 @@
 // The status writer service, assembled: a runtime Controller applying status
 // intents, over the partitions of KUBEBUS_STATUS this replica holds.
 import {
+  defaultTopology,
   Buckets,
   ObjectReader,
   Streams,
@@ -38,7 +39,10 @@ export async function startStatusWriter(deps: {
   readonly registry: Registry;
 }): Promise<RunningStatusWriter> {
   const { config, bus, log, registry } = deps;
-  const { js, jsm } = await openJetStream(bus.nc);
+  const { js, jsm } = await openJetStream(bus.nc, {
+    ...defaultTopology,
+    replicas: config.streamReplicas,
+  });
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
     throttle: new TokenBucket(config.kubeRate.qps, config.kubeRate.burst),
   });

@@ -1,6 +1,12 @@
 // The watcher service, assembled: discovery, the streams, one ResourceWatcher
 // per watched resource, the resync timer, and the health of it all.
-import { Buckets, OrderedPublisher, openJetStream, type BusConnection } from '@kubebus/shared/bus';
+import {
+  defaultTopology,
+  Buckets,
+  OrderedPublisher,
+  openJetStream,
+  type BusConnection,
+} from '@kubebus/shared/bus';
 import { KubeClient, TokenBucket, type KubeCredentials } from '@kubebus/shared/kube';
 import type { Logger, Registry } from '@kubebus/shared/obs';
 import { backoffDelay } from '@kubebus/shared/runtime';
@@ -36,7 +42,10 @@ export async function startWatcher(deps: {
   });
   const abort = new AbortController();
 
-  const { js } = await openJetStream(bus.nc);
+  const { js } = await openJetStream(bus.nc, {
+    ...defaultTopology,
+    replicas: deps.config.streamReplicas,
+  });
   const cursors = new CursorStore(await new Kvm(bus.nc).open(Buckets.cursors), config.watcherId);
   const targets = await retrying(
     () => discoverTargets(client, config.controllers),

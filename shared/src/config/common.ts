@@ -11,6 +11,8 @@ export const CommonEnv = {
   KUBEBUS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   KUBEBUS_HEALTH_HOST: z.string().default('0.0.0.0'),
   KUBEBUS_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+  /** replicas of kubebus' streams and buckets: 1 on one server, 3 in a NATS cluster */
+  KUBEBUS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** client-side rate limit towards the apiserver (client-go's QPS and burst) */
   KUBEBUS_QPS: z.coerce.number().positive().default(20),
   KUBEBUS_BURST: z.coerce.number().int().positive().default(40),
@@ -31,6 +33,7 @@ export function commonConfig(env: CommonInput) {
         : { passFile: env.KUBEBUS_NATS_PASSWORD_FILE }),
     },
     kubeRate: { qps: env.KUBEBUS_QPS, burst: env.KUBEBUS_BURST },
+    streamReplicas: env.KUBEBUS_STREAM_REPLICAS,
     kubeconfig: env.KUBECONFIG,
     health: { host: env.KUBEBUS_HEALTH_HOST, port: env.KUBEBUS_HEALTH_PORT },
     logLevel: env.KUBEBUS_LOG_LEVEL,

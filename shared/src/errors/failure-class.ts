@@ -60,8 +60,16 @@ export function classifyFailure(error: unknown): FailureClass {
     }
     if (typeof shape.code === 'string' && NETWORK_CODES.has(shape.code)) return 'transient';
     if (typeof shape.name === 'string' && NATS_UNAVAILABLE.has(shape.name)) return 'transient';
-    // JetStream API errors: status 503 is "no JetStream leader / not available now".
-    if (shape.name === 'JetStreamApiError' && shape.status === 503) return 'transient';
+    // JetStream API errors from the server side (503 no leader, 500 "no suitable
+    // peers for placement, peer offline"): the cluster is degraded, not the object.
+    if (
+      typeof shape.name === 'string' &&
+      shape.name.endsWith('Error') &&
+      typeof shape.status === 'number' &&
+      shape.status >= 500 &&
+      shape.name !== 'KubeApiError'
+    )
+      return 'transient';
     e = shape.cause;
   }
   return 'unknown';

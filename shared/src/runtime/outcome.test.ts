@@ -56,6 +56,11 @@ describe('outcome → action', () => {
       new KubeApiError(429, 'TooManyRequests', 'apiserver answered 429'),
       Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
       Object.assign(new Error('timeout'), { name: 'TimeoutError' }),
+      // nats.js JetStreamApiError: a cluster with a node down cannot place an R3 stream
+      Object.assign(new Error('no suitable peers for placement, peer offline'), {
+        name: 'JetStreamApiError',
+        status: 500,
+      }),
     ]) {
       const action = decide(
         { ok: false, error },

@@ -14,7 +14,11 @@ const streamOf = (uid: string) => `OBJ_${bucketName(uid)}`;
 export class BackupBuckets {
   readonly #objm: Objm;
 
-  constructor(private readonly nc: NatsConnection) {
+  constructor(
+    private readonly nc: NatsConnection,
+    /** replicas of each bucket's stream: as many as kubebus' own streams */
+    private readonly replicas = 1,
+  ) {
     this.#objm = new Objm(nc);
   }
 
@@ -32,7 +36,10 @@ export class BackupBuckets {
   /** Creates the bucket unless it exists; says which. */
   async ensure(uid: string): Promise<'created' | 'exists'> {
     if (await this.exists(uid)) return 'exists';
-    await this.#objm.create(bucketName(uid), { description: `backups of DatabaseCluster ${uid}` });
+    await this.#objm.create(bucketName(uid), {
+      description: `backups of DatabaseCluster ${uid}`,
+      replicas: this.replicas,
+    });
     return 'created';
   }
 
