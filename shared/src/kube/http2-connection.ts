@@ -37,6 +37,8 @@ export class Http2Connection {
   #session: ClientHttp2Session | undefined;
   #connecting: Promise<ClientHttp2Session> | undefined;
   #pinger: NodeJS.Timeout | undefined;
+  /** streams open now: the connection keeps the process alive only while there are some */
+  #active = 0;
   /** set when the server refused h2 (ALPN chose http/1.1) */
   #unsupported = false;
 
@@ -69,6 +71,11 @@ export class Http2Connection {
         reject(error instanceof Error ? error : new Error(String(error)));
         return;
       }
+      this.#active++;
+      session.ref();
+      stream.once('close', () => {
+        if (--this.#active === 0 && !session.destroyed) session.unref();
+      });
       if (request.timeoutMs > 0) {
         stream.setTimeout(request.timeoutMs, () => {
           stream.destroy(new Error(`request timed out after ${request.timeoutMs} ms`));
@@ -130,7 +137,7 @@ export class Http2Connection {
         session.once('close', () => {
           this.#drop(session);
         });
-        session.unref(); // an idle connection does not keep the process alive
+        if (this.#active === 0) session.unref(); // an idle connection does not keep the process alive
         this.#session = session;
         this.#ping(session);
         resolve(session);
