@@ -72,7 +72,7 @@ export class Http2Connection {
         return;
       }
       this.#active++;
-      session.ref();
+      if (!session.destroyed) session.ref();
       stream.once('close', () => {
         if (--this.#active === 0 && !session.destroyed) session.unref();
       });
@@ -148,7 +148,11 @@ export class Http2Connection {
   /** A connection that stops answering pings is replaced (a silent network drop). */
   #ping(session: ClientHttp2Session): void {
     clearInterval(this.#pinger);
-    this.#pinger = setInterval(() => {
+    const pinger = setInterval(() => {
+      if (session.destroyed || session.closed) {
+        clearInterval(pinger);
+        return;
+      }
       const timer = setTimeout(() => {
         session.destroy(new Error('ping unanswered'));
       }, PING_EVERY_MS);
@@ -158,7 +162,8 @@ export class Http2Connection {
         if (error !== null) session.destroy(error);
       });
     }, PING_EVERY_MS);
-    this.#pinger.unref();
+    pinger.unref();
+    this.#pinger = pinger;
   }
 
   #drop(session: ClientHttp2Session): void {
