@@ -59,6 +59,7 @@ interface Run {
   readonly cpuSeconds: number;
   readonly peakRssMb: number;
   readonly connections: number;
+  readonly perProcess: { role: string; cpuSeconds: number; peakRssMb: number }[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -146,8 +147,17 @@ async function runOnce(system: SystemName): Promise<Run> {
           mergePatch,
         ),
       );
-      const stats = procStats(running.pids());
-      return { system, create, update, ...stats, connections: await running.connections() };
+      const processes = running.processes();
+      const stats = procStats(processes.flatMap((p) => p.pids));
+      const perProcess = processes.map((p) => ({ role: p.role, ...procStats(p.pids) }));
+      return {
+        system,
+        create,
+        update,
+        ...stats,
+        perProcess,
+        connections: await running.connections(),
+      };
     } finally {
       observer.stop();
       await running.stop();
@@ -210,7 +220,10 @@ function report(runs: Run[]): string {
           .sort()
           .map(([id, n]) => `${id}=${n}`)
           .join(', ')}`;
-      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N})\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}`;
+      const processes = r.perProcess
+        .map((p) => `${p.role} ${p.cpuSeconds.toFixed(1)} CPU s, ${p.peakRssMb.toFixed(0)} MB`)
+        .join('; ');
+      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}`;
     })
     .join('\n');
   return `N=${N}, workers=${options.workers}, qps=${options.qps}, reconcilers=${options.reconcilers}, rounds=${values.rounds}\n\n${table}\n\napiserver requests by verb, resource and code:\n${detail}\n`;

@@ -15,8 +15,8 @@ import { processTree } from './proc-stats.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 export interface RunningSystem {
-  /** the system's node processes, for CPU and RSS */
-  pids(): number[];
+  /** the system's node processes by role, for CPU and RSS */
+  processes(): { readonly role: string; readonly pids: number[] }[];
   /** connections opened to the apiserver so far */
   connections(): Promise<number>;
   stop(): Promise<void>;
@@ -39,6 +39,7 @@ export async function startSystem(
 }
 
 interface Service {
+  readonly role: string;
   readonly process: ServerProcess;
   readonly port: number;
 }
@@ -80,14 +81,14 @@ async function startKubebus(bed: TestBed, options: SystemOptions): Promise<Runni
       async () => (await httpCall(`http://127.0.0.1:${port}/readyz`)).status === 200,
       60_000,
     );
-    return { process: process_, port };
+    return { role: service, process: process_, port };
   };
   const services = [await start('watcher', { KUBEBUS_CONTROLLERS: WATCHER_CONTROLLERS })];
   for (let i = 0; i < options.reconcilers; i++)
     services.push(await start('reconciler', { KUBEBUS_REPLICA_ID: `reconciler-${i}` }));
   services.push(await start('status-writer', { KUBEBUS_REPLICA_ID: 'status-writer' }));
   return {
-    pids: () => services.flatMap((s) => processTree(s.process.pid)),
+    processes: () => services.map((s) => ({ role: s.role, pids: processTree(s.process.pid) })),
     connections: async () => {
       let total = 0;
       for (const s of services)
@@ -133,7 +134,7 @@ async function startCeiling(bed: TestBed, options: SystemOptions): Promise<Runni
   });
   await ceiling.waitReady(async () => readFileSync(logFile, 'utf8').includes('ready'), 60_000);
   return {
-    pids: () => processTree(ceiling.pid),
+    processes: () => [{ role: 'ceiling', pids: processTree(ceiling.pid) }],
     connections: async () => {
       const before = readFileSync(logFile, 'utf8').length;
       for (const pid of processTree(ceiling.pid)) process.kill(pid, 'SIGUSR2');
