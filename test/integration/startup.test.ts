@@ -5,6 +5,11 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { KNOWN_VARIABLES } from '@kubebus/shared/config';
+import { z } from 'zod';
+import { ReconcilerConfigSchema } from '../../services/reconciler/src/config.js';
+import { StatusWriterConfigSchema } from '../../services/status-writer/src/config.js';
+import { WatcherConfigSchema } from '../../services/watcher/src/config.js';
 import { WATCHER_CONTROLLERS } from '../support/pipeline.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,6 +36,15 @@ function start(service: (typeof services)[number], env: Record<string, string>) 
 }
 
 describe('service start-up errors', { timeout: 300_000 }, () => {
+  it('knows every variable a service reads (so none is warned about as misspelt)', () => {
+    for (const schema of [WatcherConfigSchema, ReconcilerConfigSchema, StatusWriterConfigSchema]) {
+      const input = schema instanceof z.ZodPipe ? schema.in : schema;
+      assert.ok(input instanceof z.ZodObject);
+      for (const name of Object.keys(input.shape).filter((n) => n.startsWith('KUBEBUS_')))
+        assert.ok(KNOWN_VARIABLES.has(name), `${name} is missing from KNOWN_VARIABLES`);
+    }
+  });
+
   for (const service of services) {
     it(`${service}: a missing kubeconfig is one line and exit 2; a misspelt variable is warned about`, () => {
       const { status, stderr } = start(service, {

@@ -39,4 +39,10 @@ export { durationMs } from './duration.js';
 export { CommonEnv, commonConfig, positiveInt } from './common.js';
 export { workerConfig, workerEnv } from './worker.js';
 export type { WorkerDefaults } from './worker.js';
-export { configOrExit, kubeConfigOrExit, orExit, unknownVariables } from './startup.js';
+export {
+  KNOWN_VARIABLES,
+  configOrExit,
+  kubeConfigOrExit,
+  orExit,
+  unknownVariables,
+} from './startup.js';
