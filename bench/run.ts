@@ -32,6 +32,8 @@ const { values } = parseArgs({
     qps: { type: 'string', default: '200' },
     reconcilers: { type: 'string', default: '1' },
     timeout: { type: 'string', default: '900' },
+    /** a directory for V8 CPU profiles of kubebus' processes (read them with bench/profile-top.ts) */
+    profile: { type: 'string' },
   },
 });
 const N = Number(values.n);

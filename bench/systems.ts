@@ -26,6 +26,8 @@ export interface SystemOptions {
   readonly workers: number;
   readonly qps: number;
   readonly reconcilers: number;
+  /** write a V8 CPU profile of each kubebus process here */
+  readonly profileDir?: string;
 }
 
 export type SystemName = 'kubebus' | 'ceiling';
@@ -73,7 +75,16 @@ async function startKubebus(bed: TestBed, options: SystemOptions): Promise<Runni
     const process_ = ServerProcess.start({
       name: `${service}-${port}`,
       binary: process.execPath,
-      args: [join(root, 'dist', `${service}.js`)],
+      args: [
+        ...(options.profileDir === undefined
+          ? []
+          : [
+              '--cpu-prof',
+              `--cpu-prof-dir=${options.profileDir}`,
+              `--cpu-prof-name=${service}-${port}.cpuprofile`,
+            ]),
+        join(root, 'dist', `${service}.js`),
+      ],
       logFile: join(bed.dir, `bench-${service}-${port}.log`),
       env: { ...common, KUBEBUS_HEALTH_PORT: String(port), ...env },
     });
