@@ -42,6 +42,7 @@ const options = {
   workers: Number(values.workers),
   qps: Number(values.qps),
   reconcilers: Number(values.reconcilers),
+  ...(values.profile === undefined ? {} : { profileDir: values.profile }),
 };
 const NAMESPACES = ['bench-a', 'bench-b', 'bench-c', 'bench-d'];
 const target = { group: 'example.kubebus.dev', version: 'v1alpha1', plural: 'databaseclusters' };

@@ -6,7 +6,7 @@
 import { WorkMarkSchema, type StatusPublisher } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import { setCondition, type Condition } from '@kubebus/shared/kube';
-import type { ObjectKey, Reconciler } from '@kubebus/shared/runtime';
+import type { ObjectKey, ReconcileRequest } from '@kubebus/shared/runtime';
 
 export const DEAD_LETTERED = 'RetryBudgetSpent';
 
@@ -60,25 +60,7 @@ function isRedrive(body: Uint8Array | undefined): boolean {
   }
 }
 
-/** Skips parked objects unless the request is a re-drive. */
-export function skipParked(
-  reader: { read(key: ObjectKey): Promise<KubeObject | undefined> },
-  reconciler: Reconciler,
-  onSkipped: () => void,
-): Reconciler {
-  return {
-    async reconcile(request, context) {
-      if (!isRedrive(request.body)) {
-        const object = await reader.read(request.key);
-        if (object !== undefined && isParked(object)) {
-          onSkipped();
-          context.log.debug(
-            'dead-lettered at this generation: waiting for a spec change or a re-drive',
-          );
-          return undefined;
-        }
-      }
-      return reconciler.reconcile(request, context);
-    },
-  };
+/** True when the object is parked and the request is not a re-drive: nothing to do. */
+export function leaveParked(request: ReconcileRequest, object: KubeObject): boolean {
+  return isParked(object) && !isRedrive(request.body);
 }

@@ -2,6 +2,7 @@
 // runtime Controller, fed by the partitions of KUBEBUS_WORK this replica holds
 // and, optionally, by the CloudEvents HTTP source.
 import {
+  pendingPerPartition,
   defaultTopology,
   Buckets,
   ObjectReader,
@@ -34,7 +35,7 @@ import type { ReconcilerConfig } from './config.js';
 import { BackupBuckets } from './databasecluster/backup-bucket.js';
 import { DATABASE_CLUSTERS, DatabaseClusterReconciler } from './databasecluster/reconciler.js';
 import { KIND } from './databasecluster/spec.js';
-import { publishDegraded, skipParked } from './degraded.js';
+import { publishDegraded } from './degraded.js';
 import { startHttpSource } from './http-source.js';
 
 export interface RunningReconciler {
@@ -60,6 +61,11 @@ export async function startReconcilerService(deps: {
   });
   const reader = new ObjectReader(jsm, (path) => client.getIfExists<KubeObject>(path));
   const status = new StatusPublisher(js, config.statusPartitions);
+  const parkedSkips = new Counter({
+    name: 'kubebus_reconcile_parked_skips_total',
+    help: 'Changes to a dead-lettered object that left its spec alone: not retried until a spec change or a re-drive',
+    registers: [registry],
+  });
   const reconciler = new DatabaseClusterReconciler({
     reader,
     client,
@@ -68,57 +74,50 @@ export async function startReconcilerService(deps: {
     fieldManager: config.fieldManager,
     instance: config.replicaId,
     applied: new AppliedObjects(),
+    onParked: () => {
+      parkedSkips.inc();
+    },
   });
 
-  const parkedSkips = new Counter({
-    name: 'kubebus_reconcile_parked_skips_total',
-    help: 'Changes to a dead-lettered object that left its spec alone: not retried until a spec change or a re-drive',
-    registers: [registry],
-  });
-  const controller = new Controller(
-    skipParked(reader, reconciler, () => {
-      parkedSkips.inc();
-    }),
-    {
-      name: config.controller,
-      maxConcurrent: config.maxConcurrent,
-      retry: config.retry,
-      heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
-      metrics: runtimeMetrics(registry),
-      log,
-      onDeadLetter: async (item, error, attempts) => {
-        const reason = error instanceof Error ? error.message : String(error);
-        const code = isKubebusError(error) ? error.code : ErrorCodes.ReconcileFailed;
-        await publishDeadLetter(
-          js,
-          deadLetter({
-            origin: config.controller,
-            key: item.key,
-            reason,
-            code,
-            subject: subjects.work(
-              config.controller,
-              partitionOf(item.key, config.partitions),
-              item.key,
-            ),
-            attempts,
-            ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
-            ...(item.traceparent === undefined ? {} : { traceparent: item.traceparent }),
-          }),
-        );
-        const object = await reader.read(item.key);
-        if (object !== undefined) {
-          await publishDegraded(
-            status,
+  const controller = new Controller(reconciler, {
+    name: config.controller,
+    maxConcurrent: config.maxConcurrent,
+    retry: config.retry,
+    heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
+    metrics: runtimeMetrics(registry),
+    log,
+    onDeadLetter: async (item, error, attempts) => {
+      const reason = error instanceof Error ? error.message : String(error);
+      const code = isKubebusError(error) ? error.code : ErrorCodes.ReconcileFailed;
+      await publishDeadLetter(
+        js,
+        deadLetter({
+          origin: config.controller,
+          key: item.key,
+          reason,
+          code,
+          subject: subjects.work(
+            config.controller,
+            partitionOf(item.key, config.partitions),
             item.key,
-            object,
-            `${attempts} attempts failed: ${reason}`,
-            item.traceparent,
-          );
-        }
-      },
+          ),
+          attempts,
+          ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
+          ...(item.traceparent === undefined ? {} : { traceparent: item.traceparent }),
+        }),
+      );
+      const object = await reader.read(item.key);
+      if (object !== undefined) {
+        await publishDegraded(
+          status,
+          item.key,
+          object,
+          `${attempts} attempts failed: ${reason}`,
+          item.traceparent,
+        );
+      }
     },
-  );
+  });
 
   let partitions: RunningPartitions | undefined;
   if (config.consume) {
@@ -129,7 +128,7 @@ export async function startReconcilerService(deps: {
         name: config.controller,
         filterOf: (partition) => subjects.workOfPartition(config.controller, partition),
         ackWaitMs: config.ackWaitMs,
-        maxAckPending: config.maxConcurrent * 8,
+        maxAckPending: pendingPerPartition(config.maxConcurrent, config.partitions),
         replicaId: config.replicaId,
         partitions: config.partitions,
         renewEveryMs: config.leaseRenewMs,

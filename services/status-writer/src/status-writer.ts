@@ -1,6 +1,7 @@
 // The status writer service, assembled: a runtime Controller applying status
 // intents, over the partitions of KUBEBUS_STATUS this replica holds.
 import {
+  pendingPerPartition,
   defaultTopology,
   Buckets,
   ObjectReader,
@@ -95,7 +96,7 @@ export async function startStatusWriter(deps: {
       name: CONTROLLER_NAME,
       filterOf: (partition) => subjects.statusOfPartition(partition),
       ackWaitMs: config.ackWaitMs,
-      maxAckPending: config.maxConcurrent * 8,
+      maxAckPending: pendingPerPartition(config.maxConcurrent, config.partitions),
       replicaId: config.replicaId,
       partitions: config.partitions,
       renewEveryMs: config.leaseRenewMs,

@@ -26,7 +26,7 @@ export { StatusIntentSchema, StatusPublisher, encodeStatusIntent } from './statu
 export type { StatusIntent } from './status-intent.js';
 export { ObjectReader } from './object-reader.js';
 export type { FetchByReference } from './object-reader.js';
-export { runPartitioned } from './partitioned-controller.js';
+export { runPartitioned, pendingPerPartition } from './partitioned-controller.js';
 export type { PartitionedControllerOptions, RunningPartitions } from './partitioned-controller.js';
 export { readMessages, readRevisions } from './history.js';
 export type { Revision } from './history.js';

@@ -24,6 +24,16 @@ export interface PartitionedControllerOptions extends Omit<
   readonly leaseTtlMs?: number;
 }
 
+/**
+ * Requests pulled per partition before they are settled. Few: a request left
+ * in the work stream still coalesces with newer marks for its object (one
+ * per subject), while one pulled early only waits in memory, heartbeated.
+ * Four times the workers across the partitions keeps every worker fed.
+ */
+export function pendingPerPartition(maxConcurrent: number, partitions: number): number {
+  return Math.max(4, Math.ceil((4 * maxConcurrent) / partitions));
+}
+
 export interface RunningPartitions {
   held(): number[];
   stop(): Promise<void>;

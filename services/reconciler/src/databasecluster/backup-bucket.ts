@@ -1,6 +1,11 @@
 // The cluster's external resource: a NATS object-store bucket for its backups,
 // named by the cluster's uid so creating it twice is impossible.
-import { JetStreamApiCodes, JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
+import {
+  JetStreamApiCodes,
+  JetStreamApiError,
+  jetstreamManager,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Objm } from '@nats-io/obj';
 
@@ -13,18 +18,35 @@ const streamOf = (uid: string) => `OBJ_${bucketName(uid)}`;
 
 export class BackupBuckets {
   readonly #objm: Objm;
+  /** one manager (its creation asks the server for the account: a request) */
+  #jsm: Promise<JetStreamManager> | undefined;
+  /**
+   * Buckets this process saw existing, and when: a reconcile does not ask
+   * again within `recheckMs` (a bucket removed by hand is re-created then).
+   */
+  readonly #seen = new Map<string, number>();
 
   constructor(
     private readonly nc: NatsConnection,
     /** replicas of each bucket's stream: as many as kubebus' own streams */
     private readonly replicas = 1,
+    private readonly recheckMs = 10 * 60_000,
   ) {
     this.#objm = new Objm(nc);
   }
 
+  #manager(): Promise<JetStreamManager> {
+    // a failed attempt (NATS down) is not remembered
+    this.#jsm ??= jetstreamManager(this.nc).catch((error: unknown) => {
+      this.#jsm = undefined;
+      throw error;
+    });
+    return this.#jsm;
+  }
+
   async exists(uid: string): Promise<boolean> {
     try {
-      await (await jetstreamManager(this.nc)).streams.info(streamOf(uid));
+      await (await this.#manager()).streams.info(streamOf(uid));
       return true;
     } catch (error) {
       if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)
@@ -35,16 +57,23 @@ export class BackupBuckets {
 
   /** Creates the bucket unless it exists; says which. */
   async ensure(uid: string): Promise<'created' | 'exists'> {
-    if (await this.exists(uid)) return 'exists';
+    const seen = this.#seen.get(uid);
+    if (seen !== undefined && performance.now() - seen < this.recheckMs) return 'exists';
+    if (await this.exists(uid)) {
+      this.#seen.set(uid, performance.now());
+      return 'exists';
+    }
     await this.#objm.create(bucketName(uid), {
       description: `backups of DatabaseCluster ${uid}`,
       replicas: this.replicas,
     });
+    this.#seen.set(uid, performance.now());
     return 'created';
   }
 
   /** Removes the bucket; absent is fine (the finalizer may run twice). */
   async remove(uid: string): Promise<'removed' | 'absent'> {
+    this.#seen.delete(uid);
     if (!(await this.exists(uid))) return 'absent';
     await (await this.#objm.open(bucketName(uid))).destroy();
     return 'removed';

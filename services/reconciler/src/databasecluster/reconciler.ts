@@ -21,6 +21,7 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '@kubebus/shared/runtime';
+import { leaveParked } from '../degraded.js';
 import type { BackupBuckets } from './backup-bucket.js';
 import {
   Resources,
@@ -51,15 +52,24 @@ export interface DatabaseClusterDeps {
   readonly instance: string;
   /** skips applies that would change nothing (per process) */
   readonly applied: AppliedObjects;
+  /** told when a change to a dead-lettered object is left alone */
+  readonly onParked?: () => void;
 }
 
 export class DatabaseClusterReconciler implements Reconciler {
   constructor(private readonly deps: DatabaseClusterDeps) {}
 
-  async reconcile({ key }: ReconcileRequest, context: ReconcileContext): Promise<ReconcileResult> {
+  async reconcile(request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileResult> {
+    const { key } = request;
     const cluster = await this.deps.reader.read(key);
     if (cluster === undefined) return undefined; // gone: owned objects are garbage-collected
     if (cluster.metadata.deletionTimestamp !== undefined) return this.#finalize(cluster, context);
+    if (leaveParked(request, cluster)) {
+      // dead-lettered at this generation: a spec change or a re-drive runs it again
+      this.deps.onParked?.();
+      context.log.debug('parked at this generation: waiting for a spec change or a re-drive');
+      return undefined;
+    }
 
     const parsed = DatabaseClusterSpecSchema.safeParse(cluster['spec']);
     if (!parsed.success) {
