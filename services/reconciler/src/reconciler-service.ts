@@ -2,6 +2,7 @@
 // runtime Controller, fed by the partitions of KUBEBUS_WORK this replica holds
 // and, optionally, by the CloudEvents HTTP source.
 import {
+  serverAtLeast,
   pendingPerPartition,
   defaultTopology,
   Buckets,
@@ -59,7 +60,11 @@ export async function startReconcilerService(deps: {
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
     throttle: new TokenBucket(config.kubeRate.qps, config.kubeRate.burst),
   });
-  const reader = new ObjectReader(jsm, (path) => client.getIfExists<KubeObject>(path));
+  const reader = new ObjectReader(
+    jsm,
+    (path) => client.getIfExists<KubeObject>(path),
+    serverAtLeast(bus.nc, '2.11.0'),
+  );
   const status = new StatusPublisher(js, config.statusPartitions);
   const parkedSkips = new Counter({
     name: 'kubebus_reconcile_parked_skips_total',

@@ -82,14 +82,11 @@ export async function replay(deps: {
     const captured: Record<string, unknown>[] = [];
     const reconciler = new DatabaseClusterReconciler({
       // The replayed object as it was at this revision; what it owns, as it is now.
-      reader: {
-        read: async (key) =>
-          keyString(key) === keyString(deps.key)
-            ? opOf(event) === 'delete'
-              ? undefined
-              : event.data
-            : live.read(key),
-      },
+      reader: atRevision((key) =>
+        keyString(key) === keyString(deps.key)
+          ? Promise.resolve(opOf(event) === 'delete' ? undefined : event.data)
+          : live.read(key),
+      ),
       client,
       buckets,
       status: { publish: async (intent) => void captured.push(intent.status) },
@@ -148,4 +145,9 @@ export function formatReplay(steps: readonly ReplayStep[]): string {
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** A reader from a function of one key (reads of several are made one by one). */
+function atRevision(read: (key: ObjectKey) => Promise<KubeObject | undefined>) {
+  return { read, readAll: (keys: readonly ObjectKey[]) => Promise.all(keys.map(read)) };
 }

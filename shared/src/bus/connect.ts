@@ -119,6 +119,11 @@ async function connectPatiently(
   }
 }
 
+/** Whether the connected server is at least `version` (features such as batched direct gets). */
+export function serverAtLeast(nc: NatsConnection, version: string): boolean {
+  return compareVersions(nc.info?.version ?? '0.0.0', version) >= 0;
+}
+
 function compareVersions(a: string, b: string): number {
   const parts = (v: string) =>
     v

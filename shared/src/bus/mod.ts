@@ -10,7 +10,7 @@ export {
   streamConfigs,
 } from './topology.js';
 export type { TopologyOptions } from './topology.js';
-export { connectBus } from './connect.js';
+export { connectBus, serverAtLeast } from './connect.js';
 export type { BusConnection, BusConnectionOptions } from './connect.js';
 export { OrderedPublisher, PublishRejectedError } from './ordered-publisher.js';
 export type { OutgoingMessage, PublisherOptions, Submitted } from './ordered-publisher.js';

@@ -1,7 +1,7 @@
 // The current object for a reconcile, without an apiserver request: the last
 // event of the object in KUBEBUS_EVENTS is a shared, durable cache. Objects
 // published by reference are fetched through the given callback.
-import type { JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager, StoredMsg } from '@nats-io/jetstream';
 import { opOf } from '../events/kube-event.js';
 import type { KubeObject } from '../events/kube-object.js';
 import { decodeNatsMessage } from '../events/nats-binding.js';
@@ -15,6 +15,8 @@ export class ObjectReader {
   constructor(
     private readonly jsm: JetStreamManager,
     private readonly fetchByReference: FetchByReference,
+    /** batched direct gets (multi_last) need nats-server >= 2.11 */
+    private readonly batch = false,
   ) {}
 
   /** The object as last recorded, or undefined when it was deleted or never seen. */
@@ -22,7 +24,30 @@ export class ObjectReader {
     const stored = await this.jsm.direct.getMessage(Streams.events, {
       last_by_subj: subjects.event(key),
     });
-    if (stored === null) return undefined;
+    return stored === null ? undefined : this.#decode(stored);
+  }
+
+  /**
+   * Several objects with one request (nats-server >= 2.11, else one each), in
+   * the order of `keys`.
+   */
+  async readAll(keys: readonly ObjectKey[]): Promise<(KubeObject | undefined)[]> {
+    if (!this.batch || keys.length < 2) return Promise.all(keys.map((key) => this.read(key)));
+    const wanted = keys.map((key) => subjects.event(key));
+    const found = new Map<string, StoredMsg>();
+    for await (const stored of await this.jsm.direct.getLastMessagesFor(Streams.events, {
+      multi_last: wanted,
+    }))
+      found.set(stored.subject, stored);
+    return Promise.all(
+      wanted.map(async (subject) => {
+        const stored = found.get(subject);
+        return stored === undefined ? undefined : this.#decode(stored);
+      }),
+    );
+  }
+
+  async #decode(stored: StoredMsg): Promise<KubeObject | undefined> {
     const decoded = decodeNatsMessage(stored.data, stored.header);
     if (!decoded.ok) throw decoded.error;
     const { event } = decoded;

@@ -44,7 +44,7 @@ export const DATABASE_CLUSTERS: ResourceRef = {
 };
 
 export interface DatabaseClusterDeps {
-  readonly reader: Pick<ObjectReader, 'read'>;
+  readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
   readonly client: KubeClient;
   readonly buckets: Pick<BackupBuckets, 'ensure' | 'remove'>;
   readonly status: Pick<StatusPublisher, 'publish'>;
@@ -96,15 +96,22 @@ export class DatabaseClusterReconciler implements Reconciler {
         'Provision',
       );
     }
-    // Created once: the bus records the Secret (without its data), so only its
-    // first reconcile sends a POST.
-    const secretName = names(cluster).secret;
-    const recordedSecret = await this.deps.reader.read({
-      group: '',
-      resource: 'secrets',
+    // What it owns, as last recorded, in one request: the Secret (created once:
+    // the bus records it without its data, so only the first reconcile POSTs),
+    // and the objects whose apply is skipped when nothing would change.
+    const owned = names(cluster);
+    const at = (group: string, resource: string, name: string) => ({
+      group,
+      resource,
       namespace: key.namespace,
-      name: secretName,
+      name,
     });
+    const [recordedSecret, service, configMap, statefulSet] = await this.deps.reader.readAll([
+      at('', 'secrets', owned.secret),
+      at('', 'services', owned.service),
+      at('', 'configmaps', owned.configMap),
+      at('apps', 'statefulsets', owned.statefulSet),
+    ]);
     if (recordedSecret === undefined) {
       const credentials = await createIfAbsent(
         client,
@@ -117,20 +124,11 @@ export class DatabaseClusterReconciler implements Reconciler {
           cluster,
           'Normal',
           'CredentialsCreated',
-          `Created Secret ${secretName}`,
+          `Created Secret ${owned.secret}`,
           'Provision',
         );
       }
     }
-    // Owned objects as last recorded: an apply that would change nothing is skipped.
-    const owned = names(cluster);
-    const recorded = (resource: string, group: string, name: string) =>
-      this.deps.reader.read({ group, resource, namespace: key.namespace, name });
-    const [service, configMap, statefulSet] = await Promise.all([
-      recorded('services', '', owned.service),
-      recorded('configmaps', '', owned.configMap),
-      recorded('statefulsets', 'apps', owned.statefulSet),
-    ]);
     const options = { fieldManager, signal: context.signal };
     const applied = this.deps.applied;
     await Promise.all([
