@@ -54,6 +54,8 @@ interface Phase {
   readonly p99: number;
   readonly converged: number;
   readonly requests: RequestCounts;
+  /** the slowest objects, "ns/name seconds" */
+  readonly slowest: string[];
 }
 interface Run {
   readonly system: SystemName;
@@ -109,15 +111,22 @@ async function phase(
   // Subtract the driver's own writes.
   const own = expect.generation === 1 ? 'POST databaseclusters 201' : 'PATCH databaseclusters 200';
   requests.set(own, (requests.get(own) ?? 0) - N);
-  const latencies = [...observer.convergedAt]
-    .map(([key, at]) => at - (sentAt.get(key) ?? at))
-    .sort((a, b) => a - b);
+  const byObject = [...observer.convergedAt].map(([key, at]) => ({
+    key,
+    ms: at - (sentAt.get(key) ?? at),
+  }));
+  const latencies = byObject.map((o) => o.ms).sort((a, b) => a - b);
+  const slowest = byObject
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 3)
+    .map((o) => `${o.key} ${(o.ms / 1_000).toFixed(1)}s`);
   return {
     wallSeconds: (last - started) / 1_000,
     p50: quantile(latencies, 0.5) / 1_000,
     p99: quantile(latencies, 0.99) / 1_000,
     converged: observer.convergedAt.size,
     requests,
+    slowest,
   };
 }
 
@@ -226,7 +235,7 @@ function report(runs: Run[]): string {
       const processes = r.perProcess
         .map((p) => `${p.role} ${p.cpuSeconds.toFixed(1)} CPU s, ${p.peakRssMb.toFixed(0)} MB`)
         .join('; ');
-      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}`;
+      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}\n  slowest: create ${r.create.slowest.join(', ')}; update ${r.update.slowest.join(', ')}`;
     })
     .join('\n');
   return `N=${N}, workers=${options.workers}, qps=${options.qps}, reconcilers=${options.reconcilers}, rounds=${values.rounds}\n\n${table}\n\napiserver requests by verb, resource and code:\n${detail}\n`;
