@@ -5,6 +5,7 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { connect } from '@nats-io/transport-node';
 import { parseArgs } from 'node:util';
+import { TcpProxy } from '../bed/tcp-proxy.js';
 import { TestBed } from '../bed/testbed.js';
 import { Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
 import { TARGET, tally, type Tally } from './measure.js';
@@ -32,6 +33,8 @@ async function runScenario(scenario: Scenario): Promise<Row> {
   const bed = await TestBed.start({ controllerManager: false });
   const nc = await connect({ servers: bed.natsUrl, maxReconnectAttempts: -1 });
   const pipeline = new Pipeline(bed);
+  const proxy = scenario.throughProxy === true ? await TcpProxy.start(bed.nats.port) : undefined;
+  const via = proxy === undefined ? {} : { KUBEBUS_NATS_URL: proxy.url };
   try {
     await installDatabaseClusterCrd(bed);
     await bed
@@ -39,12 +42,12 @@ async function runScenario(scenario: Scenario): Promise<Row> {
       .makeApiClient(CoreV1Api)
       .createNamespace({ body: { metadata: { name: NAMESPACE } } });
     const roles = {
-      watcher: await pipeline.watcher({ KUBEBUS_LOG_LEVEL: 'info' }),
+      watcher: await pipeline.watcher({ KUBEBUS_LOG_LEVEL: 'info', ...via }),
       reconcilers: [
-        await pipeline.reconciler({ KUBEBUS_LOG_LEVEL: 'info' }),
-        await pipeline.reconciler({ KUBEBUS_LOG_LEVEL: 'info' }),
+        await pipeline.reconciler({ KUBEBUS_LOG_LEVEL: 'info', ...via }),
+        await pipeline.reconciler({ KUBEBUS_LOG_LEVEL: 'info', ...via }),
       ],
-      writer: await pipeline.statusWriter({ KUBEBUS_LOG_LEVEL: 'info' }),
+      writer: await pipeline.statusWriter({ KUBEBUS_LOG_LEVEL: 'info', ...via }),
     };
     const count = Math.round(N * (scenario.scale ?? 1));
     const names = Array.from({ length: count }, (_, i) => `db-${String(i).padStart(5, '0')}`);
@@ -63,6 +66,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
       nc,
       pipeline,
       roles,
+      ...(proxy === undefined ? {} : { proxy }),
       created: (fraction) =>
         made >= fraction * count
           ? Promise.resolve()
@@ -91,6 +95,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
       seconds: (Date.now() - started) / 1_000,
     };
   } finally {
+    await proxy?.stop();
     await pipeline.stop().catch(() => undefined);
     await nc.close().catch(() => undefined);
     await bed.stop();

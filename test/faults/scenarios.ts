@@ -4,6 +4,7 @@
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { TcpProxy } from '../bed/tcp-proxy.js';
 import type { TestBed } from '../bed/testbed.js';
 import type { Pipeline } from '../support/pipeline.js';
 import type { ServiceProcess } from '../support/services.js';
@@ -20,12 +21,16 @@ export interface FaultContext {
   };
   /** resolves when `fraction` of the burst has been created */
   readonly created: (fraction: number) => Promise<void>;
+  /** the proxy between the services and NATS, for scenarios that ask for one */
+  readonly proxy?: TcpProxy;
 }
 
 export interface Scenario {
   readonly name: string;
   /** objects for this scenario, as a multiple of --n */
   readonly scale?: number;
+  /** the services reach NATS through a TCP proxy the scenario can cut */
+  readonly throughProxy?: boolean;
   inject(ctx: FaultContext): Promise<void>;
 }
 
@@ -133,6 +138,16 @@ export const scenarios: Scenario[] = [
         await leaving.stop(); // graceful: hands its partitions over
         ctx.pipeline.forget(leaving);
       }
+    },
+  },
+  {
+    name: 'network partition between the services and NATS (20 s)',
+    throughProxy: true,
+    async inject(ctx) {
+      await ctx.created(0.3);
+      ctx.proxy?.cut();
+      await sleep(20_000);
+      ctx.proxy?.heal();
     },
   },
   {
