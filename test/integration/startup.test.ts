@@ -67,6 +67,12 @@ describe('service start-up errors', { timeout: 300_000 }, () => {
     ]);
   });
 
+  it('refuses a lease renewal too slow for the lease TTL', () => {
+    const { status, stderr } = start('status-writer', { KUBEBUS_LEASE_RENEW: '10s' });
+    assert.equal(status, 2);
+    assert.match(stderr.join('\n'), /KUBEBUS_LEASE_RENEW: at most 5s/);
+  });
+
   it('a bad value names the variable and exits 2 without a stack', () => {
     const { status, stderr } = start('reconciler', { KUBEBUS_MAX_CONCURRENT: 'lots' });
     assert.equal(status, 2);

@@ -24,13 +24,16 @@ const bus = await orExit(
   'reconciler',
   connectBus({ ...config.nats, name: `kubebus-reconciler-${config.replicaId}` }, log),
 );
-const reconciler = await startReconcilerService({
-  config,
-  kubeConfig,
-  bus,
-  log,
-  registry: shell.registry,
-});
+const reconciler = await orExit(
+  'reconciler',
+  startReconcilerService({
+    config,
+    kubeConfig,
+    bus,
+    log,
+    registry: shell.registry,
+  }),
+);
 shell.checks.ready('reconciler', () => reconciler.ready());
 shell.started();
 

@@ -24,7 +24,10 @@ const bus = await orExit(
   'status-writer',
   connectBus({ ...config.nats, name: `kubebus-status-writer-${config.replicaId}` }, log),
 );
-const writer = await startStatusWriter({ config, kubeConfig, bus, log, registry: shell.registry });
+const writer = await orExit(
+  'status-writer',
+  startStatusWriter({ config, kubeConfig, bus, log, registry: shell.registry }),
+);
 shell.checks.ready('status-writer', () => writer.ready());
 shell.started();
 

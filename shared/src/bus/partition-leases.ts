@@ -9,6 +9,7 @@
 //   was *sent*; past that it revokes the partition itself, so it has stopped
 //   long before the server can expire the key and give it to someone else.
 import type { KV } from '@nats-io/kv';
+import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import type { Logger } from '../obs/logger.js';
 
 export interface PartitionLeaseOptions {
@@ -51,8 +52,9 @@ export class PartitionLeases {
     private readonly options: PartitionLeaseOptions,
   ) {
     if (options.renewEveryMs * 3 > options.ttlMs) {
-      throw new Error(
-        `lease renewal every ${options.renewEveryMs} ms is too slow for a ${options.ttlMs} ms TTL: renew at least three times per TTL`,
+      throw new KubebusError(
+        ErrorCodes.InvalidConfig,
+        `KUBEBUS_LEASE_RENEW ${options.renewEveryMs} ms is too slow for the ${options.ttlMs} ms lease TTL: renew at least three times per TTL (at most ${Math.floor(options.ttlMs / 3)} ms)`,
       );
     }
     this.#now = options.now ?? (() => performance.now());

@@ -20,7 +20,10 @@ export function workerEnv(defaults: WorkerDefaults) {
     KUBEBUS_BACKOFF_BASE: durationMs(defaults.backoffBase),
     KUBEBUS_BACKOFF_CAP: durationMs(defaults.backoffCap),
     KUBEBUS_ACK_WAIT: durationMs('30s'),
-    KUBEBUS_LEASE_RENEW: durationMs('3s'),
+    // three renewals per lease TTL (15 s) at least: a replica fences itself at half of it
+    KUBEBUS_LEASE_RENEW: durationMs('3s').refine((ms) => ms <= 5_000, {
+      message: 'at most 5s: leases live 15 s and are renewed at least three times in that',
+    }),
     KUBEBUS_REPLICA_ID: z
       .string()
       .regex(/^[-_a-zA-Z0-9]+$/, 'letters, digits, - and _')
