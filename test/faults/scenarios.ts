@@ -36,14 +36,20 @@ export interface Scenario {
 
 const jitter = (ms: number) => Math.round(ms * (0.5 + Math.random()));
 
-async function replace(
+/** Once 30% of the burst is created, kill -9 one service and start another in its place. */
+async function killAndReplace(
   ctx: FaultContext,
-  victim: ServiceProcess,
+  pick: () => ServiceProcess | undefined,
   start: () => Promise<ServiceProcess>,
-) {
+  put: (replacement: ServiceProcess) => void,
+): Promise<void> {
+  await ctx.created(0.3);
+  await sleep(jitter(500));
+  const victim = pick();
+  if (victim === undefined) return;
   await victim.kill();
   ctx.pipeline.forget(victim);
-  return start();
+  put(await start());
 }
 
 export const scenarios: Scenario[] = [
@@ -53,29 +59,33 @@ export const scenarios: Scenario[] = [
   },
   {
     name: 'kill -9 watcher',
-    async inject(ctx) {
-      await ctx.created(0.3);
-      await sleep(jitter(500));
-      ctx.roles.watcher = await replace(ctx, ctx.roles.watcher, () => ctx.pipeline.watcher());
-    },
+    inject: (ctx) =>
+      killAndReplace(
+        ctx,
+        () => ctx.roles.watcher,
+        () => ctx.pipeline.watcher(),
+        (w) => (ctx.roles.watcher = w),
+      ),
   },
   {
     name: 'kill -9 reconciler',
-    async inject(ctx) {
-      await ctx.created(0.3);
-      await sleep(jitter(500));
-      const victim = ctx.roles.reconcilers[0];
-      if (victim === undefined) return;
-      ctx.roles.reconcilers[0] = await replace(ctx, victim, () => ctx.pipeline.reconciler());
-    },
+    inject: (ctx) =>
+      killAndReplace(
+        ctx,
+        () => ctx.roles.reconcilers[0],
+        () => ctx.pipeline.reconciler(),
+        (r) => (ctx.roles.reconcilers[0] = r),
+      ),
   },
   {
     name: 'kill -9 status writer',
-    async inject(ctx) {
-      await ctx.created(0.3);
-      await sleep(jitter(500));
-      ctx.roles.writer = await replace(ctx, ctx.roles.writer, () => ctx.pipeline.statusWriter());
-    },
+    inject: (ctx) =>
+      killAndReplace(
+        ctx,
+        () => ctx.roles.writer,
+        () => ctx.pipeline.statusWriter(),
+        (w) => (ctx.roles.writer = w),
+      ),
   },
   {
     name: 'kill -9 nats-server (5 s down)',

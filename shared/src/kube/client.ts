@@ -140,7 +140,7 @@ export class KubeClient {
     const body = init.body === undefined ? undefined : JSON.stringify(init.body);
     const transport = await this.#transport.get();
     const headers: OutgoingHttpHeaders = {
-      ...lowerCased(transport.headers),
+      ...transport.headers,
       ...(transport.auth === undefined
         ? {}
         : { authorization: `Basic ${Buffer.from(transport.auth).toString('base64')}` }),
@@ -198,13 +198,6 @@ export class KubeClient {
     this.metrics.requests.inc({ code, method, host: this.#base.host });
     this.metrics.latency.observe({ verb: method }, (performance.now() - started) / 1_000);
   }
-}
-
-/** HTTP/2 header names are lower case; credentials may come with any case. */
-function lowerCased(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
-  return Object.fromEntries(
-    Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
-  );
 }
 
 async function readBody(res: KubeResponse): Promise<string> {

@@ -16,6 +16,7 @@ export interface Transport {
   readonly h2: Http2Connection | undefined;
   /** HTTP/1.1 keep-alive: proxies, plain http, servers without h2 */
   readonly agent: HttpAgent;
+  /** authentication headers, names in lower case */
   readonly headers: OutgoingHttpHeaders;
   readonly auth?: string;
 }
@@ -88,7 +89,13 @@ export class KubeTransport {
     const transport: Transport = {
       h2: sameTls ? previous.transport.h2 : this.#http2For(template),
       agent: sameTls ? previous.transport.agent : this.#agentFor(template),
-      headers: { ...(template.headers as OutgoingHttpHeaders) },
+      // lower case once here, not per request: HTTP/2 header names must be
+      headers: Object.fromEntries(
+        Object.entries(template.headers as OutgoingHttpHeaders).map(([name, value]) => [
+          name.toLowerCase(),
+          value,
+        ]),
+      ),
       ...(typeof template.auth === 'string' ? { auth: template.auth } : {}),
     };
     this.#current = { transport, fingerprint, at: performance.now() };
