@@ -4,6 +4,7 @@ import { configOrExit, kubeConfigOrExit, orExit } from '@kubebus/shared/config';
 import { gracefulShutdown, startServiceShell } from '@kubebus/shared/obs';
 import { hostname } from 'node:os';
 import { ReconcilerConfigSchema } from './config.js';
+import { databaseClusterPlan } from './databasecluster/plan.js';
 import { startReconcilerService } from './reconciler-service.js';
 
 const config = configOrExit('reconciler', ReconcilerConfigSchema, {
@@ -32,6 +33,7 @@ const reconciler = await orExit(
     bus,
     log,
     registry: shell.registry,
+    plan: databaseClusterPlan(config.streamReplicas),
   }),
 );
 shell.checks.ready('reconciler', () => reconciler.ready());

@@ -1,6 +1,7 @@
-// The reconciler service, assembled: the DatabaseCluster reconciler in a
-// runtime Controller, fed by the partitions of KUBEBUS_WORK this replica holds
-// and, optionally, by the CloudEvents HTTP source.
+// The reconciler service, assembled: a reconciler (DatabaseCluster's, or any
+// operator's from the kubebus host) in a runtime Controller, fed by the
+// partitions of KUBEBUS_WORK this replica holds and, optionally, by the
+// CloudEvents HTTP source.
 import {
   serverAtLeast,
   pendingPerPartition,
@@ -15,6 +16,7 @@ import {
   partitionOf,
   parkMalformed,
   publishDeadLetter,
+  publishDegraded,
   runPartitioned,
   subjects,
   type BusConnection,
@@ -29,14 +31,10 @@ import {
   type KubeCredentials,
 } from '@kubebus/shared/kube';
 import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
-import { Controller, runtimeMetrics } from '@kubebus/shared/runtime';
+import { Controller, runtimeMetrics, type Reconciler } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
 import { Counter } from 'prom-client';
 import type { ReconcilerConfig } from './config.js';
-import { BackupBuckets } from './databasecluster/backup-bucket.js';
-import { DATABASE_CLUSTERS, DatabaseClusterReconciler } from './databasecluster/reconciler.js';
-import { KIND } from './databasecluster/spec.js';
-import { publishDegraded } from './degraded.js';
 import { startHttpSource } from './http-source.js';
 
 export interface RunningReconciler {
@@ -45,12 +43,33 @@ export interface RunningReconciler {
   stop(): Promise<void>;
 }
 
+/** What a reconciler is built with: the shared clients of this process. */
+export interface ReconcilerTools {
+  readonly reader: ObjectReader;
+  readonly client: KubeClient;
+  readonly status: StatusPublisher;
+  readonly bus: BusConnection;
+  readonly fieldManager: string;
+  /** this replica's id (Events' reportingInstance) */
+  readonly instance: string;
+  readonly applied: AppliedObjects;
+  /** count a change to a dead-lettered object that is left alone */
+  readonly onParked: () => void;
+}
+
+export interface ReconcilerPlan {
+  /** the resource it reconciles (the HTTP source maps events of it to keys) */
+  readonly primary: { readonly group: string; readonly resource: string; readonly kind: string };
+  build(tools: ReconcilerTools): Reconciler;
+}
+
 export async function startReconcilerService(deps: {
   readonly config: ReconcilerConfig;
   readonly kubeConfig: KubeCredentials;
   readonly bus: BusConnection;
   readonly log: Logger;
   readonly registry: Registry;
+  readonly plan: ReconcilerPlan;
 }): Promise<RunningReconciler> {
   const { config, bus, log, registry } = deps;
   const { js, jsm } = await openJetStream(bus.nc, {
@@ -71,11 +90,11 @@ export async function startReconcilerService(deps: {
     help: 'Changes to a dead-lettered object that left its spec alone: not retried until a spec change or a re-drive',
     registers: [registry],
   });
-  const reconciler = new DatabaseClusterReconciler({
+  const reconciler = deps.plan.build({
     reader,
     client,
-    buckets: new BackupBuckets(bus.nc, config.streamReplicas),
     status,
+    bus,
     fieldManager: config.fieldManager,
     instance: config.replicaId,
     applied: new AppliedObjects(),
@@ -163,11 +182,7 @@ export async function startReconcilerService(deps: {
             host: config.health.host,
             port: config.http.port,
             maxBytes: config.http.maxBytes,
-            primary: {
-              group: DATABASE_CLUSTERS.group,
-              resource: DATABASE_CLUSTERS.resource,
-              kind: KIND,
-            },
+            primary: deps.plan.primary,
           },
           log,
         )

@@ -6,6 +6,8 @@ import { loadKubeConfig } from '@kubebus/shared/kube';
 import { createLogger } from '@kubebus/shared/obs';
 import { connect } from '@nats-io/transport-node';
 import { z } from 'zod';
+import { BackupBuckets } from './databasecluster/backup-bucket.js';
+import { DatabaseClusterReconciler } from './databasecluster/reconciler.js';
 import { GROUP, PLURAL } from './databasecluster/spec.js';
 import { formatReplay, replay } from './replay.js';
 
@@ -37,12 +39,22 @@ const nc = await connect({
   ...(env.KUBEBUS_NATS_USER === undefined ? {} : { user: env.KUBEBUS_NATS_USER }),
   ...(env.KUBEBUS_NATS_PASSWORD === undefined ? {} : { pass: env.KUBEBUS_NATS_PASSWORD }),
 });
+const buckets = new BackupBuckets(nc);
 try {
   const steps = await replay({
     nc,
     kubeConfig: await loadKubeConfig(env.KUBECONFIG, process.env),
     key: { group: GROUP, resource: PLURAL, namespace, name },
     log: createLogger({ service: 'replay', level: env.KUBEBUS_LOG_LEVEL }),
+    build: (tools) =>
+      new DatabaseClusterReconciler({
+        ...tools,
+        // answers as the real buckets would, and changes nothing
+        buckets: {
+          ensure: async (uid) => ((await buckets.exists(uid)) ? 'exists' : 'created'),
+          remove: async (uid) => ((await buckets.exists(uid)) ? 'removed' : 'absent'),
+        },
+      }),
   });
   process.stdout.write(
     process.argv.includes('--json') ? `${JSON.stringify(steps, null, 2)}\n` : formatReplay(steps),

@@ -1,6 +1,6 @@
-// Replay: re-run the DatabaseCluster reconciler over the recorded history of
-// one object, as a dry run — every apiserver write carries dryRun=All, no
-// bucket is touched, status intents are captured instead of published — and
+// Replay: re-run a reconciler (DatabaseCluster's, or any operator's) over the
+// recorded history of one object, as a dry run — every apiserver write
+// carries dryRun=All, status intents are captured instead of published — and
 // show, for each revision, where the status it computes differs from the
 // status that was recorded for that generation.
 import { ObjectReader, readRevisions, type Revision } from '@kubebus/shared/bus';
@@ -14,11 +14,22 @@ import {
   type KubeCredentials,
 } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics, startTrace, type Logger } from '@kubebus/shared/obs';
-import { keyString, type ObjectKey } from '@kubebus/shared/runtime';
+import { keyString, type ObjectKey, type Reconciler } from '@kubebus/shared/runtime';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { BackupBuckets } from './databasecluster/backup-bucket.js';
-import { DatabaseClusterReconciler } from './databasecluster/reconciler.js';
+
+/** What a replayed reconciler is built with: nothing it does reaches the cluster. */
+export interface ReplayTools {
+  /** the replayed object as it was at the revision; what it owns, as it is now */
+  readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
+  /** every write carries dryRun=All */
+  readonly client: KubeClient;
+  /** captures the status instead of publishing it */
+  readonly status: { publish(intent: { status: Record<string, unknown> }): Promise<void> };
+  readonly fieldManager: string;
+  readonly instance: string;
+  readonly applied: AppliedObjects;
+}
 
 export interface ReplayStep {
   readonly seq: number;
@@ -59,6 +70,7 @@ export async function replay(deps: {
   readonly kubeConfig: KubeCredentials;
   readonly key: ObjectKey;
   readonly log: Logger;
+  readonly build: (tools: ReplayTools) => Reconciler;
 }): Promise<ReplayStep[]> {
   const revisions = await readRevisions(deps.nc, deps.key);
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(new Registry()), {
@@ -67,20 +79,12 @@ export async function replay(deps: {
   const live = new ObjectReader(await jetstreamManager(deps.nc), (path) =>
     client.getIfExists<KubeObject>(path),
   );
-  const realBuckets = new BackupBuckets(deps.nc);
-  // Answers as the real buckets would, and changes nothing.
-  const buckets = {
-    ensure: async (uid: string) =>
-      (await realBuckets.exists(uid)) ? ('exists' as const) : ('created' as const),
-    remove: async (uid: string) =>
-      (await realBuckets.exists(uid)) ? ('removed' as const) : ('absent' as const),
-  };
 
   const steps: ReplayStep[] = [];
   for (const revision of revisions) {
     const { event } = revision;
     const captured: Record<string, unknown>[] = [];
-    const reconciler = new DatabaseClusterReconciler({
+    const reconciler = deps.build({
       // The replayed object as it was at this revision; what it owns, as it is now.
       reader: atRevision((key) =>
         keyString(key) === keyString(deps.key)
@@ -88,7 +92,6 @@ export async function replay(deps: {
           : live.read(key),
       ),
       client,
-      buckets,
       status: { publish: async (intent) => void captured.push(intent.status) },
       fieldManager: 'kubebus-replay',
       instance: 'replay',

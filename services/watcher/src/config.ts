@@ -1,5 +1,6 @@
 // The watcher's configuration: environment variables, parsed once by zod.
 import { CommonEnv, commonConfig, durationMs, positiveInt } from '@kubebus/shared/config';
+import type { KubeObject } from '@kubebus/shared/events';
 import { z } from 'zod';
 
 /** "resource.version.group" (kubectl's notation; core kinds are "resource.version"). */
@@ -16,7 +17,15 @@ export const ControllerSpecSchema = z.object({
   for: resourceName,
   owns: z.array(resourceName).default([]),
 });
-export type ControllerSpec = z.infer<typeof ControllerSpecSchema>;
+/** A watched resource whose changes reconcile the primary objects `map` names (hosts only: code, not JSON). */
+export interface WatchMapping {
+  readonly resource: string;
+  map(object: KubeObject): readonly { readonly name: string; readonly namespace?: string }[];
+}
+
+export type ControllerSpec = z.infer<typeof ControllerSpecSchema> & {
+  readonly watches?: readonly WatchMapping[];
+};
 
 const json = <T extends z.ZodType>(schema: T) =>
   z.string().transform((text, ctx): z.output<T> => {
@@ -70,7 +79,7 @@ export const WatcherConfigSchema = z
   })
   .transform((env) => ({
     ...commonConfig(env),
-    controllers: env.KUBEBUS_CONTROLLERS,
+    controllers: env.KUBEBUS_CONTROLLERS as readonly ControllerSpec[],
     namespaces: env.KUBEBUS_WATCH_NAMESPACES,
     labelSelector: env.KUBEBUS_WATCH_LABEL_SELECTOR,
     partitions: env.KUBEBUS_WORK_PARTITIONS,

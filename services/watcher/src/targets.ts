@@ -1,9 +1,10 @@
 // What the watcher watches and whom it tells: each watched resource once, and
 // for each change the controllers to mark dirty — the object's own controller
-// when it is a primary, the owner's controller when it is owned.
+// when it is a primary, the owner's controller when it is owned, and the
+// objects a controller's own mapping names when it watches the resource.
 import { controllerOf, type KubeObject } from '@kubebus/shared/events';
 import type { KubeClient, ObjectKey, ResourceRef } from '@kubebus/shared/kube';
-import type { ControllerSpec } from './config.js';
+import type { ControllerSpec, WatchMapping } from './config.js';
 
 export interface WatchedResource extends ResourceRef {
   readonly kind: string;
@@ -57,6 +58,10 @@ export async function discoverTargets(
 
   const primaries = new Map<WatchedResource, string[]>();
   const ownersByKind = new Map<string, { controller: string; primary: WatchedResource }[]>();
+  const mappings = new Map<
+    WatchedResource,
+    { controller: string; primary: WatchedResource; map: WatchMapping['map'] }[]
+  >();
   for (const spec of controllers) {
     const primary = await discover(spec.for);
     primaries.set(primary, [...(primaries.get(primary) ?? []), spec.name]);
@@ -66,6 +71,13 @@ export async function discoverTargets(
       { controller: spec.name, primary },
     ]);
     for (const owned of spec.owns) await discover(owned);
+    for (const watch of spec.watches ?? []) {
+      const watched = await discover(watch.resource);
+      mappings.set(watched, [
+        ...(mappings.get(watched) ?? []),
+        { controller: spec.name, primary, map: (object: KubeObject) => watch.map(object) },
+      ]);
+    }
   }
 
   return {
@@ -95,7 +107,39 @@ export async function discoverTargets(
           });
         }
       }
+      for (const { controller, primary, map } of mappings.get(resource) ?? []) {
+        for (const ref of mapped(map, object))
+          marks.push({
+            controller,
+            key: {
+              group: primary.group,
+              resource: primary.resource,
+              namespace: primary.namespaced ? (ref.namespace ?? namespace) : '',
+              name: ref.name,
+            },
+          });
+      }
       return marks;
     },
   };
+}
+
+/**
+ * An operator's mapping, guarded: a mapping that throws or answers nonsense
+ * for one object marks nothing for it rather than stopping the watch.
+ */
+function mapped(map: WatchMapping['map'], object: KubeObject): ReturnType<WatchMapping['map']> {
+  try {
+    const refs: unknown = map(object);
+    if (!Array.isArray(refs)) return [];
+    return (refs as unknown[]).filter(
+      (ref): ref is { name: string; namespace?: string } =>
+        typeof ref === 'object' &&
+        ref !== null &&
+        typeof (ref as { name?: unknown }).name === 'string' &&
+        (ref as { name: string }).name !== '',
+    );
+  } catch {
+    return [];
+  }
 }

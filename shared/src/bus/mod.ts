@@ -30,3 +30,4 @@ export { runPartitioned, pendingPerPartition } from './partitioned-controller.js
 export type { PartitionedControllerOptions, RunningPartitions } from './partitioned-controller.js';
 export { readMessages, readRevisions } from './history.js';
 export type { Revision } from './history.js';
+export { DEAD_LETTERED, isParked, leaveParked, publishDegraded } from './degraded.js';

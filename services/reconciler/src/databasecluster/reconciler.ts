@@ -2,7 +2,7 @@
 // what kind of change happened. It reads the current object, validates the
 // spec, keeps its finalizer, its backup bucket and its owned objects in place,
 // and publishes the status it observes.
-import type { ObjectReader, StatusPublisher } from '@kubebus/shared/bus';
+import { leaveParked, type ObjectReader, type StatusPublisher } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   createIfAbsent,
@@ -21,7 +21,7 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '@kubebus/shared/runtime';
-import { leaveParked } from '../degraded.js';
+
 import type { BackupBuckets } from './backup-bucket.js';
 import {
   Resources,

@@ -3,10 +3,12 @@
 // That condition also parks the object: its own Degraded write, or any other
 // change that leaves the spec (generation) alone, does not start another
 // round of retries — a spec change or `kubebus dlq redrive` does.
-import { WorkMarkSchema, type StatusPublisher } from '@kubebus/shared/bus';
-import type { KubeObject } from '@kubebus/shared/events';
-import { setCondition, type Condition } from '@kubebus/shared/kube';
-import type { ObjectKey, ReconcileRequest } from '@kubebus/shared/runtime';
+import type { KubeObject } from '../events/kube-object.js';
+import { setCondition, type Condition } from '../kube/conditions.js';
+import type { ObjectKey } from '../runtime/object-key.js';
+import type { ReconcileRequest } from '../runtime/reconciler.js';
+import type { StatusPublisher } from './status-intent.js';
+import { WorkMarkSchema } from './work-mark.js';
 
 export const DEAD_LETTERED = 'RetryBudgetSpent';
 

@@ -1,0 +1,49 @@
+// The commands of the kubebus binary that take an operator module. The rest
+// (history, dlq) are the bus tools of @kubebus/cli.
+export const USAGE = `usage: kubebus <command> [options]
+
+operators
+  kubebus run <operator.ts|.js> [--role all|watcher|reconciler|status-writer]
+      run an operator against KUBECONFIG and KUBEBUS_NATS_URL; all roles in one
+      process by default, one role per process in production
+  kubebus generate <operator.ts|.js> [--out <dir>] [--namespace <ns>] [--only crd,rbac,nats]
+      the CRD, least-privilege RBAC per role and NATS users per role
+      (YAML on stdout; with --out: crds.yaml, rbac.yaml, nats-users.conf)
+  kubebus replay <operator.ts|.js> <namespace/name> [--json]
+      re-run the operator over an object's recorded history as a dry run;
+      exit 1 when a revision's status differs from what was recorded
+
+bus
+  kubebus history <resource[.group]> <namespace/name | name>
+  kubebus dlq list [--origin <component>] | inspect <seq> | redrive <seq>...
+
+  kubebus version
+environment: KUBEBUS_NATS_URL (required), KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD[_FILE],
+KUBECONFIG, KUBEBUS_LOG_LEVEL, KUBEBUS_HEALTH_PORT; see docs/configuration.md
+`;
+
+/** One line on stderr and exit 2: the command line or the configuration is wrong. */
+export function usageError(message: string): never {
+  process.stderr.write(`kubebus: ${message}\n`);
+  process.exit(2);
+}
+
+export interface CommandLine {
+  readonly positionals: readonly string[];
+  readonly values: Readonly<Record<string, string | boolean | undefined>>;
+}
+
+/** The operator module named first on the command line, loaded; or exit 2 saying why. */
+export async function operatorArgument(
+  line: CommandLine,
+  usage: string,
+): Promise<import('../api/operator.js').Operator> {
+  const file = line.positionals[0];
+  if (file === undefined) return usageError(`missing the operator module: ${usage}`);
+  const { loadOperator } = await import('../host/load-operator.js');
+  try {
+    return await loadOperator(file);
+  } catch (error) {
+    return usageError((error as Error).message);
+  }
+}

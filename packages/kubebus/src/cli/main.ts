@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// kubebus: run, generate and replay operators; history and the DLQ. The only
+// place of the package that reads the environment, the command line and
+// signals.
+import { parseArgs } from 'node:util';
+import { USAGE, usageError, type CommandLine } from './commands.js';
+
+const [command] = process.argv.slice(2);
+
+async function main(): Promise<void> {
+  switch (command) {
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      process.exitCode = command === undefined ? 2 : 0;
+      return;
+    case 'version':
+    case '--version':
+      process.stdout.write(`kubebus ${(await import('./version.js')).VERSION}\n`);
+      return;
+    case 'run':
+      return (await import('./run.js')).run(options(['role']));
+    case 'generate':
+      return (await import('./generate.js')).generate(options(['out', 'namespace', 'only']));
+    case 'replay':
+      return (await import('./replay.js')).replayCommand(options([], ['json']));
+    case 'history':
+    case 'dlq':
+      // the bus tools parse the same argv themselves
+      await import('@kubebus/cli/main');
+      return;
+    default:
+      usageError(`unknown command "${command}" (kubebus --help lists the commands)`);
+  }
+}
+
+function options(strings: readonly string[], booleans: readonly string[] = []): CommandLine {
+  try {
+    const parsed = parseArgs({
+      args: process.argv.slice(3),
+      allowPositionals: true,
+      options: {
+        ...Object.fromEntries(strings.map((name) => [name, { type: 'string' as const }])),
+        ...Object.fromEntries(booleans.map((name) => [name, { type: 'boolean' as const }])),
+      },
+    });
+    return { positionals: parsed.positionals, values: parsed.values };
+  } catch (error) {
+    return usageError(
+      `${(error as Error).message.split('\n')[0] ?? ''} (kubebus --help lists the options)`,
+    );
+  }
+}
+
+await main();

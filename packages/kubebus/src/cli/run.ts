@@ -1,0 +1,60 @@
+// kubebus run <operator> [--role ...]: the operator's roles in this process.
+import { CommonEnv, commonConfig, configOrExit, kubeConfigOrExit } from '@kubebus/shared/config';
+import { gracefulShutdown, startServiceShell } from '@kubebus/shared/obs';
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { ROLES, derivedVariablesSet, type Role } from '../host/role-configs.js';
+import { operatorArgument, usageError, type CommandLine } from './commands.js';
+
+const USAGE = 'kubebus run <operator.ts|.js> [--role all|watcher|reconciler|status-writer]';
+
+function rolesOf(value: string | boolean | undefined): readonly Role[] {
+  if (value === undefined || value === 'all') return ROLES;
+  const role = ROLES.find((known) => known === value);
+  return role === undefined
+    ? usageError(`--role must be all, ${ROLES.join(', ')}; got ${JSON.stringify(value)}`)
+    : [role];
+}
+
+export async function run(line: CommandLine): Promise<void> {
+  const roles = rolesOf(line.values['role']);
+  if (line.positionals.length > 1)
+    usageError(`unexpected argument "${line.positionals[1] ?? ''}": ${USAGE}`);
+  const operator = await operatorArgument(line, USAGE);
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const name of derivedVariablesSet(env)) {
+    process.stderr.write(
+      `kubebus: warning: ${name} is ignored: the operator definition decides it\n`,
+    );
+    env[name] = undefined;
+  }
+  const common = commonConfig(configOrExit('run', z.object(CommonEnv), env));
+  const kubeConfig = await kubeConfigOrExit('run', common.kubeconfig, env);
+  const shell = await startServiceShell({
+    service: operator.name,
+    logLevel: common.logLevel,
+    health: common.health,
+  });
+  const { runOperator } = await import('../host/run-operator.js');
+  let running: Awaited<ReturnType<typeof runOperator>>;
+  try {
+    running = await runOperator({
+      operator,
+      roles,
+      env,
+      // each replica needs its own id: the host name is one (the pod or container name)
+      replicaId: env['KUBEBUS_REPLICA_ID'] ?? hostname().replace(/[^-_a-zA-Z0-9]/g, '-'),
+      kubeConfig,
+      shell,
+    });
+  } catch (error) {
+    shell.log.flush();
+    return usageError(`cannot start ${operator.name}: ${(error as Error).message}`);
+  }
+  shell.started();
+  const shutdown = gracefulShutdown(shell.log, [() => running.stop(), () => shell.health.close()]);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const)
+    process.once(signal, () => {
+      shutdown(signal);
+    });
+}

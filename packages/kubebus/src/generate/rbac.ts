@@ -1,0 +1,72 @@
+// Least-privilege RBAC per role, from what the definition declares: each
+// role gets exactly the verbs its code sends for each resource, nothing else.
+//   watcher       list + watch everything declared (for, owns, watches)
+//   reconciler    get what it may read by reference (objects too large for
+//                 the bus); patch the primary (finalizer, only with
+//                 `finalize`); create + patch what it owns (server-side apply
+//                 that creates needs both); create Events
+//   status-writer get + patch the primary's /status
+import type { Operator } from '../api/operator.js';
+import type { Resource } from '../api/resource.js';
+import { declaredResources } from '../runtime/known-resources.js';
+import type { Role } from '../host/role-configs.js';
+
+interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+function rule(resource: Resource, verbs: string[], subresource?: string): PolicyRule {
+  return {
+    apiGroups: [resource.group],
+    resources: [subresource === undefined ? resource.plural : `${resource.plural}/${subresource}`],
+    verbs,
+  };
+}
+
+export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
+  const declared = declaredResources(operator);
+  switch (role) {
+    case 'watcher':
+      return declared.map((resource) => rule(resource, ['list', 'watch']));
+    case 'reconciler': {
+      const owned = new Set(operator.owns ?? []);
+      return [
+        ...declared.map((resource) => {
+          const verbs = ['get'];
+          if (owned.has(resource)) verbs.push('create', 'patch');
+          if (resource === operator.for && operator.finalize !== undefined) verbs.push('patch');
+          return rule(resource, verbs);
+        }),
+        { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
+      ];
+    }
+    case 'status-writer':
+      return [rule(operator.for, ['get']), rule(operator.for, ['get', 'patch'], 'status')];
+  }
+}
+
+/** ServiceAccount, ClusterRole and ClusterRoleBinding for each role. */
+export function rbacOf(operator: Operator, namespace: string, roles: readonly Role[]): object[] {
+  return roles.flatMap((role) => {
+    const name = `kubebus-${operator.name}-${role}`;
+    const labels = { 'app.kubernetes.io/name': 'kubebus', 'app.kubernetes.io/component': role };
+    return [
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, labels } },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name, labels },
+        rules: rulesOf(operator, role),
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name, labels },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects: [{ kind: 'ServiceAccount', name, namespace }],
+      },
+    ];
+  });
+}

@@ -1,0 +1,70 @@
+// Each role's configuration: the environment (the variables every kubebus
+// service reads) plus what the operator definition decides — controller
+// name, partitions, interests, field manager — so no two processes can be
+// told different things by hand.
+import { loadConfig, type Environment } from '@kubebus/shared/config';
+import { ReconcilerConfigSchema, type ReconcilerConfig } from '@kubebus/reconciler/service';
+import { StatusWriterConfigSchema, type StatusWriterConfig } from '@kubebus/status-writer/service';
+import { WatcherConfigSchema, type WatcherConfig } from '@kubebus/watcher/service';
+import type { Operator } from '../api/operator.js';
+import { resourceName } from '../api/resource.js';
+
+export const ROLES = ['watcher', 'reconciler', 'status-writer'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Variables the definition decides: setting them has no effect, so it is refused. */
+const DERIVED = ['KUBEBUS_CONTROLLERS', 'KUBEBUS_CONTROLLER', 'KUBEBUS_WORK_PARTITIONS'];
+
+export function derivedVariablesSet(env: Environment): string[] {
+  return DERIVED.filter((name) => env[name] !== undefined);
+}
+
+export function partitionsOf(operator: Operator): number {
+  return operator.partitions ?? 16;
+}
+
+export function watcherConfig(operator: Operator, env: Environment): WatcherConfig {
+  const config = loadConfig(WatcherConfigSchema, {
+    KUBEBUS_WATCHER_ID: operator.name,
+    ...env,
+    KUBEBUS_CONTROLLERS: JSON.stringify([
+      {
+        name: operator.name,
+        for: resourceName(operator.for),
+        owns: (operator.owns ?? []).map(resourceName),
+      },
+    ]),
+    KUBEBUS_WORK_PARTITIONS: String(partitionsOf(operator)),
+  });
+  return {
+    ...config,
+    controllers: config.controllers.map((controller) => ({
+      ...controller,
+      watches: (operator.watches ?? []).map((watch) => ({
+        resource: resourceName(watch.resource),
+        map: (object) => watch.map(object),
+      })),
+    })),
+  };
+}
+
+export function reconcilerConfig(
+  operator: Operator,
+  env: Environment,
+  replicaId: string,
+): ReconcilerConfig {
+  return loadConfig(ReconcilerConfigSchema, {
+    KUBEBUS_REPLICA_ID: replicaId,
+    KUBEBUS_FIELD_MANAGER: `kubebus-${operator.name}`,
+    ...(operator.maxAttempts === undefined
+      ? {}
+      : { KUBEBUS_MAX_ATTEMPTS: String(operator.maxAttempts) }),
+    ...env,
+    KUBEBUS_CONTROLLER: operator.name,
+    KUBEBUS_WORK_PARTITIONS: String(partitionsOf(operator)),
+  });
+}
+
+export function statusWriterConfig(env: Environment, replicaId: string): StatusWriterConfig {
+  return loadConfig(StatusWriterConfigSchema, { KUBEBUS_REPLICA_ID: replicaId, ...env });
+}

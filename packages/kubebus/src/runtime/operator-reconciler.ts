@@ -1,0 +1,189 @@
+// Any operator's reconcile, run the same way: read the object from the bus,
+// finalize it when it is going, leave it alone while it is parked, refuse a
+// spec its schema rejects (InvalidSpec, one Warning Event per generation, no
+// retries), keep the finalizer, call the operator's reconcile, and publish the
+// status it returns with Ready and Degraded.
+import { leaveParked, type ObjectReader, type StatusPublisher } from '@kubebus/shared/bus';
+import type { KubeObject } from '@kubebus/shared/events';
+import {
+  hasFinalizer,
+  recordEvent,
+  setFinalizer,
+  type AppliedObjects,
+  type KubeClient,
+} from '@kubebus/shared/kube';
+import {
+  TerminalError,
+  type ReconcileContext as RuntimeContext,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+} from '@kubebus/shared/runtime';
+import type { Operator } from '../api/operator.js';
+import { KnownResources, refOf } from './known-resources.js';
+import { operatorContext } from './operator-context.js';
+import {
+  alreadyInvalid,
+  describeIssues,
+  invalidSpecStatus,
+  reconciledStatus,
+  type Status,
+} from './status.js';
+
+export interface OperatorReconcilerDeps {
+  readonly reader: Pick<ObjectReader, 'read'>;
+  readonly client: KubeClient;
+  readonly status: Pick<StatusPublisher, 'publish'>;
+  readonly fieldManager: string;
+  readonly instance: string;
+  readonly applied: AppliedObjects;
+  readonly onParked?: () => void;
+  /** replay: writes are dry runs, finalize is not called */
+  readonly dryRun?: boolean;
+}
+
+/** A TerminalError from this package or another copy of it (the operator's own install). */
+function isTerminal(error: unknown): error is Error {
+  return (
+    error instanceof Error && (error as { kubebusTerminal?: unknown }).kubebusTerminal === true
+  );
+}
+
+export class OperatorReconciler implements Reconciler {
+  readonly #known: KnownResources;
+
+  constructor(
+    private readonly operator: Operator,
+    private readonly deps: OperatorReconcilerDeps,
+  ) {
+    this.#known = new KnownResources(operator);
+  }
+
+  async reconcile(request: ReconcileRequest, runtime: RuntimeContext): Promise<ReconcileResult> {
+    const object = await this.deps.reader.read(request.key);
+    if (object === undefined) return undefined; // gone: owned objects are garbage-collected
+    if (object.metadata.deletionTimestamp !== undefined) return this.#finalize(object, runtime);
+    if (leaveParked(request, object)) {
+      // dead-lettered at this generation: a spec change or a re-drive runs it again
+      this.deps.onParked?.();
+      runtime.log.debug('parked at this generation: waiting for a spec change or a re-drive');
+      return undefined;
+    }
+
+    const { definition } = this.operator.for;
+    const parsed = definition.spec.safeParse(object['spec'] ?? {});
+    if (!parsed.success) {
+      const message = describeIssues(parsed.error.issues, 'spec');
+      await this.#publishStatus(object, invalidSpecStatus(object, message), runtime);
+      if (!alreadyInvalid(object)) await this.#event(object, 'Warning', 'InvalidSpec', message);
+      throw new TerminalError(`invalid spec: ${message}`);
+    }
+
+    // The finalizer goes on before anything external exists, so nothing is leaked.
+    if (this.operator.finalize !== undefined && !hasFinalizer(object, this.operator.finalizer))
+      await this.#setFinalizer(object, true);
+
+    const context = operatorContext(
+      {
+        ...this.deps,
+        operator: this.operator,
+        known: this.#known,
+        dryRun: this.deps.dryRun ?? false,
+      },
+      object,
+      runtime,
+    );
+    const result = await this.#guard(() =>
+      this.operator.reconcile({ ...object, spec: parsed.data }, context),
+    );
+    let status: Status | undefined;
+    if (result?.status !== undefined) {
+      const checked = definition.status.safeParse(result.status);
+      if (!checked.success)
+        throw new Error(
+          `reconcile returned a status its schema rejects: ${describeIssues(checked.error.issues, 'status')}`,
+        );
+      status = checked.data as Status;
+    }
+    await this.#publishStatus(
+      object,
+      reconciledStatus(object, status, result?.ready, result?.conditions ?? []),
+      runtime,
+    );
+    const requeueAfterMs = result?.requeueAfterMs;
+    return requeueAfterMs !== undefined && requeueAfterMs > 0 ? { requeueAfterMs } : undefined;
+  }
+
+  async #finalize(object: KubeObject, runtime: RuntimeContext): Promise<ReconcileResult> {
+    const operator = this.operator;
+    if (operator.finalize === undefined || !hasFinalizer(object, operator.finalizer))
+      return undefined;
+    if (this.deps.dryRun === true) return undefined; // finalize touches what replay must not
+    // A failure here throws: retried with backoff, and the object is not released.
+    const context = operatorContext(
+      {
+        ...this.deps,
+        operator: this.operator,
+        known: this.#known,
+        dryRun: this.deps.dryRun ?? false,
+      },
+      object,
+      runtime,
+    );
+    await this.#guard(async () => {
+      await operator.finalize?.(object as never, context);
+    });
+    await this.#setFinalizer(object, false);
+    return undefined;
+  }
+
+  /** The operator's code, its TerminalError made the runtime's. */
+  async #guard<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (isTerminal(error)) throw new TerminalError(error.message, { cause: error });
+      throw error;
+    }
+  }
+
+  async #setFinalizer(object: KubeObject, present: boolean): Promise<void> {
+    await setFinalizer(
+      this.deps.client,
+      refOf(this.operator.for),
+      object,
+      this.operator.finalizer,
+      present,
+      this.deps.fieldManager,
+    );
+  }
+
+  async #publishStatus(object: KubeObject, status: Status, runtime: RuntimeContext) {
+    await this.deps.status.publish({
+      key: {
+        group: this.operator.for.group,
+        resource: this.operator.for.plural,
+        namespace: object.metadata.namespace ?? '',
+        name: object.metadata.name,
+      },
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      uid: object.metadata.uid,
+      observedGeneration: object.metadata.generation ?? 0,
+      status,
+      traceparent: runtime.traceparent,
+      reconcileId: runtime.reconcileId,
+    });
+  }
+
+  async #event(object: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string) {
+    await recordEvent(this.deps.client, object, {
+      type,
+      reason,
+      note,
+      action: 'Validate',
+      reportingController: `kubebus.dev/${this.operator.name}`,
+      reportingInstance: this.deps.instance.slice(0, 128),
+    });
+  }
+}

@@ -1,0 +1,106 @@
+// The status the runtime publishes for a custom resource: what the reconcile
+// returned (or the status as it is), with Ready, Degraded and the reconcile's
+// own conditions set at the object's generation.
+import type { KubeObject } from '@kubebus/shared/events';
+import { setCondition, type Condition, type ConditionStatus } from '@kubebus/shared/kube';
+import type { ConditionReport } from '../api/operator.js';
+
+export type Status = Record<string, unknown>;
+
+/** One line per zod issue, naming the field. */
+export function describeIssues(
+  issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[],
+  root: string,
+): string {
+  return issues
+    .map((issue) => {
+      const path = issue.path.map(String).join('.');
+      return `${path === '' ? root : `${root}.${path}`}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+function currentStatus(object: KubeObject): Status {
+  const status = object['status'];
+  return typeof status === 'object' && status !== null ? (status as Status) : {};
+}
+
+function conditionsOf(status: Status): Condition[] {
+  return Array.isArray(status['conditions']) ? (status['conditions'] as Condition[]) : [];
+}
+
+function statusOf(value: ConditionReport['status']): ConditionStatus {
+  if (value === true) return 'True';
+  if (value === false) return 'False';
+  return value;
+}
+
+/** `reports` set on the object's conditions, each at the object's generation. */
+export function withConditions(
+  object: KubeObject,
+  reports: readonly ConditionReport[],
+  now = new Date(),
+): Condition[] {
+  const observedGeneration = object.metadata.generation ?? 0;
+  return reports.reduce<Condition[]>(
+    (conditions, report) =>
+      setCondition(
+        conditions,
+        {
+          type: report.type,
+          status: statusOf(report.status),
+          reason: report.reason,
+          message: (report.message ?? '').slice(0, 32_768),
+          observedGeneration,
+        },
+        now,
+      ),
+    conditionsOf(currentStatus(object)),
+  );
+}
+
+/** The status after a successful reconcile. */
+export function reconciledStatus(
+  object: KubeObject,
+  own: Status | undefined,
+  ready: Omit<ConditionReport, 'type'> | undefined,
+  conditions: readonly ConditionReport[],
+  now = new Date(),
+): Status {
+  const { conditions: _old, observedGeneration: _gen, ...unchanged } = currentStatus(object);
+  return {
+    ...(own ?? unchanged),
+    conditions: withConditions(
+      object,
+      [
+        ...conditions,
+        { type: 'Ready', ...(ready ?? { status: true, reason: 'Reconciled', message: '' }) },
+        { type: 'Degraded', status: false, reason: 'AsExpected', message: '' },
+      ],
+      now,
+    ),
+  };
+}
+
+export const INVALID_SPEC = 'InvalidSpec';
+
+/** The status of an object whose spec fails its schema. */
+export function invalidSpecStatus(object: KubeObject, message: string, now = new Date()): Status {
+  const { conditions: _old, observedGeneration: _gen, ...unchanged } = currentStatus(object);
+  return {
+    ...unchanged,
+    conditions: withConditions(
+      object,
+      [{ type: 'Ready', status: false, reason: INVALID_SPEC, message }],
+      now,
+    ),
+  };
+}
+
+/** The status already reports this generation's spec as invalid: no second Event. */
+export function alreadyInvalid(object: KubeObject): boolean {
+  const ready = conditionsOf(currentStatus(object)).find((c) => c.type === 'Ready');
+  return (
+    ready?.reason === INVALID_SPEC && ready.observedGeneration === (object.metadata.generation ?? 0)
+  );
+}

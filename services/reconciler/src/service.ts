@@ -1,0 +1,8 @@
+// The reconciler as a role a host can run: its config schema and its start,
+// given the reconciler to run.
+export { ReconcilerConfigSchema } from './config.js';
+export type { ReconcilerConfig } from './config.js';
+export { startReconcilerService } from './reconciler-service.js';
+export type { ReconcilerPlan, ReconcilerTools, RunningReconciler } from './reconciler-service.js';
+export { formatReplay, replay } from './replay.js';
+export type { ReplayStep, ReplayTools } from './replay.js';
