@@ -15,7 +15,10 @@ export const StaticSite = defineResource({
       .max(512 * 1024)
       .describe('The page to serve'),
     replicas: z.int().min(1).max(10).default(1),
-    image: z.string().default('nginx:1.27-alpine'),
+    image: z
+      .string()
+      .default('nginx:1.27-alpine')
+      .refine((image) => !image.endsWith(':latest'), 'pin a version: :latest is not reproducible'),
   }),
   status: z.object({ url: z.string(), readyReplicas: z.int() }),
   printerColumns: [{ name: 'URL', type: 'string', jsonPath: '.status.url' }],

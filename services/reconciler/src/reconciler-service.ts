@@ -30,12 +30,21 @@ import {
   TokenBucket,
   type KubeCredentials,
 } from '@kubebus/shared/kube';
-import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
+import { perRegistry, restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics, type Reconciler } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
 import { Counter } from 'prom-client';
 import type { ReconcilerConfig } from './config.js';
 import { startHttpSource } from './http-source.js';
+
+const parkedSkipsMetric = perRegistry(
+  (registry: Registry) =>
+    new Counter({
+      name: 'kubebus_reconcile_parked_skips_total',
+      help: 'Changes to a dead-lettered object that left its spec alone: not retried until a spec change or a re-drive',
+      registers: [registry],
+    }),
+);
 
 export interface RunningReconciler {
   readonly httpPort: number | undefined;
@@ -85,11 +94,7 @@ export async function startReconcilerService(deps: {
     serverAtLeast(bus.nc, '2.11.0'),
   );
   const status = new StatusPublisher(js, config.statusPartitions);
-  const parkedSkips = new Counter({
-    name: 'kubebus_reconcile_parked_skips_total',
-    help: 'Changes to a dead-lettered object that left its spec alone: not retried until a spec change or a re-drive',
-    registers: [registry],
-  });
+  const parkedSkips = parkedSkipsMetric(registry);
   const reconciler = deps.plan.build({
     reader,
     client,

@@ -13,3 +13,4 @@ export { listen } from './listen.js';
 export type { Listening } from './listen.js';
 export type { ServiceShell } from './service-shell.js';
 export { gracefulShutdown } from './shutdown.js';
+export { perRegistry } from './per-registry.js';

@@ -1,6 +1,7 @@
 // client-go's rest client metrics, with the same names, for every service that
 // calls the apiserver.
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { perRegistry } from './per-registry.js';
 
 export interface RestClientMetrics {
   readonly requests: Counter<'code' | 'method' | 'host'>;
@@ -9,26 +10,24 @@ export interface RestClientMetrics {
   readonly connections?: Counter<'host'>;
 }
 
-export function restClientMetrics(registry: Registry): RestClientMetrics {
-  return {
-    requests: new Counter({
-      name: 'rest_client_requests_total',
-      help: 'Number of HTTP requests, partitioned by status code, method, and host.',
-      labelNames: ['code', 'method', 'host'],
-      registers: [registry],
-    }),
-    latency: new Histogram({
-      name: 'rest_client_request_duration_seconds',
-      help: 'Request latency in seconds. Broken down by verb.',
-      labelNames: ['verb'],
-      buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
-      registers: [registry],
-    }),
-    connections: new Counter({
-      name: 'kubebus_rest_client_connections_total',
-      help: 'Connections opened to the apiserver (kept alive and reused)',
-      labelNames: ['host'],
-      registers: [registry],
-    }),
-  };
-}
+export const restClientMetrics = perRegistry((registry: Registry): RestClientMetrics => ({
+  requests: new Counter({
+    name: 'rest_client_requests_total',
+    help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+    labelNames: ['code', 'method', 'host'],
+    registers: [registry],
+  }),
+  latency: new Histogram({
+    name: 'rest_client_request_duration_seconds',
+    help: 'Request latency in seconds. Broken down by verb.',
+    labelNames: ['verb'],
+    buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
+    registers: [registry],
+  }),
+  connections: new Counter({
+    name: 'kubebus_rest_client_connections_total',
+    help: 'Connections opened to the apiserver (kept alive and reused)',
+    labelNames: ['host'],
+    registers: [registry],
+  }),
+}));

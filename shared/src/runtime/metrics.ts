@@ -1,10 +1,11 @@
 // controller-runtime's and client-go's workqueue metrics, with their names, so
 // existing dashboards and alerts work unchanged.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { perRegistry } from '../obs/per-registry.js';
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-export function runtimeMetrics(registry: Registry) {
+export const runtimeMetrics = perRegistry((registry: Registry) => {
   const registers = [registry];
   return {
     reconcileTotal: new Counter({
@@ -95,6 +96,6 @@ export function runtimeMetrics(registry: Registry) {
       registers,
     }),
   };
-}
+});
 
 export type RuntimeMetrics = ReturnType<typeof runtimeMetrics>;
