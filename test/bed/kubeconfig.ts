@@ -28,3 +28,30 @@ export function writeKubeconfig(
   };
   writeFileSync(file, JSON.stringify(kubeconfig, null, 2) + '\n', { mode: 0o600 });
 }
+
+/** A kubeconfig that authenticates with a bearer token (a service account's, from TokenRequest). */
+export function writeTokenKubeconfig(
+  file: string,
+  server: string,
+  caCert: string,
+  user: string,
+  token: string,
+): void {
+  const kubeconfig = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'testbed',
+        cluster: {
+          server,
+          'certificate-authority-data': Buffer.from(pem(caCert)).toString('base64'),
+        },
+      },
+    ],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: 'testbed', context: { cluster: 'testbed', user } }],
+    'current-context': 'testbed',
+  };
+  writeFileSync(file, JSON.stringify(kubeconfig, null, 2) + '\n', { mode: 0o600 });
+}

@@ -44,6 +44,7 @@ export interface ServerSpec {
   readonly args: readonly string[];
   readonly logFile: string;
   readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
 }
 
 export class ServerProcess {
@@ -74,6 +75,7 @@ export class ServerProcess {
           detached: true,
           stdio: ['ignore', log, log],
           env: { ...process.env, ...spec.env },
+          ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
         },
       );
       const server = new ServerProcess(spec, child);

@@ -17,7 +17,7 @@ import { httpCall } from './http.js';
 import { freePort } from './ports.js';
 import { startControllerManager } from './controller-manager.js';
 import { compactEtcd, etcdConfig, etcdUrl, startEtcd, type EtcdConfig } from './etcd.js';
-import { writeKubeconfig } from './kubeconfig.js';
+import { writeKubeconfig, writeTokenKubeconfig } from './kubeconfig.js';
 import { natsConfig, natsUrl, startNats, type NatsConfig, type NatsOptions } from './nats.js';
 import { createPki, issueClientCert, type Pki } from './pki.js';
 import type { ServerProcess } from './process.js';
@@ -186,6 +186,31 @@ export class TestBed {
     const cert = await issueClientCert(this.pki, user, groups);
     const file = join(this.dir, `kubeconfig-${user.replace(/[^a-zA-Z0-9-]/g, '_')}`);
     writeKubeconfig(file, this.apiserverUrl, this.pki.caCert, user, cert);
+    return file;
+  }
+
+  /**
+   * A kubeconfig file with a token of the service account (TokenRequest), so a
+   * process runs with exactly the RBAC bound to that account.
+   */
+  async serviceAccountKubeconfig(namespace: string, name: string): Promise<string> {
+    const answer = await httpCall(
+      `${this.apiserverUrl}/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+      {
+        method: 'POST',
+        body: JSON.stringify({
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenRequest',
+          spec: { expirationSeconds: 3600 },
+        }),
+        tls: this.adminTls,
+      },
+    );
+    if (answer.status !== 201)
+      throw new Error(`TokenRequest for ${namespace}/${name}: ${answer.status} ${answer.body}`);
+    const token = (JSON.parse(answer.body) as { status: { token: string } }).status.token;
+    const file = join(this.dir, `kubeconfig-sa-${namespace}-${name}`);
+    writeTokenKubeconfig(file, this.apiserverUrl, this.pki.caCert, `${namespace}-${name}`, token);
     return file;
   }
 

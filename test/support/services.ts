@@ -26,17 +26,30 @@ export class ServiceProcess {
     env: Readonly<Record<string, string>>,
     options: { waitReady?: boolean } = {},
   ): Promise<ServiceProcess> {
+    return ServiceProcess.launch(
+      bed,
+      service,
+      ['--conditions=source', '--import', 'tsx', join(root, 'services', service, 'src', 'main.ts')],
+      env,
+      options,
+    );
+  }
+
+  /** Any node program that serves kubebus' health endpoints (the kubebus binary, say). */
+  static async launch(
+    bed: TestBed,
+    label: string,
+    nodeArgs: readonly string[],
+    env: Readonly<Record<string, string>>,
+    options: { waitReady?: boolean; cwd?: string } = {},
+  ): Promise<ServiceProcess> {
     const healthPort = await freePort();
-    const name = `${service}-${++counter}`;
+    const name = `${label}-${++counter}`;
     const server = ServerProcess.start({
       name,
       binary: process.execPath,
-      args: [
-        '--conditions=source',
-        '--import',
-        'tsx',
-        join(root, 'services', service, 'src', 'main.ts'),
-      ],
+      args: [...nodeArgs],
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       logFile: join(bed.dir, `${name}.log`),
       env: {
         KUBECONFIG: bed.kubeconfigPath,

@@ -1,0 +1,419 @@
+// kubebus as an operator author gets it: `npm pack`, a project in a temporary
+// directory outside the repository with only the tarball and zod installed,
+// the small StaticSite operator written there, `kubebus generate`, then
+// `kubebus run` — all roles in one process, and again one role per process,
+// each under its own service account bound to the generated RBAC — against a
+// real kube-apiserver and nats-server. kubebus' own source is not touched.
+import {
+  AdmissionregistrationV1Api,
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  EventsV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import {
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { parseAllDocuments } from 'yaml';
+import { httpCall } from '../bed/http.js';
+import { TestBed } from '../bed/testbed.js';
+import { ServiceProcess } from '../support/services.js';
+import { waitFor } from '../support/wait.js';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const SITES = { group: 'sites.example.com', version: 'v1', plural: 'staticsites' };
+const NAMESPACE = 'default';
+
+interface Site {
+  metadata: { name: string; generation: number };
+  status?: {
+    url?: string;
+    readyReplicas?: number;
+    observedGeneration?: number;
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+/** Creates each document of a YAML file as the admin (kinds kubebus generate writes). */
+async function applyFile(bed: TestBed, file: string): Promise<void> {
+  const paths: Record<string, string> = {
+    CustomResourceDefinition: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+    ServiceAccount: '/api/v1/namespaces/kubebus/serviceaccounts',
+    ClusterRole: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+    ClusterRoleBinding: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+  };
+  for (const document of parseAllDocuments(readFileSync(file, 'utf8'))) {
+    const object = document.toJSON() as { kind: string };
+    const path = paths[object.kind];
+    assert.ok(path, `kubebus generate wrote an unexpected kind ${object.kind}`);
+    const answer = await httpCall(`${bed.apiserverUrl}${path}`, {
+      method: 'POST',
+      body: JSON.stringify(object),
+      tls: bed.adminTls,
+    });
+    assert.equal(answer.status, 201, `${object.kind} refused: ${answer.body}`);
+  }
+}
+
+describe('the kubebus package, installed in a project of its own', { timeout: 900_000 }, () => {
+  let bed: TestBed;
+  let project: string;
+  let kubebus: string;
+  const sites = () => bed.kubeConfig().makeApiClient(CustomObjectsApi);
+
+  const site = async (name: string) =>
+    (await sites().getNamespacedCustomObject({ ...SITES, namespace: NAMESPACE, name })) as Site;
+  const ready = async (name: string) =>
+    (await site(name)).status?.conditions?.find((c) => c.type === 'Ready');
+  const createSite = (name: string, spec: Record<string, unknown>) =>
+    sites().createNamespacedCustomObject({
+      ...SITES,
+      namespace: NAMESPACE,
+      body: { apiVersion: 'sites.example.com/v1', kind: 'StaticSite', metadata: { name }, spec },
+    });
+  /** the kubelet's part: the Deployment reports its pods ready */
+  const podsReady = async (name: string, replicas: number) => {
+    await waitFor(
+      () =>
+        bed
+          .kubeConfig()
+          .makeApiClient(AppsV1Api)
+          .readNamespacedDeployment({ namespace: NAMESPACE, name })
+          .then(() => true),
+      `the Deployment ${name}`,
+      120_000,
+    );
+    await bed
+      .kubeConfig()
+      .makeApiClient(AppsV1Api)
+      .patchNamespacedDeploymentStatus(
+        {
+          namespace: NAMESPACE,
+          name,
+          body: { status: { replicas, readyReplicas: replicas, availableReplicas: replicas } },
+        },
+        mergePatch,
+      );
+  };
+  const cli = (args: readonly string[], env: Readonly<Record<string, string>> = {}) =>
+    run(kubebus, [...args], {
+      cwd: project,
+      env: {
+        ...process.env,
+        KUBECONFIG: bed.kubeconfigPath,
+        KUBEBUS_NATS_URL: bed.natsUrl,
+        ...env,
+      },
+      timeout: 120_000,
+    });
+  const operator = (roleArgs: readonly string[], env: Readonly<Record<string, string>>) =>
+    ServiceProcess.launch(
+      bed,
+      `kubebus-${roleArgs.at(-1) ?? 'all'}`,
+      [
+        join(project, 'node_modules', 'kubebus', 'dist', 'cli.js'),
+        'run',
+        'operator.ts',
+        ...roleArgs,
+      ],
+      {
+        KUBEBUS_BACKOFF_BASE: '100ms',
+        KUBEBUS_BACKOFF_CAP: '1s',
+        KUBEBUS_OBJECT_ATTEMPTS: '3',
+        ...env,
+      },
+      { cwd: project, waitReady: true },
+    );
+
+  before(async () => {
+    bed = await TestBed.start();
+    const packed = mkdtempSync(join(tmpdir(), 'kubebus-pack-'));
+    await run('npm', ['pack', '--workspace', 'kubebus', '--pack-destination', packed], {
+      cwd: root,
+      timeout: 300_000,
+    });
+    const tarball = readdirSync(packed).find((file) => file.endsWith('.tgz'));
+    assert.ok(tarball, 'npm pack made no tarball');
+    project = mkdtempSync(join(tmpdir(), 'kubebus-project-'));
+    const zod = (
+      JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+        devDependencies: Record<string, string>;
+      }
+    ).devDependencies['zod'];
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({
+        name: 'my-operator',
+        private: true,
+        type: 'module',
+        dependencies: { kubebus: `file:${join(packed, tarball)}`, zod },
+      }),
+    );
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], {
+      cwd: project,
+      timeout: 300_000,
+    });
+    copyFileSync(join(root, 'examples', 'staticsite', 'operator.ts'), join(project, 'operator.ts'));
+    kubebus = join(project, 'node_modules', '.bin', 'kubebus');
+
+    await cli(['generate', 'operator.ts', '--out', 'generated']);
+    await bed
+      .kubeConfig()
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: 'kubebus' } } });
+    await applyFile(bed, join(project, 'generated', 'crds.yaml'));
+    await applyFile(bed, join(project, 'generated', 'rbac.yaml'));
+    await waitFor(async () => {
+      const crd = await bed
+        .kubeConfig()
+        .makeApiClient(ApiextensionsV1Api)
+        .readCustomResourceDefinition({ name: 'staticsites.sites.example.com' });
+      return (crd.status?.conditions ?? []).some(
+        (c) => c.type === 'Established' && c.status === 'True',
+      );
+    }, 'the generated CRD to be Established');
+  });
+
+  after(async () => {
+    await bed?.stop();
+    if (project !== undefined) rmSync(project, { recursive: true, force: true });
+  });
+
+  it('has built JS, types and a bin, and generates what the definition needs', async () => {
+    const installed = join(project, 'node_modules', 'kubebus');
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+      exports: Record<string, Record<string, string>>;
+    };
+    assert.equal(manifest.exports['.']?.['types'], './dist/index.d.ts');
+    assert.match(readFileSync(join(installed, 'dist', 'index.d.ts'), 'utf8'), /defineOperator/);
+    // no TypeScript source ships: the package runs on plain node
+    assert.ok(!readdirSync(installed).includes('src'));
+    // the reconciler's verbs follow `owns`: it may create and patch ConfigMaps, not delete them
+    const rbac = readFileSync(join(project, 'generated', 'rbac.yaml'), 'utf8');
+    assert.match(rbac, /name: kubebus-staticsite-reconciler/);
+    assert.doesNotMatch(rbac, /delete|\*/);
+    const nats = readFileSync(join(project, 'generated', 'nats-users.conf'), 'utf8');
+    assert.match(nats, /"kubebus\.work\.staticsite\.>"/);
+    const { stdout } = await cli(['version']);
+    assert.match(stdout, /^kubebus \d+\.\d+\.\d+/);
+  });
+
+  it('runs all roles in one process: converges, refuses a bad spec once, dead-letters what always fails, replays', async () => {
+    const allInOne = await operator([], { KUBECONFIG: bed.kubeconfigPath });
+    try {
+      // converges: owned objects applied, status from the reconcile, Ready from the Deployment
+      await createSite('hello', { html: '<h1>hello</h1>', replicas: 2 });
+      await waitFor(
+        async () => (await ready('hello'))?.reason === 'Replicas',
+        'hello to report its replicas',
+        60_000,
+      );
+      const page = await bed
+        .kubeConfig()
+        .makeApiClient(CoreV1Api)
+        .readNamespacedConfigMap({ namespace: NAMESPACE, name: 'hello' });
+      assert.equal(page.data?.['index.html'], '<h1>hello</h1>');
+      assert.equal(page.metadata?.ownerReferences?.[0]?.kind, 'StaticSite');
+      await podsReady('hello', 2);
+      await waitFor(
+        async () => (await ready('hello'))?.status === 'True',
+        'hello to be Ready once its pods are',
+        60_000,
+      );
+      const hello = await site('hello');
+      assert.equal(hello.status?.url, 'http://hello.default.svc');
+      assert.equal(hello.status?.observedGeneration, hello.metadata.generation);
+
+      // a spec the zod schema refuses (the CRD cannot): InvalidSpec, one Event, no retries
+      await createSite('floating', { html: 'x', image: 'nginx:latest' });
+      await waitFor(
+        async () => (await ready('floating'))?.reason === 'InvalidSpec',
+        'floating to be InvalidSpec',
+        60_000,
+      );
+      assert.match((await ready('floating'))?.message ?? '', /spec\.image: pin a version/);
+      const events = async () =>
+        (
+          await bed
+            .kubeConfig()
+            .makeApiClient(EventsV1Api)
+            .listNamespacedEvent({ namespace: NAMESPACE })
+        ).items.filter((e) => e.regarding?.name === 'floating' && e.reason === 'InvalidSpec');
+      await waitFor(async () => (await events()).length > 0, 'the InvalidSpec Event');
+      // its own status write comes back as a change: reconciled again, but no second Event
+      await waitFor(
+        async () =>
+          (await allInOne.metric('controller_runtime_reconcile_total', {
+            controller: 'staticsite',
+            result: 'terminal_error',
+          })) >= 2,
+        'the status write of floating to be seen',
+      );
+      assert.equal((await events()).length, 1);
+      assert.equal(await allInOne.metric('workqueue_retries_total', { name: 'staticsite' }), 0);
+
+      // always failing: an admission policy refuses its ConfigMap → 3 attempts, a dead letter, Degraded
+      const admission = bed.kubeConfig().makeApiClient(AdmissionregistrationV1Api);
+      await admission.createValidatingAdmissionPolicy({
+        body: {
+          metadata: { name: 'no-doomed-pages' },
+          spec: {
+            failurePolicy: 'Fail',
+            matchConstraints: {
+              resourceRules: [
+                {
+                  apiGroups: [''],
+                  apiVersions: ['v1'],
+                  operations: ['CREATE', 'UPDATE'],
+                  resources: ['configmaps'],
+                },
+              ],
+            },
+            validations: [
+              { expression: "object.metadata.name != 'doomed'", message: 'no doomed pages' },
+            ],
+          },
+        },
+      });
+      await admission.createValidatingAdmissionPolicyBinding({
+        body: {
+          metadata: { name: 'no-doomed-pages' },
+          spec: { policyName: 'no-doomed-pages', validationActions: ['Deny'] },
+        },
+      });
+      await waitFor(
+        () =>
+          bed
+            .kubeConfig()
+            .makeApiClient(CoreV1Api)
+            .createNamespacedConfigMap({
+              namespace: NAMESPACE,
+              body: { metadata: { name: 'doomed' } },
+            })
+            .then(
+              async () => {
+                await bed
+                  .kubeConfig()
+                  .makeApiClient(CoreV1Api)
+                  .deleteNamespacedConfigMap({ namespace: NAMESPACE, name: 'doomed' });
+                return false;
+              },
+              (error: { code?: number }) => error.code === 422,
+            ),
+        'the admission policy to refuse the doomed page',
+      );
+      await createSite('doomed', { html: 'never' });
+      await waitFor(
+        async () =>
+          (await site('doomed')).status?.conditions?.some(
+            (c) => c.type === 'Degraded' && c.status === 'True' && c.reason === 'RetryBudgetSpent',
+          ) === true,
+        'doomed to be Degraded',
+        120_000,
+      );
+      const { stdout: letters } = await cli(['dlq', 'list']);
+      assert.match(letters, /staticsite/);
+      assert.match(letters, /doomed/);
+
+      // replay: the recorded revisions of hello, re-run as a dry run, agree with what was recorded
+      const replayed = await cli(['replay', 'operator.ts', 'default/hello']);
+      const revisions = replayed.stdout.trim().split('\n');
+      assert.ok(revisions.length >= 3, replayed.stdout);
+      assert.match(revisions.at(-1) ?? '', /status same as recorded/);
+    } finally {
+      await allInOne.stop();
+    }
+  });
+
+  it('runs one role per process, each with only its generated RBAC', async () => {
+    const account = (role: string) =>
+      bed.serviceAccountKubeconfig('kubebus', `kubebus-staticsite-${role}`);
+    const roles = await Promise.all(
+      ['watcher', 'reconciler', 'status-writer'].map(async (role) =>
+        operator(['--role', role], {
+          KUBECONFIG: await account(role),
+          KUBEBUS_REPLICA_ID: `${role}-1`,
+        }),
+      ),
+    );
+    try {
+      await createSite('split', { html: '<p>split</p>' });
+      await waitFor(
+        async () => (await ready('split'))?.reason === 'Replicas',
+        'split to report its replicas',
+        60_000,
+      );
+      await podsReady('split', 1);
+      await waitFor(
+        async () => (await ready('split'))?.status === 'True',
+        'split to be Ready once its pods are',
+        60_000,
+      );
+      // and no more than that: what each role never does is refused
+      const can = async (role: string, verb: string, resource: string, group = '', sub = '') => {
+        const answer = await httpCall(
+          `${bed.apiserverUrl}/apis/authorization.k8s.io/v1/subjectaccessreviews`,
+          {
+            method: 'POST',
+            body: JSON.stringify({
+              apiVersion: 'authorization.k8s.io/v1',
+              kind: 'SubjectAccessReview',
+              spec: {
+                user: `system:serviceaccount:kubebus:kubebus-staticsite-${role}`,
+                groups: [
+                  'system:serviceaccounts',
+                  'system:serviceaccounts:kubebus',
+                  'system:authenticated',
+                ],
+                resourceAttributes: {
+                  namespace: NAMESPACE,
+                  verb,
+                  group,
+                  resource,
+                  subresource: sub,
+                },
+              },
+            }),
+            tls: bed.adminTls,
+          },
+        );
+        return (JSON.parse(answer.body) as { status: { allowed: boolean } }).status.allowed;
+      };
+      assert.equal(await can('reconciler', 'patch', 'configmaps'), true);
+      assert.equal(await can('reconciler', 'delete', 'configmaps'), false);
+      assert.equal(await can('reconciler', 'get', 'secrets'), false);
+      assert.equal(
+        await can('reconciler', 'patch', 'staticsites', 'sites.example.com', 'status'),
+        false,
+      );
+      assert.equal(await can('watcher', 'watch', 'deployments', 'apps'), true);
+      assert.equal(await can('watcher', 'create', 'deployments', 'apps'), false);
+      assert.equal(await can('watcher', 'list', 'secrets'), false);
+      assert.equal(
+        await can('status-writer', 'patch', 'staticsites', 'sites.example.com', 'status'),
+        true,
+      );
+      assert.equal(await can('status-writer', 'patch', 'staticsites', 'sites.example.com'), false);
+      assert.equal(await can('status-writer', 'patch', 'deployments', 'apps'), false);
+    } finally {
+      await Promise.all(roles.map((role) => role.stop()));
+    }
+  });
+});
