@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 unit=$(find shared/src services/*/src -name '*.test.ts' 2>/dev/null | sort)
-integration=$(find test -path test/bed -prune -o -name '*.test.ts' -print | sort)
+integration=$(find test examples -path test/bed -prune -o -name '*.test.ts' -print | sort)
 
 files=()
 options=()

@@ -3,7 +3,7 @@
 // node_modules), and the public entry's type declarations.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -15,7 +15,11 @@ const manifest = JSON.parse(readFileSync(`${here}/package.json`, 'utf8')) as {
 
 rmSync(`${here}/dist`, { recursive: true, force: true });
 await build({
-  entryPoints: { index: `${here}/src/index.ts`, cli: `${here}/src/cli/main.ts` },
+  entryPoints: {
+    index: `${here}/src/index.ts`,
+    testing: `${here}/src/testing.ts`,
+    cli: `${here}/src/cli/main.ts`,
+  },
   outdir: `${here}/dist`,
   bundle: true,
   splitting: true,
@@ -30,10 +34,22 @@ await build({
     '@nats-io/*',
     'tsx/*',
   ],
-  define: { KUBEBUS_VERSION: JSON.stringify(manifest.version) },
-  banner: { js: '' },
+  define: {
+    KUBEBUS_VERSION: JSON.stringify(manifest.version),
+    KUBEBUS_TSX_VERSION: JSON.stringify(manifest.dependencies['tsx']),
+    KUBEBUS_INIT_FILES: JSON.stringify(
+      Object.fromEntries(
+        ['operator.ts', 'operator.test.ts'].map((file) => [
+          file,
+          readFileSync(`${here}/../../examples/staticsite/${file}`, 'utf8'),
+        ]),
+      ),
+    ),
+  },
   logLevel: 'warning',
 });
+// The test kit's servers are built from these (once, cached in ~/.cache/kubebus).
+cpSync(`${here}/../../test/bed/servers`, `${here}/dist/servers`, { recursive: true });
 // The public types: only src/index.ts and what it reaches (zod and its own files).
 execFileSync(
   process.execPath,

@@ -76,6 +76,7 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
   let bed: TestBed;
   let project: string;
   let kubebus: string;
+  let tarball: string;
   const sites = () => bed.kubeConfig().makeApiClient(CustomObjectsApi);
 
   const site = async (name: string) =>
@@ -149,8 +150,9 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       cwd: root,
       timeout: 300_000,
     });
-    const tarball = readdirSync(packed).find((file) => file.endsWith('.tgz'));
-    assert.ok(tarball, 'npm pack made no tarball');
+    const packedFile = readdirSync(packed).find((file) => file.endsWith('.tgz'));
+    assert.ok(packedFile, 'npm pack made no tarball');
+    tarball = join(packed, packedFile);
     project = mkdtempSync(join(tmpdir(), 'kubebus-project-'));
     const zod = (
       JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
@@ -163,7 +165,7 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
         name: 'my-operator',
         private: true,
         type: 'module',
-        dependencies: { kubebus: `file:${join(packed, tarball)}`, zod },
+        dependencies: { kubebus: `file:${tarball}`, zod },
       }),
     );
     await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], {
@@ -213,6 +215,32 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
     assert.match(nats, /"kubebus\.work\.staticsite\.>"/);
     const { stdout } = await cli(['version']);
     assert.match(stdout, /^kubebus \d+\.\d+\.\d+/);
+  });
+
+  it('scaffolds a project with kubebus init whose own test passes on the test kit', async () => {
+    const scaffold = join(project, 'scaffold');
+    await cli(['init', scaffold]);
+    for (const file of ['package.json', 'operator.ts', 'operator.test.ts', 'Dockerfile'])
+      assert.ok(readdirSync(scaffold).includes(file), `kubebus init wrote no ${file}`);
+    assert.match(readFileSync(join(scaffold, 'Dockerfile'), 'utf8'), /^USER \d+:\d+$/m);
+    // kubebus is not published from here: the scaffold takes the tarball instead
+    const manifestFile = join(scaffold, 'package.json');
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    assert.match(manifest.dependencies['kubebus'] ?? '', /^\^\d+\.\d+\.\d+$/);
+    manifest.dependencies['kubebus'] = `file:${tarball}`;
+    writeFileSync(manifestFile, JSON.stringify(manifest));
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], {
+      cwd: scaffold,
+      timeout: 300_000,
+    });
+    // its test starts its own apiserver, etcd and nats-server through kubebus/testing
+    // (NODE_TEST_CONTEXT would make it report to this runner instead of to its stdout)
+    const { NODE_TEST_CONTEXT: _child, ...env } = process.env;
+    const tested = await run('npm', ['test'], { cwd: scaffold, env, timeout: 300_000 });
+    assert.match(tested.stdout, /(#|ℹ) pass 2\b/);
+    assert.match(tested.stdout, /(#|ℹ) fail 0\b/);
   });
 
   it('runs all roles in one process: converges, refuses a bad spec once, dead-letters what always fails, replays', async () => {

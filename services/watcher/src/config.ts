@@ -79,7 +79,7 @@ export const WatcherConfigSchema = z
   })
   .transform((env) => ({
     ...commonConfig(env),
-    controllers: env.KUBEBUS_CONTROLLERS as readonly ControllerSpec[],
+    controllers: env.KUBEBUS_CONTROLLERS,
     namespaces: env.KUBEBUS_WATCH_NAMESPACES,
     labelSelector: env.KUBEBUS_WATCH_LABEL_SELECTOR,
     partitions: env.KUBEBUS_WORK_PARTITIONS,

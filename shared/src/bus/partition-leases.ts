@@ -170,7 +170,7 @@ export class PartitionLeases {
         continue; // held by another replica
       }
       this.#held.set(partition, { revision, trustedUntil: sentAt + this.options.ttlMs / 2 });
-      this.options.log.info({ partition }, 'partition acquired');
+      this.options.log.debug({ partition }, 'partition acquired');
       try {
         await this.options.onAcquired(partition);
       } catch (error) {
@@ -204,7 +204,7 @@ export class PartitionLeases {
     await this.kv
       .delete(this.#leaseKey(partition), { previousSeq: lease.revision })
       .catch(() => undefined);
-    this.options.log.info({ partition }, 'partition released');
+    this.options.log.debug({ partition }, 'partition released');
   }
 
   async #members(): Promise<string[]> {

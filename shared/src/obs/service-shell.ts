@@ -3,7 +3,7 @@
 // anything else, so /readyz is never vacuously true while the service starts.
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { HealthChecks, startHealthServer, type HealthServer } from './health.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, type Logger, type LoggerOptions } from './logger.js';
 
 export interface ServiceShell {
   readonly log: Logger;
@@ -18,8 +18,14 @@ export async function startServiceShell(options: {
   readonly service: string;
   readonly logLevel: string;
   readonly health: { readonly host: string; readonly port: number };
+  /** where log lines go (stdout as JSON by default) */
+  readonly destination?: LoggerOptions['destination'];
 }): Promise<ServiceShell> {
-  const log = createLogger({ service: options.service, level: options.logLevel });
+  const log = createLogger({
+    service: options.service,
+    level: options.logLevel,
+    ...(options.destination === undefined ? {} : { destination: options.destination }),
+  });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const checks = new HealthChecks();

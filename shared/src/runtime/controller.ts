@@ -235,8 +235,12 @@ export class Controller {
         this.#failures.delete(id);
         metrics.reconcileErrors.inc({ controller: name });
         metrics.terminalErrors.inc({ controller: name });
-        log.error(
-          { err: action.error },
+        // a terminal error is a verdict the reconciler chose (an invalid spec, say): one
+        // line with its message, not a stack
+        log.warn(
+          {
+            error: action.error instanceof Error ? action.error.message : String(action.error),
+          },
           'reconcile failed for good; not retried until the object changes',
         );
         await this.options.onTerminal?.(item, action.error).catch((error: unknown) => {

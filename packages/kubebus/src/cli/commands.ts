@@ -3,9 +3,14 @@
 export const USAGE = `usage: kubebus <command> [options]
 
 operators
+  kubebus init <dir>
+      a new operator project: package.json, operator.ts, its test, a Dockerfile
   kubebus run <operator.ts|.js> [--role all|watcher|reconciler|status-writer]
       run an operator against KUBECONFIG and KUBEBUS_NATS_URL; all roles in one
       process by default, one role per process in production
+  kubebus dev <operator.ts|.js> [--no-stand-in] [--log-level debug|info|warn]
+      real kube-apiserver, etcd and nats-server on loopback, the CRD installed,
+      the operator running with a readable log (first run builds the servers: Go)
   kubebus generate <operator.ts|.js> [--out <dir>] [--namespace <ns>] [--only crd,rbac,nats]
       the CRD, least-privilege RBAC per role and NATS users per role
       (YAML on stdout; with --out: crds.yaml, rbac.yaml, nats-users.conf)

@@ -24,6 +24,11 @@ async function main(): Promise<void> {
       return (await import('./run.js')).run(options(['role']));
     case 'generate':
       return (await import('./generate.js')).generate(options(['out', 'namespace', 'only']));
+    case 'init':
+      (await import('./init.js')).init(options([]));
+      return;
+    case 'dev':
+      return (await import('./dev.js')).dev(options(['log-level'], ['no-stand-in']));
     case 'replay':
       return (await import('./replay.js')).replayCommand(options([], ['json']));
     case 'history':

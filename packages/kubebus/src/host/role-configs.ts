@@ -5,7 +5,12 @@
 import { loadConfig, type Environment } from '@kubebus/shared/config';
 import { ReconcilerConfigSchema, type ReconcilerConfig } from '@kubebus/reconciler/service';
 import { StatusWriterConfigSchema, type StatusWriterConfig } from '@kubebus/status-writer/service';
-import { WatcherConfigSchema, type WatcherConfig } from '@kubebus/watcher/service';
+import {
+  WatcherConfigSchema,
+  type ControllerSpec,
+  type WatchMapping,
+  type WatcherConfig,
+} from '@kubebus/watcher/service';
 import type { Operator } from '../api/operator.js';
 import { resourceName } from '../api/resource.js';
 
@@ -36,16 +41,15 @@ export function watcherConfig(operator: Operator, env: Environment): WatcherConf
     ]),
     KUBEBUS_WORK_PARTITIONS: String(partitionsOf(operator)),
   });
-  return {
-    ...config,
-    controllers: config.controllers.map((controller) => ({
-      ...controller,
-      watches: (operator.watches ?? []).map((watch) => ({
-        resource: resourceName(watch.resource),
-        map: (object) => watch.map(object),
-      })),
-    })),
-  };
+  const watches: WatchMapping[] = (operator.watches ?? []).map((watch) => ({
+    resource: resourceName(watch.resource),
+    map: (object) => watch.map(object),
+  }));
+  const controllers: ControllerSpec[] = config.controllers.map((controller) => ({
+    ...controller,
+    watches,
+  }));
+  return { ...config, controllers };
 }
 
 export function reconcilerConfig(

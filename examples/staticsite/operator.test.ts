@@ -1,0 +1,51 @@
+// The StaticSite operator against a real kube-apiserver, etcd and
+// nats-server (kubebus/testing), run in this process.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { kinds } from 'kubebus';
+import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
+import operator, { StaticSite } from './operator.js';
+
+describe('StaticSite', { timeout: 300_000 }, () => {
+  let env: TestEnvironment;
+
+  before(async () => {
+    env = await startTestEnvironment();
+    await env.install(StaticSite);
+    await env.run(operator);
+  });
+  after(() => env.stop());
+
+  it('serves the page and is Ready once its pods are', async () => {
+    await env.apply({
+      apiVersion: 'sites.example.com/v1',
+      kind: 'StaticSite',
+      metadata: { name: 'hello' },
+      spec: { html: '<h1>hello</h1>', replicas: 2 },
+    });
+    await env.waitForCondition(StaticSite, 'hello', { type: 'Ready', status: 'False' });
+    const page = await env.get(kinds.ConfigMap, 'hello');
+    assert.equal(page?.data?.['index.html'], '<h1>hello</h1>');
+
+    await env.markWorkloadsReady();
+    const ready = await env.waitForCondition(StaticSite, 'hello', { type: 'Ready' });
+    assert.equal(ready.message, '2/2 ready');
+    assert.equal((await env.get(StaticSite, 'hello'))?.status?.url, 'http://hello.default.svc');
+  });
+
+  it('refuses an unpinned image with a readable reason', async () => {
+    await env.apply({
+      apiVersion: 'sites.example.com/v1',
+      kind: 'StaticSite',
+      metadata: { name: 'floating' },
+      spec: { html: 'x', image: 'nginx:latest' },
+    });
+    const invalid = await env.waitForCondition(StaticSite, 'floating', {
+      type: 'Ready',
+      status: 'False',
+      reason: 'InvalidSpec',
+    });
+    assert.match(invalid.message, /spec\.image: pin a version/);
+    assert.equal(await env.get(kinds.Deployment, 'floating'), undefined);
+  });
+});

@@ -1,0 +1,185 @@
+// The test environment: servers from the test bed, a client as the admin,
+// and operators run in-process with all roles.
+import { KubeClient, isNotFound, loadKubeConfig, objectPath } from '@kubebus/shared/kube';
+import { Registry, restClientMetrics, startServiceShell } from '@kubebus/shared/obs';
+import { TestBed } from '../../../../test/bed/testbed.js';
+import { crdOf } from '../api/crd.js';
+import type { Condition, ResourceObject } from '../api/objects.js';
+import { apiVersionOf, type Resource } from '../api/resource.js';
+import { runOperator } from '../host/run-operator.js';
+import { ROLES } from '../host/role-configs.js';
+import { refOf } from '../runtime/known-resources.js';
+import type { TestEnvironment, TestEnvironmentOptions } from '../testing-api.js';
+import { readableDestination } from '../cli/readable-log.js';
+import { markWorkloadsReady } from './workload-stand-in.js';
+
+async function waitUntil<T>(
+  probe: () => Promise<T | undefined>,
+  what: () => string,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await probe().catch(() => undefined);
+    if (found !== undefined) return found;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export async function startEnvironment(
+  options: TestEnvironmentOptions = {},
+): Promise<TestEnvironment> {
+  const bed = await TestBed.start({
+    ...(options.controllerManager === undefined
+      ? {}
+      : { controllerManager: options.controllerManager }),
+    ...(options.keepDir === undefined ? {} : { keepDir: options.keepDir }),
+  });
+  const credentials = await loadKubeConfig(bed.kubeconfigPath, {});
+  const client = new KubeClient(credentials, restClientMetrics(new Registry()));
+  const running = new Set<{ stop(): Promise<void> }>();
+  const pathOf = (resource: Resource, name: string, namespace = 'default') =>
+    objectPath(refOf(resource), resource.scope === 'Namespaced' ? namespace : '', name);
+
+  const environment: TestEnvironment = {
+    kubeconfigPath: bed.kubeconfigPath,
+    apiserverUrl: bed.apiserverUrl,
+    natsUrl: bed.natsUrl,
+    dir: bed.dir,
+
+    async install(...resources) {
+      for (const resource of resources) {
+        const crd = crdOf(resource);
+        await client.request(
+          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+          {
+            method: 'PATCH',
+            contentType: 'application/apply-patch+yaml',
+            query: { fieldManager: 'kubebus-testing', force: true },
+            body: crd,
+          },
+        );
+        await waitUntil(
+          async () => {
+            const served = await client.request<{ resources?: { name: string }[] }>(
+              `/apis/${resource.group}/${resource.version}`,
+            );
+            return served.resources?.some((r) => r.name === resource.plural) === true
+              ? true
+              : undefined;
+          },
+          () => `the CRD ${crd.metadata.name} to be served`,
+          60_000,
+        );
+      }
+    },
+
+    async run(operator, runOptions = {}) {
+      const shell = await startServiceShell({
+        service: operator.name,
+        logLevel: runOptions.logLevel ?? 'warn',
+        health: { host: '127.0.0.1', port: 0 },
+        ...(runOptions.log === 'readable'
+          ? { destination: readableDestination(process.stdout) }
+          : {}),
+      });
+      const handle = await runOperator({
+        operator,
+        roles: ROLES,
+        env: {
+          KUBEBUS_NATS_URL: bed.natsUrl,
+          KUBEBUS_HEALTH_PORT: '0',
+          KUBEBUS_BACKOFF_BASE: '100ms',
+          KUBEBUS_BACKOFF_CAP: '2s',
+          KUBEBUS_CURSOR_FLUSH: '200ms',
+          ...runOptions.env,
+        },
+        replicaId: `test-${operator.name}`,
+        kubeConfig: credentials,
+        shell,
+      });
+      shell.started();
+      const stoppable = {
+        async stop() {
+          if (!running.delete(stoppable)) return;
+          await handle.stop();
+          await shell.health.close();
+        },
+      };
+      running.add(stoppable);
+      return stoppable;
+    },
+
+    async apply(object) {
+      const namespace = object.metadata.namespace ?? 'default';
+      const [group, version] = object.apiVersion.includes('/')
+        ? (object.apiVersion.split('/', 2) as [string, string])
+        : ['', object.apiVersion];
+      const discovery = await client.request<{
+        resources?: { name: string; kind: string; namespaced: boolean }[];
+      }>(group === '' ? `/api/${version}` : `/apis/${group}/${version}`);
+      const found = discovery.resources?.find(
+        (r) => r.kind === object.kind && !r.name.includes('/'),
+      );
+      if (found === undefined)
+        throw new Error(`the apiserver does not serve ${object.kind} (${object.apiVersion})`);
+      const ref = { group, version, resource: found.name, namespaced: found.namespaced };
+      const body = {
+        ...object,
+        metadata: { ...object.metadata, ...(found.namespaced ? { namespace } : {}) },
+      };
+      return client.request<ResourceObject>(
+        objectPath(ref, found.namespaced ? namespace : '', object.metadata.name),
+        {
+          method: 'PATCH',
+          contentType: 'application/apply-patch+yaml',
+          query: { fieldManager: 'kubebus-testing', force: true },
+          body,
+        },
+      );
+    },
+
+    async get(resource, name, namespace) {
+      return client.getIfExists(pathOf(resource, name, namespace));
+    },
+
+    async delete(resource, name, namespace) {
+      try {
+        await client.request(pathOf(resource, name, namespace), { method: 'DELETE' });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    },
+
+    async waitForCondition(resource, name, wanted, waitOptions = {}) {
+      let last: readonly Condition[] | undefined;
+      return waitUntil(
+        async () => {
+          const object = await client.getIfExists<ResourceObject>(
+            pathOf(resource, name, waitOptions.namespace),
+          );
+          last = (object?.['status'] as { conditions?: Condition[] } | undefined)?.conditions;
+          return last?.find(
+            (c) =>
+              c.type === wanted.type &&
+              c.status === (wanted.status ?? 'True') &&
+              (wanted.reason === undefined || c.reason === wanted.reason),
+          );
+        },
+        () =>
+          `${resource.kind} ${name} to show ${wanted.type}=${wanted.status ?? 'True'}${wanted.reason === undefined ? '' : ` (${wanted.reason})`}; its conditions: ${JSON.stringify(last ?? [])} (${apiVersionOf(resource)})`,
+        waitOptions.timeoutMs ?? 60_000,
+      );
+    },
+
+    markWorkloadsReady: () => markWorkloadsReady(client),
+
+    async stop() {
+      for (const operator of [...running]) await operator.stop();
+      await bed.stop();
+    },
+  };
+  return environment;
+}
