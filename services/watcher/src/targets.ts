@@ -108,16 +108,20 @@ export async function discoverTargets(
         }
       }
       for (const { controller, primary, map } of mappings.get(resource) ?? []) {
-        for (const ref of mapped(map, object))
+        for (const ref of mapped(map, object)) {
+          const at = primary.namespaced ? (ref.namespace ?? namespace) : '';
+          // a namespaced primary named from a cluster-scoped object needs its namespace said
+          if (primary.namespaced && at === '') continue;
           marks.push({
             controller,
             key: {
               group: primary.group,
               resource: primary.resource,
-              namespace: primary.namespaced ? (ref.namespace ?? namespace) : '',
+              namespace: at,
               name: ref.name,
             },
           });
+        }
       }
       return marks;
     },
