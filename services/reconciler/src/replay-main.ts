@@ -5,30 +5,19 @@ import { loadConfig } from '@kubebus/shared/config';
 import { loadKubeConfig } from '@kubebus/shared/kube';
 import { createLogger } from '@kubebus/shared/obs';
 import { connect } from '@nats-io/transport-node';
-import { z } from 'zod';
 import { BackupBuckets } from './databasecluster/backup-bucket.js';
 import { DatabaseClusterReconciler } from './databasecluster/reconciler.js';
 import { GROUP, PLURAL } from './databasecluster/spec.js';
-import { formatReplay, replay } from './replay.js';
-
-const Env = z.object({
-  KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
-  KUBEBUS_NATS_USER: z.string().optional(),
-  KUBEBUS_NATS_PASSWORD: z.string().optional(),
-  KUBECONFIG: z.string().optional(),
-  KUBEBUS_LOG_LEVEL: z
-    .enum(['trace', 'debug', 'info', 'warn', 'error', 'silent'])
-    .default('silent'),
-});
+import { ReplayEnvSchema, formatReplay, replay, type ReplayEnv } from './replay.js';
 
 const target = process.argv[2];
 if (target === undefined || !target.includes('/')) {
   process.stderr.write('usage: npm run replay -- <namespace/name> [--json]\n');
   process.exit(2);
 }
-let env: z.output<typeof Env>;
+let env: ReplayEnv;
 try {
-  env = loadConfig(Env, process.env);
+  env = loadConfig(ReplayEnvSchema, process.env);
 } catch (error) {
   process.stderr.write(`replay: ${(error as Error).message}\n`);
   process.exit(2);

@@ -17,6 +17,19 @@ import { Registry, restClientMetrics, startTrace, type Logger } from '@kubebus/s
 import { keyString, type ObjectKey, type Reconciler } from '@kubebus/shared/runtime';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { z } from 'zod';
+
+/** What a replay command reads from the environment. */
+export const ReplayEnvSchema = z.object({
+  KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
+  KUBEBUS_NATS_USER: z.string().optional(),
+  KUBEBUS_NATS_PASSWORD: z.string().optional(),
+  KUBECONFIG: z.string().optional(),
+  KUBEBUS_LOG_LEVEL: z
+    .enum(['trace', 'debug', 'info', 'warn', 'error', 'silent'])
+    .default('silent'),
+});
+export type ReplayEnv = z.output<typeof ReplayEnvSchema>;
 
 /** What a replayed reconciler is built with: nothing it does reaches the cluster. */
 export interface ReplayTools {

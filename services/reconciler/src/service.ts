@@ -4,5 +4,5 @@ export { ReconcilerConfigSchema } from './config.js';
 export type { ReconcilerConfig } from './config.js';
 export { startReconcilerService } from './reconciler-service.js';
 export type { ReconcilerPlan, ReconcilerTools, RunningReconciler } from './reconciler-service.js';
-export { formatReplay, replay } from './replay.js';
-export type { ReplayStep, ReplayTools } from './replay.js';
+export { ReplayEnvSchema, formatReplay, replay } from './replay.js';
+export type { ReplayEnv, ReplayStep, ReplayTools } from './replay.js';

@@ -37,7 +37,7 @@ function object(kind: string, name: string, namespace?: string, extra: object = 
       ...(namespace ? { namespace } : {}),
     },
     ...extra,
-  } as KubeObject;
+  };
 }
 
 describe('watch targets', () => {

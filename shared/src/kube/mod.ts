@@ -30,3 +30,4 @@ export { TokenBucket } from './rate-limiter.js';
 export { AppliedObjects } from './applied-objects.js';
 export { diff, formatChange } from './object-diff.js';
 export type { Change } from './object-diff.js';
+export { CONDITIONS_SCHEMA, CONDITION_SCHEMA, openApiOf, structural } from './crd-schema.js';

@@ -2,52 +2,14 @@
 // OpenAPI schema from its zod spec and status (z.toJSONSchema) with the
 // fix-ups a structural schema needs, the status subresource, and the columns
 // `kubectl get` shows (Ready and Age always).
-import { z } from 'zod';
+import { CONDITIONS_SCHEMA, openApiOf } from '@kubebus/shared/kube';
 import type { CustomResource } from './resource.js';
 
 type Schema = Record<string, unknown>;
 
-/** Removes what a Kubernetes structural schema must not hold. */
-function structural(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(structural);
-  if (schema === null || typeof schema !== 'object') return schema;
-  const out: Schema = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === '$schema' || key === 'additionalProperties' || key === '$ref' || key === 'id')
-      continue;
-    // z.int() adds the safe-integer range; Kubernetes has no use for it.
-    if (
-      (key === 'minimum' || key === 'maximum') &&
-      Math.abs(value as number) >= Number.MAX_SAFE_INTEGER
-    )
-      continue;
-    out[key] = structural(value);
-  }
-  return out;
-}
-
-function openApi(schema: z.ZodType): Schema {
-  return structural(
-    z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input', unrepresentable: 'any' }),
-  ) as Schema;
-}
-
-const CONDITION: Schema = {
-  type: 'object',
-  required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
-  properties: {
-    type: { type: 'string', maxLength: 316 },
-    status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
-    reason: { type: 'string', maxLength: 1024 },
-    message: { type: 'string', maxLength: 32768 },
-    observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
-    lastTransitionTime: { type: 'string', format: 'date-time' },
-  },
-};
-
 /** The status schema: the resource's own fields plus what the runtime keeps. */
 function statusSchema(resource: CustomResource): Schema {
-  const own = openApi(resource.definition.status);
+  const own = openApiOf(resource.definition.status);
   const properties = (own['properties'] ?? {}) as Schema;
   return {
     ...own,
@@ -58,12 +20,7 @@ function statusSchema(resource: CustomResource): Schema {
     properties: {
       ...properties,
       observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
-      conditions: {
-        type: 'array',
-        items: CONDITION,
-        'x-kubernetes-list-type': 'map',
-        'x-kubernetes-list-map-keys': ['type'],
-      },
+      conditions: CONDITIONS_SCHEMA,
     },
   };
 }
@@ -131,7 +88,7 @@ export function crdOf(resource: CustomResource) {
                 apiVersion: { type: 'string' },
                 kind: { type: 'string' },
                 metadata: { type: 'object' },
-                spec: openApi(definition.spec),
+                spec: openApiOf(definition.spec),
                 status: withoutUndefined(statusSchema(resource)),
               },
             },

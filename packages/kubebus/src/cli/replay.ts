@@ -3,23 +3,12 @@
 import { loadConfig } from '@kubebus/shared/config';
 import { loadKubeConfig } from '@kubebus/shared/kube';
 import { createLogger } from '@kubebus/shared/obs';
-import { formatReplay, replay } from '@kubebus/reconciler/service';
+import { ReplayEnvSchema, formatReplay, replay, type ReplayEnv } from '@kubebus/reconciler/service';
 import { connect } from '@nats-io/transport-node';
-import { z } from 'zod';
 import { OperatorReconciler } from '../runtime/operator-reconciler.js';
 import { operatorArgument, usageError, type CommandLine } from './commands.js';
 
 const USAGE = 'kubebus replay <operator.ts|.js> <namespace/name | name> [--json]';
-
-const Env = z.object({
-  KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
-  KUBEBUS_NATS_USER: z.string().optional(),
-  KUBEBUS_NATS_PASSWORD: z.string().optional(),
-  KUBECONFIG: z.string().optional(),
-  KUBEBUS_LOG_LEVEL: z
-    .enum(['trace', 'debug', 'info', 'warn', 'error', 'silent'])
-    .default('silent'),
-});
 
 export async function replayCommand(line: CommandLine): Promise<void> {
   const target = line.positionals[1];
@@ -29,9 +18,9 @@ export async function replayCommand(line: CommandLine): Promise<void> {
   const [namespace, name] = target.includes('/') ? target.split('/', 2) : ['', target];
   if (namespaced && namespace === '')
     usageError(`${operator.for.kind} is namespaced: give <namespace/name>`);
-  let env: z.output<typeof Env>;
+  let env: ReplayEnv;
   try {
-    env = loadConfig(Env, process.env);
+    env = loadConfig(ReplayEnvSchema, process.env);
   } catch (error) {
     return usageError((error as Error).message);
   }

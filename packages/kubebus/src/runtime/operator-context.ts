@@ -60,15 +60,19 @@ export function operatorContext(
     };
   };
 
+  /** The object as last recorded on the bus (what the apply would change). */
+  const recordedOf = (body: ApplyBody, resource: Resource) =>
+    deps.reader.read({
+      group: resource.group,
+      resource: resource.plural,
+      namespace: body.metadata.namespace ?? '',
+      name: body.metadata.name,
+    });
+
   return {
     async apply(object) {
       const { body, resource } = owned(object, 'ctx.apply');
-      const recorded = await deps.reader.read({
-        group: resource.group,
-        resource: resource.plural,
-        namespace: body.metadata.namespace ?? '',
-        name: body.metadata.name,
-      });
+      const recorded = await recordedOf(body, resource);
       await deps.applied.apply(
         deps.client,
         refOf(resource),
@@ -79,12 +83,7 @@ export function operatorContext(
     },
     async createOnce(object) {
       const { body, resource } = owned(object, 'ctx.createOnce');
-      const recorded = await deps.reader.read({
-        group: resource.group,
-        resource: resource.plural,
-        namespace: body.metadata.namespace ?? '',
-        name: body.metadata.name,
-      });
+      const recorded = await recordedOf(body, resource);
       if (recorded !== undefined) return 'exists';
       return createIfAbsent(deps.client, refOf(resource), body, deps.fieldManager);
     },

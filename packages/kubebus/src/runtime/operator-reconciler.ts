@@ -83,16 +83,7 @@ export class OperatorReconciler implements Reconciler {
     if (this.operator.finalize !== undefined && !hasFinalizer(object, this.operator.finalizer))
       await this.#setFinalizer(object, true);
 
-    const context = operatorContext(
-      {
-        ...this.deps,
-        operator: this.operator,
-        known: this.#known,
-        dryRun: this.deps.dryRun ?? false,
-      },
-      object,
-      runtime,
-    );
+    const context = this.#context(object, runtime);
     const result = await this.#guard(() =>
       this.operator.reconcile({ ...object, spec: parsed.data }, context),
     );
@@ -120,7 +111,16 @@ export class OperatorReconciler implements Reconciler {
       return undefined;
     if (this.deps.dryRun === true) return undefined; // finalize touches what replay must not
     // A failure here throws: retried with backoff, and the object is not released.
-    const context = operatorContext(
+    const context = this.#context(object, runtime);
+    await this.#guard(async () => {
+      await operator.finalize?.(object as never, context);
+    });
+    await this.#setFinalizer(object, false);
+    return undefined;
+  }
+
+  #context(object: KubeObject, runtime: RuntimeContext) {
+    return operatorContext(
       {
         ...this.deps,
         operator: this.operator,
@@ -130,11 +130,6 @@ export class OperatorReconciler implements Reconciler {
       object,
       runtime,
     );
-    await this.#guard(async () => {
-      await operator.finalize?.(object as never, context);
-    });
-    await this.#setFinalizer(object, false);
-    return undefined;
   }
 
   /** The operator's code, its TerminalError made the runtime's. */

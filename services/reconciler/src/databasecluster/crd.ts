@@ -1,42 +1,10 @@
 // The DatabaseCluster CustomResourceDefinition, generated from the zod spec
 // (z.toJSONSchema) with the fix-ups a structural schema needs. The committed
 // YAML under deploy/ is this object; a test fails when it is stale.
-import { z } from 'zod';
+import { CONDITIONS_SCHEMA, openApiOf } from '@kubebus/shared/kube';
 import { DatabaseClusterSpecSchema, GROUP, KIND, PLURAL, VERSION } from './spec.js';
 
 type Schema = Record<string, unknown>;
-
-/** Removes what a Kubernetes structural schema must not hold. */
-function structural(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(structural);
-  if (schema === null || typeof schema !== 'object') return schema;
-  const out: Schema = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === '$schema' || key === 'additionalProperties' || key === '$ref' || key === 'id')
-      continue;
-    // z.int() adds the safe-integer range; Kubernetes has no use for it.
-    if (
-      (key === 'minimum' || key === 'maximum') &&
-      Math.abs(value as number) >= Number.MAX_SAFE_INTEGER
-    )
-      continue;
-    out[key] = structural(value);
-  }
-  return out;
-}
-
-const condition: Schema = {
-  type: 'object',
-  required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
-  properties: {
-    type: { type: 'string', maxLength: 316 },
-    status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
-    reason: { type: 'string', maxLength: 1024 },
-    message: { type: 'string', maxLength: 32768 },
-    observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
-    lastTransitionTime: { type: 'string', format: 'date-time' },
-  },
-};
 
 const statusSchema: Schema = {
   type: 'object',
@@ -46,12 +14,7 @@ const statusSchema: Schema = {
     readyReplicas: { type: 'integer', minimum: 0 },
     endpoint: { type: 'string' },
     observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
-    conditions: {
-      type: 'array',
-      items: condition,
-      'x-kubernetes-list-type': 'map',
-      'x-kubernetes-list-map-keys': ['type'],
-    },
+    conditions: CONDITIONS_SCHEMA,
   },
 };
 
@@ -59,13 +22,7 @@ const DNS_1035 = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
 const MAX_NAME = 52;
 
 export function databaseClusterCrd() {
-  const spec = structural(
-    z.toJSONSchema(DatabaseClusterSpecSchema, {
-      target: 'openapi-3.0',
-      io: 'input',
-      unrepresentable: 'any',
-    }),
-  ) as Schema;
+  const spec = openApiOf(DatabaseClusterSpecSchema);
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
