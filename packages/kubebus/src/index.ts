@@ -9,7 +9,7 @@ export type {
   Scope,
   ValidationRule,
 } from './api/resource.js';
-export { defineOperator, isOperator } from './api/operator.js';
+export { declaredResources, defineOperator, isOperator } from './api/operator.js';
 export type {
   ConditionReport,
   Log,

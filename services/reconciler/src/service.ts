@@ -6,3 +6,6 @@ export { startReconcilerService } from './reconciler-service.js';
 export type { ReconcilerPlan, ReconcilerTools, RunningReconciler } from './reconciler-service.js';
 export { ReplayEnvSchema, formatReplay, replay } from './replay.js';
 export type { ReplayEnv, ReplayStep, ReplayTools } from './replay.js';
+export { OperatorReconciler } from './operator/operator-reconciler.js';
+export type { OperatorReconcilerDeps } from './operator/operator-reconciler.js';
+export { refOf } from './operator/known-resources.js';

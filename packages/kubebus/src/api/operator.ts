@@ -2,7 +2,7 @@
 // the reconcile function. Every process that runs it (`kubebus run`) derives
 // its controller name, partitions, watches and RBAC from this one value.
 import type { ConditionStatus, DesiredObject, ObjectRef, ResourceObject } from './objects.js';
-import type { CustomResource, Resource } from './resource.js';
+import { resourceName, type CustomResource, type Resource } from './resource.js';
 
 type ObjectOf<R extends Resource> = R extends Resource<infer Shape> ? Shape : never;
 type StatusOf<R extends CustomResource> = NonNullable<ObjectOf<R>['status']>;
@@ -151,4 +151,14 @@ export function isOperator(value: unknown): value is Operator {
     value !== null &&
     (value as { kubebus?: unknown }).kubebus === 'operator/v1'
   );
+}
+
+/** Every resource the operator names (for, owns, watches), once each. */
+export function declaredResources(operator: Operator): Resource[] {
+  const all = [
+    operator.for,
+    ...(operator.owns ?? []),
+    ...(operator.watches ?? []).map((watch) => watch.resource),
+  ];
+  return [...new Map(all.map((resource) => [resourceName(resource), resource])).values()];
 }

@@ -3,9 +3,14 @@
 import { loadConfig } from '@kubebus/shared/config';
 import { loadKubeConfig } from '@kubebus/shared/kube';
 import { createLogger } from '@kubebus/shared/obs';
-import { ReplayEnvSchema, formatReplay, replay, type ReplayEnv } from '@kubebus/reconciler/service';
+import {
+  OperatorReconciler,
+  ReplayEnvSchema,
+  formatReplay,
+  replay,
+  type ReplayEnv,
+} from '@kubebus/reconciler/service';
 import { connect } from '@nats-io/transport-node';
-import { OperatorReconciler } from '../runtime/operator-reconciler.js';
 import { operatorArgument, usageError, type CommandLine } from './commands.js';
 
 const USAGE = 'kubebus replay <operator.ts|.js> <namespace/name | name> [--json]';

@@ -8,7 +8,7 @@
 //   status-writer get + patch the primary's /status
 import type { Operator } from '../api/operator.js';
 import type { Resource } from '../api/resource.js';
-import { declaredResources } from '../runtime/known-resources.js';
+import { declaredResources } from '../api/operator.js';
 import type { Role } from '../host/role-configs.js';
 
 interface PolicyRule {

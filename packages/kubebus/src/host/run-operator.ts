@@ -5,11 +5,10 @@ import { connectBus, serverAtLeast, type BusConnection } from '@kubebus/shared/b
 import type { KubeCredentials } from '@kubebus/shared/kube';
 import type { Logger, ServiceShell } from '@kubebus/shared/obs';
 import type { Environment } from '@kubebus/shared/config';
-import { startReconcilerService } from '@kubebus/reconciler/service';
+import { OperatorReconciler, startReconcilerService } from '@kubebus/reconciler/service';
 import { startStatusWriter } from '@kubebus/status-writer/service';
 import { startWatcher } from '@kubebus/watcher/service';
 import type { Operator } from '../api/operator.js';
-import { OperatorReconciler } from '../runtime/operator-reconciler.js';
 import { reconcilerConfig, statusWriterConfig, watcherConfig, type Role } from './role-configs.js';
 
 export interface RunningOperator {

@@ -8,7 +8,7 @@ import type { Condition, ResourceObject } from '../api/objects.js';
 import { apiVersionOf, type Resource } from '../api/resource.js';
 import { runOperator } from '../host/run-operator.js';
 import { ROLES } from '../host/role-configs.js';
-import { refOf } from '../runtime/known-resources.js';
+import { refOf } from '@kubebus/reconciler/service';
 import type { TestEnvironment, TestEnvironmentOptions } from '../testing-api.js';
 import { readableDestination } from '../cli/readable-log.js';
 import { markWorkloadsReady } from './workload-stand-in.js';

@@ -1,8 +1,7 @@
 // The resources an operator declared (for, owns, watches), looked up by the
 // apiVersion and kind of an object: what ctx.apply and ctx.get may touch.
 import type { ResourceRef } from '@kubebus/shared/kube';
-import type { Operator } from '../api/operator.js';
-import { apiVersionOf, resourceName, type Resource } from '../api/resource.js';
+import { apiVersionOf, declaredResources, type Operator, type Resource } from 'kubebus';
 
 export function refOf(resource: Resource): ResourceRef {
   return {
@@ -11,16 +10,6 @@ export function refOf(resource: Resource): ResourceRef {
     resource: resource.plural,
     namespaced: resource.scope === 'Namespaced',
   };
-}
-
-/** Every resource the operator names, once each (by plural.version.group). */
-export function declaredResources(operator: Operator): Resource[] {
-  const all = [
-    operator.for,
-    ...(operator.owns ?? []),
-    ...(operator.watches ?? []).map((watch) => watch.resource),
-  ];
-  return [...new Map(all.map((resource) => [resourceName(resource), resource])).values()];
 }
 
 export class KnownResources {

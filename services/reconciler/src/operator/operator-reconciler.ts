@@ -19,7 +19,7 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '@kubebus/shared/runtime';
-import type { Operator } from '../api/operator.js';
+import type { Operator } from 'kubebus';
 import { KnownResources, refOf } from './known-resources.js';
 import { operatorContext } from './operator-context.js';
 import {

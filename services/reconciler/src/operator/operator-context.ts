@@ -11,9 +11,7 @@ import {
   type KubeClient,
 } from '@kubebus/shared/kube';
 import type { ReconcileContext as RuntimeContext } from '@kubebus/shared/runtime';
-import type { Operator, ReconcileContext } from '../api/operator.js';
-import type { DesiredObject } from '../api/objects.js';
-import type { Resource } from '../api/resource.js';
+import type { DesiredObject, Operator, ReconcileContext, Resource } from 'kubebus';
 import { refOf, type KnownResources } from './known-resources.js';
 
 export interface ContextDeps {

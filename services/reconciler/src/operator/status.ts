@@ -3,7 +3,7 @@
 // own conditions set at the object's generation.
 import type { KubeObject } from '@kubebus/shared/events';
 import { setCondition, type Condition, type ConditionStatus } from '@kubebus/shared/kube';
-import type { ConditionReport } from '../api/operator.js';
+import type { ConditionReport } from 'kubebus';
 
 export type Status = Record<string, unknown>;
 
