@@ -9,6 +9,9 @@ import type { KubeObject } from '@kubebus/shared/events';
 import {
   KubeClient,
   apply,
+  controllerReference,
+  type ApplyBody,
+  type ResourceRef,
   listPages,
   recordEvent,
   setFinalizer,
@@ -16,20 +19,18 @@ import {
 } from '@kubebus/shared/kube';
 import { restClientMetrics } from '@kubebus/shared/obs';
 import { Registry } from 'prom-client';
+import databaseCluster, {
+  DatabaseCluster,
+  observed,
+} from '../examples/databasecluster/operator.js';
 import {
-  Resources,
   desiredConfigMap,
   desiredService,
   desiredStatefulSet,
-  endpoint,
   newCredentials,
-} from '../services/reconciler/src/databasecluster/owned.js';
-import {
-  DATABASE_CLUSTERS,
-  FINALIZER,
-} from '../services/reconciler/src/databasecluster/reconciler.js';
-import { DatabaseClusterSpecSchema } from '../services/reconciler/src/databasecluster/spec.js';
-import { runningStatus } from '../services/reconciler/src/databasecluster/status.js';
+} from '../examples/databasecluster/owned.js';
+import { DatabaseClusterSpecSchema } from '../examples/databasecluster/spec.js';
+import { reconciledStatus } from '../services/reconciler/src/operator/status.js';
 import { loadKubeConfig } from '@kubebus/shared/kube';
 
 const workers = Number(process.env['BENCH_WORKERS'] ?? 8);
@@ -43,6 +44,26 @@ process.on('SIGUSR2', () => {
   });
 });
 const fieldManager = 'kubebus-databasecluster';
+const FINALIZER = databaseCluster.finalizer;
+const DATABASE_CLUSTERS: ResourceRef = {
+  group: DatabaseCluster.group,
+  version: DatabaseCluster.version,
+  resource: DatabaseCluster.plural,
+  namespaced: true,
+};
+const Resources = {
+  services: { group: '', version: 'v1', resource: 'services', namespaced: true },
+  configMaps: { group: '', version: 'v1', resource: 'configmaps', namespaced: true },
+  statefulSets: { group: 'apps', version: 'v1', resource: 'statefulsets', namespaced: true },
+} as const satisfies Record<string, ResourceRef>;
+
+/** The body kubebus' ctx.apply sends: the controller owner reference added. */
+function owned(cluster: KubeObject, body: ApplyBody): ApplyBody {
+  return {
+    ...body,
+    metadata: { ...body.metadata, ownerReferences: [controllerReference(cluster)] },
+  };
+}
 const done = new Map<string, number>(); // uid → generation written
 const inFlight = new Map<string, number>(); // uid → generation being written
 const queue: KubeObject[] = [];
@@ -57,7 +78,7 @@ async function converge(cluster: KubeObject): Promise<void> {
     await client.request(`/api/v1/namespaces/${cluster.metadata.namespace ?? ''}/secrets`, {
       method: 'POST',
       query: { fieldManager },
-      body: newCredentials(cluster, spec),
+      body: owned(cluster, newCredentials(cluster, spec)),
     });
     const event = (reason: string, note: string) =>
       recordEvent(client, cluster, {
@@ -74,11 +95,17 @@ async function converge(cluster: KubeObject): Promise<void> {
     ]);
   }
   await Promise.all([
-    apply(client, Resources.services, desiredService(cluster, spec), options),
-    apply(client, Resources.configMaps, desiredConfigMap(cluster, spec), options),
-    apply(client, Resources.statefulSets, desiredStatefulSet(cluster, spec), options),
+    apply(client, Resources.services, owned(cluster, desiredService(cluster, spec)), options),
+    apply(client, Resources.configMaps, owned(cluster, desiredConfigMap(cluster, spec)), options),
+    apply(
+      client,
+      Resources.statefulSets,
+      owned(cluster, desiredStatefulSet(cluster, spec)),
+      options,
+    ),
   ]);
-  const status = runningStatus(cluster, spec.replicas, 0, endpoint(cluster, spec));
+  const result = observed(cluster, spec, 0);
+  const status = reconciledStatus(cluster, result.status, result.ready, result.conditions);
   await apply(
     client,
     DATABASE_CLUSTERS,

@@ -12,7 +12,9 @@ export type {
 export { declaredResources, defineOperator, isOperator } from './api/operator.js';
 export type {
   ConditionReport,
+  InvalidSpecReport,
   Log,
+  OperatorHost,
   Operator,
   OperatorDefinition,
   ReconcileContext,

@@ -1,10 +1,13 @@
-// The reconciler process: the only place that reads the environment and signals.
+// The reconciler process of the per-role images: the DatabaseCluster example
+// operator's reconciler (`kubebus run <operator> --role reconciler` runs any
+// operator). The only place that reads the environment and signals.
 import { connectBus } from '@kubebus/shared/bus';
 import { configOrExit, kubeConfigOrExit, orExit } from '@kubebus/shared/config';
 import { gracefulShutdown, startServiceShell } from '@kubebus/shared/obs';
 import { hostname } from 'node:os';
 import { ReconcilerConfigSchema } from './config.js';
-import { databaseClusterPlan } from './databasecluster/plan.js';
+import databaseCluster from '../../../examples/databasecluster/operator.js';
+import { operatorPlan } from './operator/operator-plan.js';
 import { startReconcilerService } from './reconciler-service.js';
 
 const config = configOrExit('reconciler', ReconcilerConfigSchema, {
@@ -33,7 +36,11 @@ const reconciler = await orExit(
     bus,
     log,
     registry: shell.registry,
-    plan: databaseClusterPlan(config.streamReplicas),
+    plan: await operatorPlan(databaseCluster, {
+      nats: bus.nc,
+      streamReplicas: config.streamReplicas,
+      log,
+    }),
   }),
 );
 shell.checks.ready('reconciler', () => reconciler.ready());

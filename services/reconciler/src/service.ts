@@ -9,3 +9,4 @@ export type { ReplayEnv, ReplayStep, ReplayTools } from './replay.js';
 export { OperatorReconciler } from './operator/operator-reconciler.js';
 export type { OperatorReconcilerDeps } from './operator/operator-reconciler.js';
 export { refOf } from './operator/known-resources.js';
+export { operatorPlan } from './operator/operator-plan.js';

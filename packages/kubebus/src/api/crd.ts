@@ -82,6 +82,7 @@ export function crdOf(resource: CustomResource) {
                     'x-kubernetes-validations': validations.map((rule) => ({
                       rule: rule.rule,
                       message: rule.message,
+                      ...(rule.reason === undefined ? {} : { reason: rule.reason }),
                     })),
                   }),
               properties: {

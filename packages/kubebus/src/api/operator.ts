@@ -1,6 +1,7 @@
 // An operator: which resource it reconciles, what it owns and watches, and
 // the reconcile function. Every process that runs it (`kubebus run`) derives
 // its controller name, partitions, watches and RBAC from this one value.
+import type { NatsConnection } from '@nats-io/nats-core';
 import type { ConditionStatus, DesiredObject, ObjectRef, ResourceObject } from './objects.js';
 import { resourceName, type CustomResource, type Resource } from './resource.js';
 
@@ -38,8 +39,17 @@ export interface Log {
   error(message: string): void;
 }
 
+/** What the host gives an operator's `setup`: the bus it runs on. */
+export interface OperatorHost {
+  /** the NATS connection of this process (object stores, KV: external state on the bus) */
+  readonly nats: NatsConnection;
+  /** replicas of kubebus' streams (1 on one server, 3 in a NATS cluster) */
+  readonly streamReplicas: number;
+  readonly log: Log;
+}
+
 /** What a reconcile can do besides computing a status. */
-export interface ReconcileContext {
+export interface ReconcileContext<Deps = undefined> {
   /**
    * Server-side apply of an object this operator owns (declared in `owns`):
    * the namespace defaults to the primary object's, the controller owner
@@ -72,6 +82,8 @@ export interface ReconcileContext {
    * statuses are compared, not written; touch nothing outside Kubernetes
    */
   readonly dryRun: boolean;
+  /** what the operator's `setup` returned, made once per process */
+  readonly deps: Deps;
 }
 
 export interface Watch<Primary extends CustomResource> {
@@ -82,7 +94,13 @@ export interface Watch<Primary extends CustomResource> {
   readonly __primary?: Primary;
 }
 
-export interface OperatorDefinition<Primary extends CustomResource> {
+/** What the status shows while the spec is invalid, besides Ready=False/InvalidSpec. */
+export interface InvalidSpecReport<Status> {
+  readonly status?: Partial<Omit<Status, 'conditions' | 'observedGeneration'>>;
+  readonly conditions?: readonly ConditionReport[];
+}
+
+export interface OperatorDefinition<Primary extends CustomResource, Deps = undefined> {
   /** the controller's name: lower-case letters, digits and '-' */
   readonly name: string;
   /** the resource it reconciles */
@@ -94,15 +112,21 @@ export interface OperatorDefinition<Primary extends CustomResource> {
   /** make the actual state match the spec; throw to retry with backoff */
   reconcile(
     object: ObjectOf<Primary>,
-    context: ReconcileContext,
+    context: ReconcileContext<Deps>,
     // `async reconcile() { ... }` with no return is Promise<void>: allowed, it means "reconciled"
     // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
-  ): Promise<ReconcileResult<StatusOf<Primary>> | undefined | void>;
+  ): Promise<ReconcileResult<NoInfer<StatusOf<Primary>>> | undefined | void>;
   /**
    * Clean up what Kubernetes cannot (external resources) before the object
    * goes; with it, the runtime keeps a finalizer on every object.
    */
-  finalize?(object: ObjectOf<Primary>, context: ReconcileContext): Promise<void>;
+  finalize?(object: ObjectOf<Primary>, context: ReconcileContext<Deps>): Promise<void>;
+  /** default: <group>/<name>; set it to keep the finalizer objects already carry */
+  readonly finalizer?: string;
+  /** clients for external resources, made once per process; `ctx.deps` in reconcile */
+  setup?(host: OperatorHost): Deps | Promise<Deps>;
+  /** what else the status says while the spec is invalid (a phase, a condition) */
+  invalidSpec?(message: string): InvalidSpecReport<NoInfer<StatusOf<Primary>>>;
   /** how the work is split between replicas (default 16); fixed once deployed */
   readonly partitions?: number;
   /** failed attempts before an object is dead-lettered (default 10) */
@@ -111,7 +135,8 @@ export interface OperatorDefinition<Primary extends CustomResource> {
 
 export interface Operator<
   Primary extends CustomResource = CustomResource,
-> extends OperatorDefinition<Primary> {
+  Deps = unknown,
+> extends OperatorDefinition<Primary, Deps> {
   readonly kubebus: 'operator/v1';
   /** the finalizer the runtime sets when `finalize` is defined */
   readonly finalizer: string;
@@ -122,9 +147,9 @@ function check(ok: boolean, what: string): void {
 }
 
 /** An operator for `kubebus run`, `kubebus generate`, `kubebus replay` and the test kit. */
-export function defineOperator<Primary extends CustomResource>(
-  definition: OperatorDefinition<Primary>,
-): Operator<Primary> {
+export function defineOperator<Primary extends CustomResource, Deps = undefined>(
+  definition: OperatorDefinition<Primary, Deps>,
+): Operator<Primary, Deps> {
   check(
     /^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$/.test(definition.name),
     `name "${definition.name}" must be 1-40 lower-case letters, digits and '-'`,
@@ -141,7 +166,7 @@ export function defineOperator<Primary extends CustomResource>(
   return Object.freeze({
     ...definition,
     kubebus: 'operator/v1' as const,
-    finalizer: `${definition.for.group}/${definition.name}`,
+    finalizer: definition.finalizer ?? `${definition.for.group}/${definition.name}`,
   });
 }
 

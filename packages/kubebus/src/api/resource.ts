@@ -30,6 +30,9 @@ export interface PrinterColumn {
 export interface ValidationRule {
   readonly rule: string;
   readonly message: string;
+  /** the reason the apiserver answers with (default FieldValueInvalid) */
+  readonly reason?:
+    'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
 }
 
 export interface ResourceDefinition<Spec extends z.ZodType, Status extends z.ZodType> {

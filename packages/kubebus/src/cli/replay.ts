@@ -39,6 +39,8 @@ export async function replayCommand(line: CommandLine): Promise<void> {
     ),
   );
   try {
+    const log = createLogger({ service: 'replay', level: env.KUBEBUS_LOG_LEVEL });
+    const deps: unknown = await operator.setup?.({ nats: nc, streamReplicas: 1, log });
     const steps = await replay({
       nc,
       kubeConfig: await loadKubeConfig(env.KUBECONFIG, process.env),
@@ -48,8 +50,8 @@ export async function replayCommand(line: CommandLine): Promise<void> {
         namespace: namespaced ? (namespace ?? '') : '',
         name: name ?? '',
       },
-      log: createLogger({ service: 'replay', level: env.KUBEBUS_LOG_LEVEL }),
-      build: (tools) => new OperatorReconciler(operator, { ...tools, dryRun: true }),
+      log,
+      build: (tools) => new OperatorReconciler(operator, { ...tools, deps, dryRun: true }),
     });
     process.stdout.write(
       line.values['json'] === true ? `${JSON.stringify(steps, null, 2)}\n` : formatReplay(steps),

@@ -5,7 +5,7 @@ import { connectBus, serverAtLeast, type BusConnection } from '@kubebus/shared/b
 import type { KubeCredentials } from '@kubebus/shared/kube';
 import type { Logger, ServiceShell } from '@kubebus/shared/obs';
 import type { Environment } from '@kubebus/shared/config';
-import { OperatorReconciler, startReconcilerService } from '@kubebus/reconciler/service';
+import { operatorPlan, startReconcilerService } from '@kubebus/reconciler/service';
 import { startStatusWriter } from '@kubebus/status-writer/service';
 import { startWatcher } from '@kubebus/watcher/service';
 import type { Operator } from '../api/operator.js';
@@ -59,14 +59,11 @@ export async function runOperator(options: {
       ...common,
       config: configs.reconciler,
       log: log.child({ role: 'reconciler' }),
-      plan: {
-        primary: {
-          group: operator.for.group,
-          resource: operator.for.plural,
-          kind: operator.for.kind,
-        },
-        build: (tools) => new OperatorReconciler(operator, tools),
-      },
+      plan: await operatorPlan(operator, {
+        nats: bus.nc,
+        streamReplicas: configs.reconciler.streamReplicas,
+        log: log.child({ role: 'reconciler' }),
+      }),
     });
     shell.checks.ready('reconciler', () => reconciler.ready());
     stops.push(() => reconciler.stop());

@@ -23,13 +23,15 @@ export interface ContextDeps {
   readonly fieldManager: string;
   readonly instance: string;
   readonly dryRun: boolean;
+  /** what the operator's setup made */
+  readonly deps: unknown;
 }
 
 export function operatorContext(
   deps: ContextDeps,
   owner: KubeObject,
   runtime: RuntimeContext,
-): ReconcileContext {
+): ReconcileContext<unknown> {
   const ownerNamespace = owner.metadata.namespace ?? '';
 
   /** The body to send: namespace defaulted, the controller owner reference added. */
@@ -52,7 +54,11 @@ export function operatorContext(
         metadata: {
           ...object.metadata,
           ...(namespace === undefined ? {} : { namespace }),
-          ownerReferences: ownable ? [...references, controllerReference(owner)] : references,
+          ownerReferences:
+            ownable &&
+            !references.some((ref) => (ref as { uid?: unknown }).uid === owner.metadata.uid)
+              ? [...references, controllerReference(owner)]
+              : references,
         },
       },
     };
@@ -114,5 +120,6 @@ export function operatorContext(
     attempt: runtime.attempt,
     traceparent: runtime.traceparent,
     dryRun: deps.dryRun,
+    deps: deps.deps,
   };
 }

@@ -40,6 +40,8 @@ export interface OperatorReconcilerDeps {
   readonly onParked?: () => void;
   /** replay: writes are dry runs, finalize is not called */
   readonly dryRun?: boolean;
+  /** what the operator's setup made (ctx.deps) */
+  readonly deps?: unknown;
 }
 
 /** A TerminalError from this package or another copy of it (the operator's own install). */
@@ -74,7 +76,11 @@ export class OperatorReconciler implements Reconciler {
     const parsed = definition.spec.safeParse(object['spec'] ?? {});
     if (!parsed.success) {
       const message = describeIssues(parsed.error.issues, 'spec');
-      await this.#publishStatus(object, invalidSpecStatus(object, message), runtime);
+      await this.#publishStatus(
+        object,
+        invalidSpecStatus(object, message, this.operator.invalidSpec?.(message)),
+        runtime,
+      );
       if (!alreadyInvalid(object)) await this.#event(object, 'Warning', 'InvalidSpec', message);
       throw new TerminalError(`invalid spec: ${message}`);
     }
@@ -126,6 +132,7 @@ export class OperatorReconciler implements Reconciler {
         operator: this.operator,
         known: this.#known,
         dryRun: this.deps.dryRun ?? false,
+        deps: this.deps.deps,
       },
       object,
       runtime,

@@ -3,7 +3,7 @@
 // own conditions set at the object's generation.
 import type { KubeObject } from '@kubebus/shared/events';
 import { setCondition, type Condition, type ConditionStatus } from '@kubebus/shared/kube';
-import type { ConditionReport } from 'kubebus';
+import type { ConditionReport, InvalidSpecReport } from 'kubebus';
 
 export type Status = Record<string, unknown>;
 
@@ -84,14 +84,23 @@ export function reconciledStatus(
 
 export const INVALID_SPEC = 'InvalidSpec';
 
-/** The status of an object whose spec fails its schema. */
-export function invalidSpecStatus(object: KubeObject, message: string, now = new Date()): Status {
+/** The status of an object whose spec fails its schema (with what the operator adds). */
+export function invalidSpecStatus(
+  object: KubeObject,
+  message: string,
+  report: InvalidSpecReport<Status> | undefined,
+  now = new Date(),
+): Status {
   const { conditions: _old, observedGeneration: _gen, ...unchanged } = currentStatus(object);
   return {
     ...unchanged,
+    ...report?.status,
     conditions: withConditions(
       object,
-      [{ type: 'Ready', status: false, reason: INVALID_SPEC, message }],
+      [
+        ...(report?.conditions ?? []),
+        { type: 'Ready', status: false, reason: INVALID_SPEC, message },
+      ],
       now,
     ),
   };

@@ -1,16 +1,12 @@
 // The objects a DatabaseCluster owns, as pure functions of the cluster: a
 // headless Service, a ConfigMap, a StatefulSet, and (created once) a Secret.
-import type { KubeObject } from '@kubebus/shared/events';
-import { controllerReference, type ApplyBody, type ResourceRef } from '@kubebus/shared/kube';
+// ctx.apply adds the controller owner reference.
+import type { DesiredObject, ResourceObject } from 'kubebus';
 import { randomBytes } from 'node:crypto';
 import type { DatabaseClusterSpec } from './spec.js';
 
-export const Resources = {
-  services: { group: '', version: 'v1', resource: 'services', namespaced: true },
-  configMaps: { group: '', version: 'v1', resource: 'configmaps', namespaced: true },
-  secrets: { group: '', version: 'v1', resource: 'secrets', namespaced: true },
-  statefulSets: { group: 'apps', version: 'v1', resource: 'statefulsets', namespaced: true },
-} as const satisfies Record<string, ResourceRef>;
+type KubeObject = Pick<ResourceObject, 'metadata'>;
+type ApplyBody = DesiredObject;
 
 const ENGINES = {
   postgres: {
@@ -42,7 +38,6 @@ function meta(cluster: KubeObject, name: string) {
     name,
     namespace: cluster.metadata.namespace ?? 'default',
     labels: labels(cluster),
-    ownerReferences: [controllerReference(cluster)],
   };
 }
 
