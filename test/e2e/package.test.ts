@@ -444,4 +444,25 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       await Promise.all(roles.map((role) => role.stop()));
     }
   });
+
+  it('refuses to start a process whose partition count disagrees with the deployed one', async () => {
+    // the same operator, edited to split its work differently while the others run with 16
+    const edited = readFileSync(join(project, 'operator.ts'), 'utf8').replace(
+      "name: 'staticsite',",
+      "name: 'staticsite',\n  partitions: 8,",
+    );
+    assert.notEqual(edited, readFileSync(join(project, 'operator.ts'), 'utf8'));
+    writeFileSync(join(project, 'operator-8.ts'), edited);
+    const refused = await cli(['run', 'operator-8.ts', '--role', 'reconciler'], {
+      KUBEBUS_HEALTH_PORT: '0',
+    }).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    assert.ok(refused, 'a reconciler with another partition count started');
+    assert.equal(refused.code, 2);
+    const lines = (refused.stderr ?? '').trim().split('\n');
+    assert.equal(lines.length, 1, refused.stderr);
+    assert.match(lines[0] ?? '', /work\.staticsite is split into 16 partitions .* says 8/);
+  });
 });

@@ -3,6 +3,8 @@
 // partitions of KUBEBUS_WORK this replica holds and, optionally, by the
 // CloudEvents HTTP source.
 import {
+  agree,
+  agreementKeys,
   serverAtLeast,
   pendingPerPartition,
   defaultTopology,
@@ -85,6 +87,21 @@ export async function startReconcilerService(deps: {
     ...defaultTopology,
     replicas: config.streamReplicas,
   });
+  // the watcher publishes to the work partitions, the status writers consume the status ones
+  const agreements = await new Kvm(bus.nc).open(Buckets.agreements);
+  const registeredBy = `reconciler ${config.replicaId}`;
+  await agree(
+    agreements,
+    agreementKeys.work(config.controller),
+    { partitions: config.partitions, registeredBy },
+    log,
+  );
+  await agree(
+    agreements,
+    agreementKeys.status,
+    { partitions: config.statusPartitions, registeredBy },
+    log,
+  );
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
     throttle: new TokenBucket(config.kubeRate.qps, config.kubeRate.burst),
   });

@@ -1,6 +1,8 @@
 // The status writer service, assembled: a runtime Controller applying status
 // intents, over the partitions of KUBEBUS_STATUS this replica holds.
 import {
+  agree,
+  agreementKeys,
   pendingPerPartition,
   defaultTopology,
   Buckets,
@@ -44,6 +46,12 @@ export async function startStatusWriter(deps: {
     ...defaultTopology,
     replicas: config.streamReplicas,
   });
+  await agree(
+    await new Kvm(bus.nc).open(Buckets.agreements),
+    agreementKeys.status,
+    { partitions: config.partitions, registeredBy: `status writer ${config.replicaId}` },
+    log,
+  );
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
     throttle: new TokenBucket(config.kubeRate.qps, config.kubeRate.burst),
   });

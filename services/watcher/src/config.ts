@@ -46,6 +46,9 @@ const json = <T extends z.ZodType>(schema: T) =>
     return parsed.data;
   });
 
+/** As parsed from JSON (no watches: mappings are code, given by a host). */
+const controllerSpecs = (parsed: readonly ControllerSpec[]): readonly ControllerSpec[] => parsed;
+
 export const WatcherConfigSchema = z
   .object({
     ...CommonEnv,
@@ -79,7 +82,7 @@ export const WatcherConfigSchema = z
   })
   .transform((env) => ({
     ...commonConfig(env),
-    controllers: env.KUBEBUS_CONTROLLERS,
+    controllers: controllerSpecs(env.KUBEBUS_CONTROLLERS),
     namespaces: env.KUBEBUS_WATCH_NAMESPACES,
     labelSelector: env.KUBEBUS_WATCH_LABEL_SELECTOR,
     partitions: env.KUBEBUS_WORK_PARTITIONS,

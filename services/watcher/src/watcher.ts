@@ -1,6 +1,8 @@
 // The watcher service, assembled: discovery, the streams, one ResourceWatcher
 // per watched resource, the resync timer, and the health of it all.
 import {
+  agree,
+  agreementKeys,
   defaultTopology,
   Buckets,
   OrderedPublisher,
@@ -47,6 +49,20 @@ export async function startWatcher(deps: {
     replicas: deps.config.streamReplicas,
   });
   const cursors = new CursorStore(await new Kvm(bus.nc).open(Buckets.cursors), config.watcherId);
+  // the reconcilers consume the partitions this publishes to: the counts must agree
+  const agreements = await new Kvm(bus.nc).open(Buckets.agreements);
+  for (const controller of config.controllers)
+    await agree(
+      agreements,
+      agreementKeys.work(controller.name),
+      {
+        partitions: config.partitions,
+        for: controller.for,
+        owns: [...controller.owns, ...(controller.watches ?? []).map((watch) => watch.resource)],
+        registeredBy: `watcher ${config.watcherId}`,
+      },
+      log,
+    );
   const targets = await retrying(
     () => discoverTargets(client, config.controllers),
     log,

@@ -31,3 +31,4 @@ export type { PartitionedControllerOptions, RunningPartitions } from './partitio
 export { readMessages, readRevisions } from './history.js';
 export type { Revision } from './history.js';
 export { DEAD_LETTERED, isParked, leaveParked, publishDegraded } from './degraded.js';
+export { agree, agreementKeys } from './agreements.js';

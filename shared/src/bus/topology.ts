@@ -28,6 +28,8 @@ export const Buckets = {
   cursors: 'kubebus_cursors',
   /** partition leases of the reconcilers */
   leases: 'kubebus_leases',
+  /** what each controller's processes agreed on (partition counts, interests) */
+  agreements: 'kubebus_agreements',
 } as const;
 
 export interface TopologyOptions {
@@ -119,6 +121,7 @@ export async function ensureTopology(
   }
   const kvm = new Kvm(nc);
   await kvm.create(Buckets.cursors, { history: 1, replicas: options.replicas });
+  await kvm.create(Buckets.agreements, { history: 1, replicas: options.replicas });
   await kvm.create(Buckets.leases, {
     history: 1,
     replicas: options.replicas,

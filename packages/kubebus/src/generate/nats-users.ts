@@ -20,6 +20,7 @@ function publishAllowOf(operator: Operator, role: Role): string[] {
         `kubebus.work.${operator.name}.>`,
         'kubebus.dlq.watcher.>',
         '$KV.kubebus_cursors.>',
+        '$KV.kubebus_agreements.>',
         '$JS.ACK.KUBEBUS_EVENTS.>',
       ];
     case 'reconciler':
@@ -27,6 +28,7 @@ function publishAllowOf(operator: Operator, role: Role): string[] {
         '$JS.API.>',
         '$JS.ACK.KUBEBUS_WORK.>',
         '$KV.kubebus_leases.>',
+        '$KV.kubebus_agreements.>',
         'kubebus.status.>',
         `kubebus.dlq.${operator.name}.>`,
       ];
@@ -35,6 +37,7 @@ function publishAllowOf(operator: Operator, role: Role): string[] {
         '$JS.API.>',
         '$JS.ACK.KUBEBUS_STATUS.>',
         '$KV.kubebus_leases.>',
+        '$KV.kubebus_agreements.>',
         'kubebus.dlq.status-writer.>',
       ];
   }
