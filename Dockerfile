@@ -1,5 +1,7 @@
-# One image for the three services: `docker build --build-arg SERVICE=watcher .`
-# Node 22 LTS; the services are bundled by `npm run build` and run with plain node.
+# One image for every role: `docker build --build-arg SERVICE=watcher .` runs a
+# service of the DatabaseCluster example; SERVICE=kubebus with arguments
+# (`run dist/operators/databasecluster.js [--role ...]`) runs the kubebus binary.
+# Node 22 LTS; everything is bundled by `npm run build` and runs with plain node.
 FROM node:22-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -8,6 +10,7 @@ COPY services/watcher/package.json services/watcher/
 COPY services/reconciler/package.json services/reconciler/
 COPY services/status-writer/package.json services/status-writer/
 COPY services/cli/package.json services/cli/
+COPY packages/kubebus/package.json packages/kubebus/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev
@@ -18,6 +21,7 @@ ENV NODE_ENV=production SERVICE=${SERVICE}
 WORKDIR /app
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
-USER node
+# numeric (the image's node user): the kubelet checks runAsNonRoot against a uid, not a name
+USER 1000:1000
 EXPOSE 8080
-CMD ["sh", "-c", "exec node --enable-source-maps dist/${SERVICE}.js"]
+ENTRYPOINT ["sh", "-c", "exec node --enable-source-maps dist/${SERVICE}.js \"$@\"", "--"]

@@ -30,14 +30,22 @@ export interface SystemOptions {
   readonly profileDir?: string;
 }
 
-export type SystemName = 'kubebus' | 'ceiling';
+/** kubebus: a watcher, K reconcilers, a status writer; kubebus-one: all roles in one process */
+export type SystemName = 'kubebus' | 'kubebus-one' | 'ceiling';
 
 export async function startSystem(
   name: SystemName,
   bed: TestBed,
   options: SystemOptions,
 ): Promise<RunningSystem> {
-  return name === 'kubebus' ? startKubebus(bed, options) : startCeiling(bed, options);
+  switch (name) {
+    case 'kubebus':
+      return startKubebus(bed, options, 'services');
+    case 'kubebus-one':
+      return startKubebus(bed, options, 'one');
+    case 'ceiling':
+      return startCeiling(bed, options);
+  }
 }
 
 interface Service {
@@ -54,7 +62,11 @@ async function metric(port: number, name: string): Promise<number> {
   return total;
 }
 
-async function startKubebus(bed: TestBed, options: SystemOptions): Promise<RunningSystem> {
+async function startKubebus(
+  bed: TestBed,
+  options: SystemOptions,
+  layout: 'services' | 'one',
+): Promise<RunningSystem> {
   const common = {
     KUBECONFIG: bed.kubeconfigPath,
     KUBEBUS_NATS_URL: bed.natsUrl,
@@ -70,7 +82,11 @@ async function startKubebus(bed: TestBed, options: SystemOptions): Promise<Runni
     KUBEBUS_BACKOFF_BASE: '100ms',
     KUBEBUS_BACKOFF_CAP: '1s',
   };
-  const start = async (service: string, env: Record<string, string>): Promise<Service> => {
+  const start = async (
+    service: string,
+    env: Record<string, string>,
+    args: readonly string[] = [],
+  ): Promise<Service> => {
     const port = await freePort();
     const process_ = ServerProcess.start({
       name: `${service}-${port}`,
@@ -84,6 +100,7 @@ async function startKubebus(bed: TestBed, options: SystemOptions): Promise<Runni
               `--cpu-prof-name=${service}-${port}.cpuprofile`,
             ]),
         join(root, 'dist', `${service}.js`),
+        ...args,
       ],
       logFile: join(bed.dir, `bench-${service}-${port}.log`),
       env: { ...common, KUBEBUS_HEALTH_PORT: String(port), ...env },
@@ -94,10 +111,18 @@ async function startKubebus(bed: TestBed, options: SystemOptions): Promise<Runni
     );
     return { role: service, process: process_, port };
   };
-  const services = [await start('watcher', { KUBEBUS_CONTROLLERS: WATCHER_CONTROLLERS })];
-  for (let i = 0; i < options.reconcilers; i++)
-    services.push(await start('reconciler', { KUBEBUS_REPLICA_ID: `reconciler-${i}` }));
-  services.push(await start('status-writer', { KUBEBUS_REPLICA_ID: 'status-writer' }));
+  const services: Service[] = [];
+  if (layout === 'one') {
+    // the definition decides the work partitions (KUBEBUS_WORK_PARTITIONS is ignored, with a warning)
+    services.push(
+      await start('kubebus', {}, ['run', join(root, 'dist', 'operators', 'databasecluster.js')]),
+    );
+  } else {
+    services.push(await start('watcher', { KUBEBUS_CONTROLLERS: WATCHER_CONTROLLERS }));
+    for (let i = 0; i < options.reconcilers; i++)
+      services.push(await start('reconciler', { KUBEBUS_REPLICA_ID: `reconciler-${i}` }));
+    services.push(await start('status-writer', { KUBEBUS_REPLICA_ID: 'status-writer' }));
+  }
   return {
     processes: () => services.map((s) => ({ role: s.role, pids: processTree(s.process.pid) })),
     connections: async () => {
