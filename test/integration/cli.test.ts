@@ -7,11 +7,12 @@ import {
   publishDeadLetter,
   subjects,
 } from '@kubebus/shared/bus';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { TestBed } from '../bed/testbed.js';
 import { TEST_GROUP, installCrd, objects, widget, widgetCrd } from '../support/kube.js';
@@ -124,6 +125,77 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
       await jsm.streams.getMessage(Streams.deadLetters, { seq: Number(seq) }).catch(() => null),
       null,
     );
+  });
+
+  it('tails changes as they are published, filtered, with the trace id', async () => {
+    const follower = spawn(
+      process.execPath,
+      [
+        '--conditions=source',
+        '--import',
+        'tsx',
+        'services/cli/src/main.ts',
+        'tail',
+        `widgets.${TEST_GROUP}`,
+        '--name',
+        'w.tailed',
+      ],
+      { env: { ...process.env, KUBEBUS_NATS_URL: bed.natsUrl } },
+    );
+    let out = '';
+    let err = '';
+    follower.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    follower.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const exited = once(follower, 'exit');
+    try {
+      await waitFor(() => err.includes('following'), 'tail to start following', 60_000);
+      const api = objects(bed.kubeConfig());
+      await api.create(widget('w.ignored', { size: 1 }));
+      await api.create(widget('w.tailed', { size: 1 }));
+      await waitFor(() => out.includes('w.tailed'), 'the tailed change', 60_000);
+      const [line] = out.trim().split('\n');
+      assert.match(
+        line ?? '',
+        /^\S+ add {4}widgets\.test\.kubebus\.dev\/default\/w\.tailed rv \d+ generation 1 \(watch\) trace [0-9a-f]{32}$/,
+      );
+      assert.doesNotMatch(out, /w\.ignored/);
+    } finally {
+      follower.kill('SIGINT');
+    }
+    const [code] = await exited;
+    assert.equal(code, 0, err);
+  });
+
+  it('shows each consumer lag: pending, ack pending, and the age of the oldest', async () => {
+    const jsm = await jetstreamManager(nc);
+    await jsm.consumers.add(Streams.work, {
+      durable_name: 'lagdemo_p0',
+      filter_subject: 'kubebus.work.lagdemo.p0.>',
+      ack_policy: AckPolicy.Explicit,
+    });
+    const js = jetstream(nc);
+    for (const name of ['a', 'b', 'c'])
+      await js.publish(`kubebus.work.lagdemo.p0.~.things.default.${name}`, '{}');
+    const consumer = await js.consumers.get(Streams.work, 'lagdemo_p0');
+    const taken = await consumer.next(); // delivered, never acknowledged
+    assert.ok(taken);
+    const result = kubebus('lag', '--json');
+    assert.equal(result.status, 0, result.stderr);
+    const lag = (
+      JSON.parse(result.stdout) as {
+        consumer: string;
+        pending: number;
+        ackPending: number;
+        oldestMs?: number;
+      }[]
+    ).find((l) => l.consumer === 'lagdemo_p0');
+    assert.ok(lag, result.stdout);
+    assert.equal(lag.pending, 2);
+    assert.equal(lag.ackPending, 1);
+    assert.ok((lag.oldestMs ?? -1) >= 0, result.stdout);
+    const table = kubebus('lag');
+    assert.match(table.stdout, /^STREAM +CONSUMER +PENDING +ACK PENDING +REDELIVERED +OLDEST$/m);
+    assert.match(table.stdout, /^KUBEBUS_WORK +lagdemo_p0 +2 +1 +0 +\S+$/m);
   });
 
   it('fails with a clear message for a bad command or configuration', () => {

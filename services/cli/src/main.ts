@@ -1,4 +1,4 @@
-// kubebus: the command line for people. history · dlq list · dlq inspect · dlq redrive
+// kubebus: the command line for people. history · tail · lag · dlq list · dlq inspect · dlq redrive
 import { loadConfig } from '@kubebus/shared/config';
 import { connect } from '@nats-io/transport-node';
 import { parseArgs } from 'node:util';
@@ -6,9 +6,13 @@ import { z } from 'zod';
 import { formatLetter, inspectDeadLetter, listDeadLetters, printable, redrive } from './dlq.js';
 import { readRevisions } from '@kubebus/shared/bus';
 import { formatHistory, readDeadLettersOf } from './history.js';
+import { formatLag, readLag } from './lag.js';
+import { formatTailLine, tail, tailSubject } from './tail.js';
 
 const USAGE = `usage:
   kubebus history <resource[.group]> <namespace/name | name>   every recorded revision, with diffs
+  kubebus tail [resource[.group]] [--namespace <ns>] [--name <name>]   changes as they are published
+  kubebus lag [--json]                                           how far behind each consumer is
   kubebus dlq list [--origin <component>]                        dead letters
   kubebus dlq inspect <seq>                                      one dead letter, in full
   kubebus dlq redrive <seq>...                                   send them back, remove them from the DLQ
@@ -32,6 +36,8 @@ function parseCommandLine() {
       allowPositionals: true,
       options: {
         origin: { type: 'string' },
+        namespace: { type: 'string', short: 'n' },
+        name: { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -94,6 +100,35 @@ try {
       values.json === true
         ? `${JSON.stringify({ revisions, letters }, null, 2)}\n`
         : formatHistory(revisions, letters),
+    );
+  } else if (command === 'tail') {
+    const [resource, ...group] = sub === undefined ? [] : sub.split('.');
+    const filter = {
+      ...(resource === undefined ? {} : { resource, group: group.join('.') }),
+      ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+      ...(values.name === undefined ? {} : { name: values.name }),
+    };
+    const stop = new AbortController();
+    process.once('SIGINT', () => {
+      stop.abort();
+    });
+    process.once('SIGTERM', () => {
+      stop.abort();
+    });
+    process.stderr.write(`following ${tailSubject(filter)} (Ctrl-C stops)\n`);
+    await tail(
+      nc,
+      filter,
+      (line) =>
+        process.stdout.write(
+          `${values.json === true ? JSON.stringify(line) : formatTailLine(line)}\n`,
+        ),
+      stop.signal,
+    );
+  } else if (command === 'lag') {
+    const lags = await readLag(nc);
+    process.stdout.write(
+      values.json === true ? `${JSON.stringify(lags, null, 2)}\n` : formatLag(lags),
     );
   } else if (command === 'dlq' && sub === 'list') {
     const letters = await listDeadLetters(nc, values.origin);

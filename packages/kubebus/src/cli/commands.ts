@@ -20,6 +20,8 @@ operators
 
 bus
   kubebus history <resource[.group]> <namespace/name | name>
+  kubebus tail [resource[.group]] [--namespace <ns>] [--name <name>] [--json]
+  kubebus lag [--json]
   kubebus dlq list [--origin <component>] | inspect <seq> | redrive <seq>...
 
   kubebus version

@@ -32,6 +32,8 @@ async function main(): Promise<void> {
     case 'replay':
       return (await import('./replay.js')).replayCommand(options([], ['json']));
     case 'history':
+    case 'tail':
+    case 'lag':
     case 'dlq':
       // the bus tools parse the same argv themselves
       await import('@kubebus/cli/main');
