@@ -162,7 +162,7 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     } finally {
       follower.kill('SIGINT');
     }
-    const [code] = await exited;
+    const [code] = (await exited) as [number | null];
     assert.equal(code, 0, err);
   });
 
