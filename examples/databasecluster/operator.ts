@@ -111,16 +111,17 @@ export default defineOperator({
       ctx.log.info('backup bucket created');
       await ctx.event('Normal', 'BucketCreated', 'Created the backup bucket');
     }
-    // created once: the bus records it without its data, so only the first reconcile POSTs
-    if ((await ctx.createOnce(newCredentials(cluster, spec))) === 'created')
-      await ctx.event('Normal', 'CredentialsCreated', `Created Secret ${names(cluster).secret}`);
-    await Promise.all([
+    // sent together, so their recorded states are read from the bus in one request;
+    // the Secret is created once (the bus records it without its data)
+    const [credentials, statefulSet] = await Promise.all([
+      ctx.createOnce(newCredentials(cluster, spec)),
+      ctx.get(kinds.StatefulSet, names(cluster).statefulSet),
       ctx.apply(desiredService(cluster, spec)),
       ctx.apply(desiredConfigMap(cluster, spec)),
       ctx.apply(desiredStatefulSet(cluster, spec)),
     ]);
-
-    const statefulSet = await ctx.get(kinds.StatefulSet, names(cluster).statefulSet);
+    if (credentials === 'created')
+      await ctx.event('Normal', 'CredentialsCreated', `Created Secret ${names(cluster).secret}`);
     return observed(cluster, spec, statefulSet?.status?.readyReplicas ?? 0);
   },
 

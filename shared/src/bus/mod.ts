@@ -32,3 +32,4 @@ export { readMessages, readRevisions } from './history.js';
 export type { Revision } from './history.js';
 export { DEAD_LETTERED, isParked, leaveParked, publishDegraded } from './degraded.js';
 export { agree, agreementKeys } from './agreements.js';
+export { BatchingReader } from './batching-reader.js';

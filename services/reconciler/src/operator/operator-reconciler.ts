@@ -3,7 +3,12 @@
 // spec its schema rejects (InvalidSpec, one Warning Event per generation, no
 // retries), keep the finalizer, call the operator's reconcile, and publish the
 // status it returns with Ready and Degraded.
-import { leaveParked, type ObjectReader, type StatusPublisher } from '@kubebus/shared/bus';
+import {
+  BatchingReader,
+  leaveParked,
+  type ObjectReader,
+  type StatusPublisher,
+} from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   hasFinalizer,
@@ -31,7 +36,7 @@ import {
 } from './status.js';
 
 export interface OperatorReconcilerDeps {
-  readonly reader: Pick<ObjectReader, 'read'>;
+  readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
   readonly client: KubeClient;
   readonly status: Pick<StatusPublisher, 'publish'>;
   readonly fieldManager: string;
@@ -53,12 +58,14 @@ function isTerminal(error: unknown): error is Error {
 
 export class OperatorReconciler implements Reconciler {
   readonly #known: KnownResources;
+  readonly #reads: BatchingReader;
 
   constructor(
     private readonly operator: Operator,
     private readonly deps: OperatorReconcilerDeps,
   ) {
     this.#known = new KnownResources(operator);
+    this.#reads = new BatchingReader(deps.reader);
   }
 
   async reconcile(request: ReconcileRequest, runtime: RuntimeContext): Promise<ReconcileResult> {
@@ -129,6 +136,8 @@ export class OperatorReconciler implements Reconciler {
     return operatorContext(
       {
         ...this.deps,
+        // the reads of applies sent together (Promise.all) go as one request
+        reader: this.#reads,
         operator: this.operator,
         known: this.#known,
         dryRun: this.deps.dryRun ?? false,

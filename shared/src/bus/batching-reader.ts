@@ -1,0 +1,43 @@
+// Reads of the bus issued in the same turn of the event loop, sent as one
+// batched request: an operator that applies three objects at once
+// (Promise.all of ctx.apply) reads their recorded states with one direct get
+// instead of three, without having to know about batching.
+import type { KubeObject } from '../events/kube-object.js';
+import type { ObjectKey } from '../runtime/object-key.js';
+import type { ObjectReader } from './object-reader.js';
+
+interface Waiting {
+  readonly key: ObjectKey;
+  readonly resolve: (object: KubeObject | undefined) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export class BatchingReader {
+  #waiting: Waiting[] = [];
+
+  constructor(private readonly reader: Pick<ObjectReader, 'readAll'>) {}
+
+  read(key: ObjectKey): Promise<KubeObject | undefined> {
+    return new Promise((resolve, reject) => {
+      if (this.#waiting.length === 0) queueMicrotask(() => void this.#flush());
+      this.#waiting.push({ key, resolve, reject });
+    });
+  }
+
+  readAll(keys: readonly ObjectKey[]): Promise<(KubeObject | undefined)[]> {
+    return Promise.all(keys.map((key) => this.read(key)));
+  }
+
+  async #flush(): Promise<void> {
+    const batch = this.#waiting;
+    this.#waiting = [];
+    try {
+      const objects = await this.reader.readAll(batch.map((waiting) => waiting.key));
+      batch.forEach((waiting, index) => {
+        waiting.resolve(objects[index]);
+      });
+    } catch (error) {
+      for (const waiting of batch) waiting.reject(error);
+    }
+  }
+}
