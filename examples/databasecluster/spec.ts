@@ -1,6 +1,7 @@
 // The DatabaseCluster spec: one zod schema gives the TypeScript types, the
 // reconciler's validation (with the rules OpenAPI cannot express) and the CRD's
 // openAPIV3Schema (see crd.ts).
+import { Cron } from 'croner';
 import { z } from 'zod';
 
 export const GROUP = 'example.kubebus.dev';
@@ -34,7 +35,12 @@ export const DatabaseClusterSpecSchema = z
       .describe('Storage of each instance'),
     backup: z
       .object({
-        schedule: z.string().min(1).describe('Backup schedule, a 5-field cron expression'),
+        schedule: z
+          .string()
+          .min(1)
+          .describe(
+            'Backup schedule as Kubernetes CronJob reads it: 5 cron fields or @daily, @every 6h, …',
+          ),
         retentionDays: z.int().min(1).max(365).default(7).describe('Days backups are kept'),
       })
       .optional()
@@ -61,32 +67,44 @@ export const DatabaseClusterSpecSchema = z
 
 export type DatabaseClusterSpec = z.output<typeof DatabaseClusterSpecSchema>;
 
-const CRON_FIELDS = [
-  ['minute', 0, 59],
-  ['hour', 0, 23],
-  ['day of month', 1, 31],
-  ['month', 1, 12],
-  ['day of week', 0, 7],
-] as const;
+/** Descriptors Kubernetes CronJob accepts besides five fields (robfig/cron's standard parser). */
+const DESCRIPTORS = new Set([
+  '@yearly',
+  '@annually',
+  '@monthly',
+  '@weekly',
+  '@daily',
+  '@midnight',
+  '@hourly',
+]);
+/** @every with a Go duration, e.g. @every 1h30m */
+const EVERY = /^@every (\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 
-/** Why `expression` is not a valid 5-field cron expression, or undefined. */
+/**
+ * Why `expression` is not a schedule Kubernetes CronJob accepts, or
+ * undefined. croner parses; what it accepts beyond Kubernetes (a seconds
+ * field, L, W, #) is refused first.
+ */
 export function cronProblem(expression: string): string | undefined {
-  const fields = expression.trim().split(/\s+/);
+  const trimmed = expression.trim();
+  if (/^(CRON_)?TZ=/.test(trimmed))
+    return 'a time zone in the schedule is not supported by Kubernetes: set it apart';
+  if (trimmed.startsWith('@'))
+    return DESCRIPTORS.has(trimmed.toLowerCase()) || EVERY.test(trimmed)
+      ? undefined
+      : `unknown descriptor ${trimmed} (use @yearly, @monthly, @weekly, @daily, @hourly or @every <duration>)`;
+  const fields = trimmed.split(/\s+/);
   if (fields.length !== 5) return `expected 5 cron fields, got ${fields.length}`;
-  for (const [index, [name, min, max]] of CRON_FIELDS.entries()) {
-    const field = fields[index] ?? '';
-    for (const part of field.split(',')) {
-      const match = /^(\*|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/.exec(part);
-      if (match === null) return `cron ${name} "${field}" is not valid`;
-      for (const value of [match[2], match[3]]) {
-        if (value !== undefined && (Number(value) < min || Number(value) > max)) {
-          return `cron ${name} ${value} is outside ${min}-${max}`;
-        }
-      }
-      if (match[4] !== undefined && Number(match[4]) === 0) return `cron ${name} step 0`;
-    }
+  // month and weekday names (JAN, MON) are fine; last-day (L), weekday (W) and nth (#) are not
+  const unsupported = /[LW#]/i.exec(fields.join(' ').replace(/\b[a-z]{3}\b/gi, ''));
+  if (unsupported !== null)
+    return `"${unsupported[0]}" is not supported by Kubernetes CronJob schedules`;
+  try {
+    new Cron(trimmed, { paused: true });
+    return undefined;
+  } catch (error) {
+    return `cron: ${(error as Error).message.replace(/^CronPattern: /, '')}`;
   }
-  return undefined;
 }
 
 /** A readable one-line summary of what is wrong with a spec. */
