@@ -213,8 +213,11 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
     assert.doesNotMatch(rbac, /delete|\*/);
     const nats = readFileSync(join(project, 'generated', 'nats-users.conf'), 'utf8');
     assert.match(nats, /"kubebus\.work\.staticsite\.>"/);
+    // the client's version, and the servers' it is pointed at
     const { stdout } = await cli(['version']);
-    assert.match(stdout, /^kubebus \d+\.\d+\.\d+/);
+    assert.match(stdout, /^kubebus \d+\.\d+\.\d+ \(node v\d+/);
+    assert.match(stdout, /^nats-server 2\.\d+\.\d+ \(nats:\/\//m);
+    assert.match(stdout, /^kube-apiserver v1\.\d+\.\d+/m);
   });
 
   it('scaffolds a project with kubebus init whose own test passes on the test kit', async () => {

@@ -24,7 +24,7 @@ bus
   kubebus lag [--json]
   kubebus dlq list [--origin <component>] | inspect <seq> | redrive <seq>...
 
-  kubebus version
+  kubebus version     this client's version, and the NATS server's and apiserver's it is pointed at
 environment: KUBEBUS_NATS_URL (required), KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD[_FILE],
 KUBECONFIG, KUBEBUS_LOG_LEVEL, KUBEBUS_HEALTH_PORT; see docs/configuration.md
 `;

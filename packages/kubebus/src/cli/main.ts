@@ -18,8 +18,7 @@ async function main(): Promise<void> {
       return;
     case 'version':
     case '--version':
-      process.stdout.write(`kubebus ${(await import('./version.js')).VERSION}\n`);
-      return;
+      return (await import('./version-command.js')).versionCommand(process.env);
     case 'run':
       return (await import('./run.js')).run(options(['role']));
     case 'generate':
