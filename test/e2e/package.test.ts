@@ -363,6 +363,18 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       assert.match(letters, /staticsite/);
       assert.match(letters, /doomed/);
 
+      // history: each revision with what each controller did after it, from the bus
+      const history = (await cli(['history', 'staticsites.sites.example.com', 'default/hello']))
+        .stdout;
+      assert.match(history, /^#\d+ \S+ add rv \d+ generation 1 \(watch\)$/m);
+      assert.match(history, /^ {4}→ staticsite success in \d+ ms trace [0-9a-f]{32}$/m);
+      assert.match(history, /^ {4}→ status-writer success in \d+ ms trace [0-9a-f]{32}$/m);
+      const doomed = (await cli(['history', 'staticsites.sites.example.com', 'default/doomed']))
+        .stdout;
+      assert.match(doomed, /→ staticsite error in \d+ ms: .*no doomed pages/);
+      assert.match(doomed, /→ staticsite dead_letter in \d+ ms \(attempt 3\): .*no doomed pages/);
+      assert.match(doomed, /^dead letter .* from staticsite after 3 attempts/m);
+
       // replay: the recorded revisions of hello, re-run as a dry run, agree with what was recorded
       const replayed = await cli(['replay', 'operator.ts', 'default/hello']);
       const revisions = replayed.stdout.trim().split('\n');

@@ -1,11 +1,13 @@
 // `kubebus history`: every recorded revision of one object, oldest first, with
-// what changed between revisions and the dead letters recorded for it.
+// what changed between revisions, what each controller did after each one
+// (the recorded outcomes), and the dead letters recorded for it.
 import {
   DeadLetterSchema,
   Streams,
   readMessages,
   subjects,
   type DeadLetter,
+  type OutcomeRecord,
   type Revision,
 } from '@kubebus/shared/bus';
 import { opOf } from '@kubebus/shared/events';
@@ -23,13 +25,34 @@ export async function readDeadLettersOf(nc: NatsConnection, key: ObjectKey): Pro
   });
 }
 
+/** One outcome line: which controller, what came of it, how long, the trace to look up. */
+export function formatOutcome(outcome: OutcomeRecord): string {
+  const traceId = outcome.traceparent.split('-')[1] ?? outcome.traceparent;
+  const attempt = outcome.attempt > 1 ? ` (attempt ${outcome.attempt})` : '';
+  const error = outcome.error === undefined ? '' : `: ${outcome.error.split('\n')[0] ?? ''}`;
+  return `    → ${outcome.controller} ${outcome.result} in ${outcome.ms} ms${attempt}${error} trace ${traceId}`;
+}
+
 export function formatHistory(
   revisions: readonly Revision[],
   letters: readonly DeadLetter[],
+  outcomes: readonly OutcomeRecord[] = [],
 ): string {
   const lines: string[] = [];
   let previous: unknown;
-  for (const { seq, event } of revisions) {
+  // each revision is followed by what the controllers did until the next one
+  const pending = [...outcomes];
+  const outcomesUntil = (time: string | undefined) => {
+    while (pending.length > 0 && (time === undefined || (pending[0]?.at ?? '') < time)) {
+      const outcome = pending.shift();
+      if (outcome !== undefined) lines.push(formatOutcome(outcome));
+    }
+  };
+  for (const [index, { seq, event }] of revisions.entries()) {
+    if (index === 0) {
+      // outcomes older than the first revision kept (the rest of its history has aged out)
+      outcomesUntil(event.time);
+    }
     const generation = event.kbgeneration === undefined ? '' : ` generation ${event.kbgeneration}`;
     lines.push(
       `#${seq} ${event.time ?? ''} ${opOf(event)} rv ${event.kbrv}${generation} (${event.kbreason})`,
@@ -40,7 +63,9 @@ export function formatHistory(
       for (const change of diff(previous, event.data)) lines.push(`    ${formatChange(change)}`);
     }
     if (event.data !== undefined) previous = event.data;
+    outcomesUntil(revisions[index + 1]?.event.time);
   }
+  outcomesUntil(undefined);
   for (const letter of letters) {
     lines.push(
       `dead letter ${letter.time} from ${letter.origin} after ${letter.attempts} attempts: ${letter.reason}`,

@@ -4,7 +4,7 @@ import { connect } from '@nats-io/transport-node';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { formatLetter, inspectDeadLetter, listDeadLetters, printable, redrive } from './dlq.js';
-import { readRevisions } from '@kubebus/shared/bus';
+import { readOutcomes, readRevisions } from '@kubebus/shared/bus';
 import { formatHistory, readDeadLettersOf } from './history.js';
 import { formatLag, readLag } from './lag.js';
 import { formatTailLine, tail, tailSubject } from './tail.js';
@@ -96,10 +96,11 @@ try {
     };
     const revisions = await readRevisions(nc, key);
     const letters = await readDeadLettersOf(nc, key);
+    const outcomes = await readOutcomes(nc, key);
     process.stdout.write(
       values.json === true
-        ? `${JSON.stringify({ revisions, letters }, null, 2)}\n`
-        : formatHistory(revisions, letters),
+        ? `${JSON.stringify({ revisions, outcomes, letters }, null, 2)}\n`
+        : formatHistory(revisions, letters, outcomes),
     );
   } else if (command === 'tail') {
     const [resource, ...group] = sub === undefined ? [] : sub.split('.');

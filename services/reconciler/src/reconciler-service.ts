@@ -5,6 +5,7 @@
 import {
   agree,
   agreementKeys,
+  OutcomeRecorder,
   serverAtLeast,
   pendingPerPartition,
   defaultTopology,
@@ -125,8 +126,12 @@ export async function startReconcilerService(deps: {
     },
   });
 
+  const outcomes = new OutcomeRecorder(bus.nc, config.controller);
   const controller = new Controller(reconciler, {
     name: config.controller,
+    onOutcome: (outcome) => {
+      outcomes.record(outcome);
+    },
     maxConcurrent: config.maxConcurrent,
     retry: config.retry,
     heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),

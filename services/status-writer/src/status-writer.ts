@@ -3,6 +3,7 @@
 import {
   agree,
   agreementKeys,
+  OutcomeRecorder,
   pendingPerPartition,
   defaultTopology,
   Buckets,
@@ -74,6 +75,7 @@ export async function startStatusWriter(deps: {
       }),
     );
   };
+  const outcomes = new OutcomeRecorder(bus.nc, CONTROLLER_NAME);
   const controller = new Controller(
     new StatusApplier({
       client,
@@ -83,6 +85,9 @@ export async function startStatusWriter(deps: {
     }),
     {
       name: CONTROLLER_NAME,
+      onOutcome: (outcome) => {
+        outcomes.record(outcome);
+      },
       maxConcurrent: config.maxConcurrent,
       retry: config.retry,
       heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),

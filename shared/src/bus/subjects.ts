@@ -34,6 +34,12 @@ export const subjects = {
   statusOfPartition: (partition: number) => `${SUBJECT_ROOT}.status.p${partition}.>`,
   allStatus: `${SUBJECT_ROOT}.status.>`,
 
+  /** What a controller did with an object: kubebus.outcomes.<controller>.<key> */
+  outcome: (controller: string, key: ObjectKey) =>
+    `${SUBJECT_ROOT}.outcomes.${encodeToken(controller)}.${keyTokens(key)}`,
+  outcomesOf: (key: ObjectKey) => `${SUBJECT_ROOT}.outcomes.*.${keyTokens(key)}`,
+  allOutcomes: `${SUBJECT_ROOT}.outcomes.>`,
+
   /** Dead letters: kubebus.dlq.<origin>.<key-or-reason tokens> */
   deadLetter: (origin: string, key: ObjectKey) =>
     `${SUBJECT_ROOT}.dlq.${encodeToken(origin)}.${keyTokens(key)}`,

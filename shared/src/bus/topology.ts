@@ -21,6 +21,7 @@ export const Streams = {
   work: 'KUBEBUS_WORK',
   status: 'KUBEBUS_STATUS',
   deadLetters: 'KUBEBUS_DLQ',
+  outcomes: 'KUBEBUS_OUTCOMES',
 } as const;
 
 export const Buckets = {
@@ -89,6 +90,17 @@ export function streamConfigs(options: TopologyOptions): StreamConfig[] {
       subjects: [subjects.allDeadLetters],
       retention: RetentionPolicy.Limits,
       max_age: ns(options.deadLettersMaxAgeMs),
+      discard: DiscardPolicy.Old,
+    } as StreamConfig,
+    {
+      // what each controller did with each object: as many records as revisions kept
+      ...common,
+      name: Streams.outcomes,
+      subjects: [subjects.allOutcomes],
+      retention: RetentionPolicy.Limits,
+      max_msgs_per_subject: options.historyPerObject,
+      max_age: ns(options.eventsMaxAgeMs),
+      max_msg_size: 8 * 1024,
       discard: DiscardPolicy.Old,
     } as StreamConfig,
   ];

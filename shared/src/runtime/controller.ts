@@ -7,7 +7,14 @@ import type { Logger } from '../obs/logger.js';
 import { continueTrace } from '../obs/trace.js';
 import type { RuntimeMetrics } from './metrics.js';
 import { keyString, type ObjectKey } from './object-key.js';
-import { decide, resultLabel, type Action, type Outcome, type RetryPolicy } from './outcome.js';
+import {
+  decide,
+  resultLabel,
+  type Action,
+  type Outcome,
+  type ResultLabel,
+  type RetryPolicy,
+} from './outcome.js';
 import type { Reconciler } from './reconciler.js';
 import type { WorkItem } from './work-item.js';
 
@@ -25,6 +32,20 @@ export interface ControllerOptions {
   readonly onDeadLetter: (item: WorkItem, error: unknown, attempts: number) => Promise<void>;
   /** told of a terminal error (e.g. to record an Event) */
   readonly onTerminal?: (item: WorkItem, error: unknown) => Promise<void>;
+  /** told what each reconcile came to (recorded for `kubebus history` and `status`) */
+  readonly onOutcome?: (outcome: ReconcileOutcome) => void;
+}
+
+/** What one reconcile came to. */
+export interface ReconcileOutcome {
+  readonly key: WorkItem['key'];
+  readonly result: ResultLabel;
+  readonly seconds: number;
+  readonly attempt: number;
+  readonly error?: string;
+  readonly reconcileId: string;
+  readonly traceparent: string;
+  readonly eventId?: string;
 }
 
 interface Running {
@@ -195,7 +216,20 @@ export class Controller {
     log.debug({ ok: outcome.ok, seconds }, 'reconcile finished');
     const action = decide(outcome, attempts, this.options.retry, this.options.classify);
     await this.#carryOut(id, item, action, attempts.attempt, log);
-    metrics.reconcileTotal.inc({ controller: name, result: resultLabel(action) });
+    const result = resultLabel(action);
+    metrics.reconcileTotal.inc({ controller: name, result });
+    this.options.onOutcome?.({
+      key: item.key,
+      result,
+      seconds,
+      attempt: attempts.attempt,
+      ...('error' in action && action.error !== undefined
+        ? { error: errorMessage(action.error).slice(0, 1_000) }
+        : {}),
+      reconcileId,
+      traceparent,
+      ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
+    });
   }
 
   async #carryOut(id: string, item: WorkItem, action: Action, attempt: number, log: Logger) {

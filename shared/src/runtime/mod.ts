@@ -15,6 +15,6 @@ export { decide, resultLabel } from './outcome.js';
 export type { Action, Attempts, Outcome, ResultLabel, RetryPolicy } from './outcome.js';
 export type { WorkItem } from './work-item.js';
 export { Controller } from './controller.js';
-export type { ControllerOptions } from './controller.js';
+export type { ControllerOptions, ReconcileOutcome } from './controller.js';
 export { runtimeMetrics } from './metrics.js';
 export type { RuntimeMetrics } from './metrics.js';

@@ -31,6 +31,7 @@ function publishAllowOf(operator: Operator, role: Role): string[] {
         '$KV.kubebus_agreements.>',
         'kubebus.status.>',
         `kubebus.dlq.${operator.name}.>`,
+        `kubebus.outcomes.${operator.name}.>`,
       ];
     case 'status-writer':
       return [
@@ -39,6 +40,7 @@ function publishAllowOf(operator: Operator, role: Role): string[] {
         '$KV.kubebus_leases.>',
         '$KV.kubebus_agreements.>',
         'kubebus.dlq.status-writer.>',
+        'kubebus.outcomes.status-writer.>',
       ];
   }
 }
