@@ -375,6 +375,27 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       assert.match(doomed, /→ staticsite dead_letter in \d+ ms \(attempt 3\): .*no doomed pages/);
       assert.match(doomed, /^dead letter .* from staticsite after 3 attempts/m);
 
+      // status: why an object is (not) Ready, on one screen; kinds and short names resolve
+      const broken = (await cli(['status', 'site', 'default/doomed'])).stdout;
+      assert.match(broken, /^staticsites\.sites\.example\.com default\/doomed {2}generation 1/m);
+      assert.match(broken, /^Degraded +True +RetryBudgetSpent +\S+ +3 attempts failed/m);
+      assert.match(
+        broken,
+        // the dead letter, or, once its Degraded write came back, the parked skip
+        /^staticsite +(dead_letter +\d+ms +3 +\S+ +[0-9a-f]{32} +.*no doomed pages|skipped +\d+ms +1 +\S+ +[0-9a-f]{32} +parked after a dead letter)/m,
+      );
+      assert.match(broken, /^ {2}\S+ from staticsite after 3 attempts: apiserver answered 422/m);
+      const fine = (await cli(['status', 'StaticSite', 'default/hello'])).stdout;
+      assert.match(fine, /^Ready +True +Replicas +\S+ +2\/2 ready$/m);
+      assert.match(fine, /^staticsite +success +/m);
+      assert.match(fine, /^DEAD LETTERS: none$/m);
+      const missing = await cli(['status', 'site', 'default/nope']).then(
+        () => undefined,
+        (error: { code?: number; stdout?: string }) => error,
+      );
+      assert.equal(missing?.code, 1);
+      assert.match(missing?.stdout ?? '', /not found/);
+
       // replay: the recorded revisions of hello, re-run as a dry run, agree with what was recorded
       const replayed = await cli(['replay', 'operator.ts', 'default/hello']);
       const revisions = replayed.stdout.trim().split('\n');

@@ -29,7 +29,8 @@ export async function readDeadLettersOf(nc: NatsConnection, key: ObjectKey): Pro
 export function formatOutcome(outcome: OutcomeRecord): string {
   const traceId = outcome.traceparent.split('-')[1] ?? outcome.traceparent;
   const attempt = outcome.attempt > 1 ? ` (attempt ${outcome.attempt})` : '';
-  const error = outcome.error === undefined ? '' : `: ${outcome.error.split('\n')[0] ?? ''}`;
+  const why = outcome.error ?? outcome.note;
+  const error = why === undefined ? '' : `: ${why.split('\n')[0] ?? ''}`;
   return `    → ${outcome.controller} ${outcome.result} in ${outcome.ms} ms${attempt}${error} trace ${traceId}`;
 }
 

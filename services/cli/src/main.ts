@@ -7,19 +7,26 @@ import { formatLetter, inspectDeadLetter, listDeadLetters, printable, redrive } 
 import { readOutcomes, readRevisions } from '@kubebus/shared/bus';
 import { formatHistory, readDeadLettersOf } from './history.js';
 import { formatLag, readLag } from './lag.js';
+import { literalResource, resolveResource } from './resolve-resource.js';
+import { formatStatus, readStatus } from './status.js';
+import { KubeClient, loadKubeConfig } from '@kubebus/shared/kube';
+import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { formatTailLine, tail, tailSubject } from './tail.js';
 
 const USAGE = `usage:
-  kubebus history <resource[.group]> <namespace/name | name>   every recorded revision, with diffs
+  kubebus status <kind|resource[.group]> <namespace/name | name>   conditions, Events, pending work, last outcomes, dead letters
+  kubebus history <kind|resource[.group]> <namespace/name | name>  every recorded revision, with diffs and outcomes
   kubebus tail [resource[.group]] [--namespace <ns>] [--name <name>]   changes as they are published
   kubebus lag [--json]                                           how far behind each consumer is
   kubebus dlq list [--origin <component>]                        dead letters
   kubebus dlq inspect <seq>                                      one dead letter, in full
   kubebus dlq redrive <seq>...                                   send them back, remove them from the DLQ
-environment: KUBEBUS_NATS_URL (required), KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD
+environment: KUBEBUS_NATS_URL (required), KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD;
+KUBECONFIG (kinds and short names resolved like kubectl, Events, the object as the apiserver has it)
 `;
 
 const ConfigSchema = z.object({
+  KUBECONFIG: z.string().optional(),
   KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
   KUBEBUS_NATS_USER: z.string().optional(),
   KUBEBUS_NATS_PASSWORD: z.string().optional(),
@@ -72,6 +79,30 @@ const nc = await connect({
   process.exit(1);
 });
 
+const kube =
+  env.KUBECONFIG === undefined
+    ? undefined
+    : new KubeClient(
+        await loadKubeConfig(env.KUBECONFIG, process.env).catch((error: unknown) =>
+          fail(
+            `cannot load KUBECONFIG ${env.KUBECONFIG}: ${(error as Error).message.split('\n')[0] ?? ''}`,
+          ),
+        ),
+        restClientMetrics(new Registry()),
+      );
+
+/** A resource as typed: resolved through discovery with a kubeconfig, else resource[.group]. */
+async function resourceOf(
+  text: string,
+): Promise<{ group: string; resource: string; version?: string; namespaced?: boolean }> {
+  if (kube === undefined) return literalResource(text);
+  const resolved = await resolveResource(kube, text);
+  return (
+    resolved ??
+    fail(`the apiserver serves no resource called "${text}" (kubectl api-resources lists them)`)
+  );
+}
+
 /** A sequence number from the command line, or exit 2 saying what was expected. */
 function sequence(text: string | undefined): number {
   const seq = Number(text);
@@ -84,24 +115,36 @@ function sequence(text: string | undefined): number {
 
 try {
   const [command, sub, ...rest] = positionals;
-  if (command === 'history') {
-    const [resourceName = '', ...group] = (sub ?? '').split('.');
+  if (command === 'history' || command === 'status') {
     const where = rest[0] ?? fail(USAGE);
+    const resolved = await resourceOf(sub ?? fail(USAGE));
     const [namespace, name] = where.includes('/') ? where.split('/', 2) : ['', where];
     const key = {
-      group: group.join('.'),
-      resource: resourceName,
-      namespace: namespace ?? '',
+      group: resolved.group,
+      resource: resolved.resource,
+      namespace: resolved.namespaced === false ? '' : (namespace ?? ''),
       name: name ?? '',
     };
-    const revisions = await readRevisions(nc, key);
-    const letters = await readDeadLettersOf(nc, key);
-    const outcomes = await readOutcomes(nc, key);
-    process.stdout.write(
-      values.json === true
-        ? `${JSON.stringify({ revisions, outcomes, letters }, null, 2)}\n`
-        : formatHistory(revisions, letters, outcomes),
-    );
+    if (command === 'status') {
+      const status = await readStatus(nc, kube, {
+        ...key,
+        ...(resolved.version === undefined ? {} : { version: resolved.version }),
+        ...(resolved.namespaced === undefined ? {} : { namespaced: resolved.namespaced }),
+      });
+      process.stdout.write(
+        values.json === true ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status),
+      );
+      process.exitCode = status.found === 'nowhere' ? 1 : 0;
+    } else {
+      const revisions = await readRevisions(nc, key);
+      const letters = await readDeadLettersOf(nc, key);
+      const outcomes = await readOutcomes(nc, key);
+      process.stdout.write(
+        values.json === true
+          ? `${JSON.stringify({ revisions, outcomes, letters }, null, 2)}\n`
+          : formatHistory(revisions, letters, outcomes),
+      );
+    }
   } else if (command === 'tail') {
     const [resource, ...group] = sub === undefined ? [] : sub.split('.');
     const filter = {

@@ -42,8 +42,16 @@ export function resourceOf(intent: StatusIntent): ResourceRef {
 }
 
 type Decision =
-  | { apply: true; status: Record<string, unknown> }
-  | { apply: false; reason: 'noop' | 'stale' | 'gone' };
+  { apply: true; status: Record<string, unknown> } | { apply: false; reason: SkipReason };
+
+type SkipReason = 'noop' | 'stale' | 'gone';
+
+/** Why an intent was not written, as `kubebus history` and `status` show it. */
+const SKIP_REASONS: Record<SkipReason, string> = {
+  noop: 'the status is already in place',
+  stale: 'a newer generation was observed: this intent is stale',
+  gone: 'the object is gone or was re-created',
+};
 
 interface ConditionLike {
   type?: unknown;
@@ -118,7 +126,7 @@ export class StatusApplier implements Reconciler {
     if (!decision.apply) {
       metrics.skipped.inc({ reason: decision.reason });
       context.log.debug({ reason: decision.reason }, 'status intent skipped');
-      return undefined;
+      return { skipped: SKIP_REASONS[decision.reason] };
     }
     const started = performance.now();
     let answer: KubeObject;
@@ -143,7 +151,7 @@ export class StatusApplier implements Reconciler {
       if (isKubeApiError(error, 404) || isKubeApiError(error, 409)) {
         this.#written.forget(intent.key);
         metrics.skipped.inc({ reason: 'gone' });
-        return undefined; // deleted or re-created meanwhile
+        return { skipped: SKIP_REASONS.gone }; // deleted or re-created meanwhile
       }
       return this.#failed(error);
     } finally {

@@ -17,6 +17,8 @@ export const OutcomeRecordSchema = z.object({
   ms: z.number().nonnegative(),
   attempt: z.number().int().positive(),
   error: z.string().optional(),
+  /** why nothing was done (result "skipped") */
+  note: z.string().optional(),
   reconcileId: z.string(),
   traceparent: z.string(),
   eventId: z.string().optional(),
@@ -35,7 +37,9 @@ export class OutcomeRecorder {
   record(outcome: ReconcileOutcome): void {
     const record: OutcomeRecord = {
       controller: this.controller,
-      result: outcome.result,
+      // a success that did nothing is told apart: "skipped", with why
+      result: outcome.skipped === undefined ? outcome.result : 'skipped',
+      ...(outcome.skipped === undefined ? {} : { note: outcome.skipped }),
       ms: Math.round(outcome.seconds * 1_000),
       attempt: outcome.attempt,
       ...(outcome.error === undefined ? {} : { error: outcome.error }),

@@ -40,6 +40,8 @@ export interface ControllerOptions {
 export interface ReconcileOutcome {
   readonly key: WorkItem['key'];
   readonly result: ResultLabel;
+  /** the reconciler did nothing, and says why */
+  readonly skipped?: string;
   readonly seconds: number;
   readonly attempt: number;
   readonly error?: string;
@@ -221,6 +223,9 @@ export class Controller {
     this.options.onOutcome?.({
       key: item.key,
       result,
+      ...(outcome.ok && outcome.result?.skipped !== undefined
+        ? { skipped: outcome.result.skipped }
+        : {}),
       seconds,
       attempt: attempts.attempt,
       ...('error' in action && action.error !== undefined

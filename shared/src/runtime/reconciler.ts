@@ -26,7 +26,15 @@ export interface ReconcileContext {
   readonly attempt: number;
 }
 
-export type ReconcileResult = undefined | { readonly requeueAfterMs: number };
+/**
+ * Nothing (done), a requeue-after, or a note that nothing was done and why
+ * (recorded as the outcome `skipped`: an object left parked, a status that
+ * was already in place).
+ */
+export type ReconcileResult =
+  | undefined
+  | { readonly requeueAfterMs: number; readonly skipped?: never }
+  | { readonly skipped: string; readonly requeueAfterMs?: never };
 
 export interface Reconciler {
   reconcile(request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileResult>;

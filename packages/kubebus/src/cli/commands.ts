@@ -19,7 +19,8 @@ operators
       exit 1 when a revision's status differs from what was recorded
 
 bus
-  kubebus history <resource[.group]> <namespace/name | name>
+  kubebus status <kind|resource[.group]> <namespace/name | name>   why it is (not) Ready
+  kubebus history <kind|resource[.group]> <namespace/name | name>
   kubebus tail [resource[.group]] [--namespace <ns>] [--name <name>] [--json]
   kubebus lag [--json]
   kubebus dlq list [--origin <component>] | inspect <seq> | redrive <seq>...

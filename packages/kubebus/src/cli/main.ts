@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     case 'replay':
       return (await import('./replay.js')).replayCommand(options([], ['json']));
     case 'history':
+    case 'status':
     case 'tail':
     case 'lag':
     case 'dlq':

@@ -70,13 +70,14 @@ export class OperatorReconciler implements Reconciler {
 
   async reconcile(request: ReconcileRequest, runtime: RuntimeContext): Promise<ReconcileResult> {
     const object = await this.deps.reader.read(request.key);
-    if (object === undefined) return undefined; // gone: owned objects are garbage-collected
+    // gone: owned objects are garbage-collected
+    if (object === undefined) return { skipped: 'the object no longer exists' };
     if (object.metadata.deletionTimestamp !== undefined) return this.#finalize(object, runtime);
     if (leaveParked(request, object)) {
       // dead-lettered at this generation: a spec change or a re-drive runs it again
       this.deps.onParked?.();
       runtime.log.debug('parked at this generation: waiting for a spec change or a re-drive');
-      return undefined;
+      return { skipped: 'parked after a dead letter: waiting for a spec change or a re-drive' };
     }
 
     const { definition } = this.operator.for;

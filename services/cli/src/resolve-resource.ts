@@ -1,0 +1,74 @@
+// What a person types for a resource, resolved like kubectl does: a kind
+// (StaticSite), a plural (staticsites), a singular or a short name (site),
+// each optionally with .group — through the apiserver's discovery when a
+// kubeconfig is at hand, else read literally as resource[.group].
+import type { KubeClient } from '@kubebus/shared/kube';
+
+export interface ResolvedResource {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+}
+
+interface ApiResource {
+  readonly name: string;
+  readonly singularName?: string;
+  readonly shortNames?: readonly string[];
+  readonly kind: string;
+  readonly namespaced: boolean;
+}
+
+/** resource[.group] taken literally (no discovery). */
+export function literalResource(text: string): Pick<ResolvedResource, 'group' | 'resource'> {
+  const [resource = '', ...group] = text.split('.');
+  return { resource, group: group.join('.') };
+}
+
+export async function resolveResource(
+  client: KubeClient,
+  text: string,
+): Promise<ResolvedResource | undefined> {
+  const [word = '', ...rest] = text.split('.');
+  const wantedGroup = rest.length === 0 ? undefined : rest.join('.');
+  const matches = (resource: ApiResource) =>
+    !resource.name.includes('/') &&
+    [
+      resource.name,
+      resource.singularName,
+      resource.kind.toLowerCase(),
+      ...(resource.shortNames ?? []),
+    ]
+      .filter((name) => name !== undefined && name !== '')
+      .includes(word.toLowerCase());
+
+  const versions: { group: string; version: string }[] = [{ group: '', version: 'v1' }];
+  const groups = await client.request<{
+    groups?: { name: string; preferredVersion?: { version: string } }[];
+  }>('/apis');
+  for (const group of groups.groups ?? [])
+    if (
+      group.preferredVersion !== undefined &&
+      (wantedGroup === undefined || wantedGroup === group.name)
+    )
+      versions.push({ group: group.name, version: group.preferredVersion.version });
+  for (const { group, version } of versions) {
+    if (wantedGroup !== undefined && group !== wantedGroup) continue;
+    const list = await client
+      .request<{ resources?: ApiResource[] }>(
+        group === '' ? `/api/${version}` : `/apis/${group}/${version}`,
+      )
+      .catch(() => undefined);
+    const found = list?.resources?.find(matches);
+    if (found !== undefined)
+      return {
+        group,
+        version,
+        resource: found.name,
+        kind: found.kind,
+        namespaced: found.namespaced,
+      };
+  }
+  return undefined;
+}

@@ -1,0 +1,265 @@
+// `kubebus status <resource> <namespace/name>`: the first command to run when
+// an object is not Ready — one screen joining its conditions, its latest
+// Events, the work still pending for it, the last outcome of each controller
+// (with the trace id to find in the logs), and its dead letters.
+import {
+  Buckets,
+  Streams,
+  partitionOf,
+  readOutcomes,
+  readRevisions,
+  subjects,
+  type OutcomeRecord,
+} from '@kubebus/shared/bus';
+import { objectPath, type KubeClient } from '@kubebus/shared/kube';
+import type { ObjectKey } from '@kubebus/shared/runtime';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { readDeadLettersOf } from './history.js';
+import { table } from './lag.js';
+
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+  observedGeneration?: number;
+}
+
+interface KubeEvent {
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  lastTimestamp?: string;
+  eventTime?: string;
+  metadata?: { creationTimestamp?: string };
+}
+
+export interface ObjectStatus {
+  readonly key: ObjectKey;
+  readonly found: 'apiserver' | 'bus' | 'nowhere';
+  readonly generation?: number;
+  readonly observedGeneration?: number;
+  readonly resourceVersion?: string;
+  readonly deleting: boolean;
+  readonly conditions: Condition[];
+  readonly events: KubeEvent[] | string;
+  readonly pending: { controller: string; stream: string; since: string }[];
+  readonly outcomes: OutcomeRecord[];
+  readonly letters: { time: string; origin: string; attempts: number; reason: string }[];
+}
+
+interface Recorded {
+  metadata?: {
+    generation?: number;
+    resourceVersion?: string;
+    uid?: string;
+    deletionTimestamp?: string;
+  };
+  status?: { observedGeneration?: number; conditions?: Condition[] };
+}
+
+/** The work marks and status intents still waiting for this object, by who will take them. */
+async function pendingFor(nc: NatsConnection, key: ObjectKey) {
+  const jsm = await jetstreamManager(nc);
+  const agreements = await new Kvm(nc).open(Buckets.agreements).catch(() => undefined);
+  const pending: ObjectStatus['pending'] = [];
+  if (agreements === undefined) return pending;
+  for await (const name of await agreements.keys()) {
+    const entry = await agreements.get(name);
+    const partitions = (entry?.json<{ partitions?: number }>() ?? {}).partitions;
+    if (partitions === undefined) continue;
+    const [stream, subject, controller] =
+      name === 'status'
+        ? [Streams.status, subjects.status(partitionOf(key, partitions), key), 'status-writer']
+        : [
+            Streams.work,
+            subjects.work(name.slice('work.'.length), partitionOf(key, partitions), key),
+            name.slice('work.'.length),
+          ];
+    const message = await jsm.direct
+      .getMessage(stream, { last_by_subj: subject })
+      .catch(() => null);
+    if (message !== null) pending.push({ controller, stream, since: message.time.toISOString() });
+  }
+  return pending;
+}
+
+export async function readStatus(
+  nc: NatsConnection,
+  client: KubeClient | undefined,
+  key: ObjectKey & { version?: string; namespaced?: boolean },
+): Promise<ObjectStatus> {
+  let object: Recorded | undefined;
+  let found: ObjectStatus['found'] = 'nowhere';
+  if (client !== undefined && key.version !== undefined) {
+    object = await client.getIfExists<Recorded>(
+      objectPath(
+        {
+          group: key.group,
+          version: key.version,
+          resource: key.resource,
+          namespaced: key.namespaced ?? true,
+        },
+        key.namespace,
+        key.name,
+      ),
+    );
+    if (object !== undefined) found = 'apiserver';
+  }
+  if (object === undefined) {
+    const last = (await readRevisions(nc, key).catch(() => [])).at(-1);
+    object = last?.event.data as Recorded | undefined;
+    if (object !== undefined) found = 'bus';
+  }
+  let events: ObjectStatus['events'] = 'set KUBECONFIG to see its Events';
+  if (client !== undefined && object?.metadata?.uid !== undefined) {
+    const list = await client
+      .request<{ items?: KubeEvent[] }>(
+        `/api/v1${key.namespace === '' ? '' : `/namespaces/${encodeURIComponent(key.namespace)}`}/events`,
+        { query: { fieldSelector: `involvedObject.uid=${object.metadata.uid}` } },
+      )
+      .catch(
+        (error: unknown) => `cannot list Events: ${(error as Error).message.split('\n')[0] ?? ''}`,
+      );
+    events =
+      typeof list === 'string'
+        ? list
+        : (list.items ?? []).sort((a, b) => eventTime(a).localeCompare(eventTime(b))).slice(-5);
+  }
+  const outcomes = await readOutcomes(nc, key);
+  const lastPerController = new Map(outcomes.map((outcome) => [outcome.controller, outcome]));
+  return {
+    key,
+    found,
+    ...(object?.metadata?.generation === undefined
+      ? {}
+      : { generation: object.metadata.generation }),
+    ...(object?.status?.observedGeneration === undefined
+      ? {}
+      : { observedGeneration: object.status.observedGeneration }),
+    ...(object?.metadata?.resourceVersion === undefined
+      ? {}
+      : { resourceVersion: object.metadata.resourceVersion }),
+    deleting: object?.metadata?.deletionTimestamp !== undefined,
+    conditions: object?.status?.conditions ?? [],
+    events,
+    pending: await pendingFor(nc, key),
+    outcomes: [...lastPerController.values()],
+    letters: (await readDeadLettersOf(nc, key)).map((letter) => ({
+      time: letter.time,
+      origin: letter.origin,
+      attempts: letter.attempts,
+      reason: letter.reason,
+    })),
+  };
+}
+
+function eventTime(event: KubeEvent): string {
+  return event.lastTimestamp ?? event.eventTime ?? event.metadata?.creationTimestamp ?? '';
+}
+
+function ago(time: string | undefined, now: number): string {
+  if (time === undefined || time === '') return '-';
+  const seconds = Math.max(0, Math.round((now - Date.parse(time)) / 1_000));
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7_200) return `${Math.round(seconds / 60)}m`;
+  return `${Math.round(seconds / 3_600)}h`;
+}
+
+const oneLine = (text: string | undefined, max = 80) => {
+  const line = (text ?? '').split('\n')[0] ?? '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};
+
+export function formatStatus(status: ObjectStatus, now = Date.now()): string {
+  const { key } = status;
+  const where = key.namespace === '' ? key.name : `${key.namespace}/${key.name}`;
+  const out: string[] = [];
+  if (status.found === 'nowhere') {
+    out.push(
+      `${key.resource}${key.group === '' ? '' : `.${key.group}`} ${where}: not found (not on the apiserver, never recorded on the bus)`,
+    );
+  } else {
+    const generation =
+      status.generation === undefined
+        ? ''
+        : `generation ${status.generation}, observed ${status.observedGeneration ?? '-'}`;
+    out.push(
+      `${key.resource}${key.group === '' ? '' : `.${key.group}`} ${where}  ${generation}${status.deleting ? ', being deleted' : ''}  (from the ${status.found})`,
+    );
+  }
+  out.push('', 'CONDITIONS');
+  out.push(
+    status.conditions.length === 0
+      ? '  none reported yet\n'
+      : table(
+          ['TYPE', 'STATUS', 'REASON', 'AGE', 'MESSAGE'],
+          status.conditions.map((c) => [
+            c.type,
+            c.status,
+            c.reason ?? '',
+            ago(c.lastTransitionTime, now),
+            oneLine(c.message),
+          ]),
+        ),
+  );
+  out.push('EVENTS (latest 5)');
+  out.push(
+    typeof status.events === 'string'
+      ? `  ${status.events}\n`
+      : status.events.length === 0
+        ? '  none\n'
+        : table(
+            ['AGE', 'TYPE', 'REASON', 'MESSAGE'],
+            status.events.map((e) => [
+              ago(eventTime(e), now),
+              e.type ?? '',
+              e.reason ?? '',
+              oneLine(e.message),
+            ]),
+          ),
+  );
+  out.push('LAST OUTCOME PER CONTROLLER');
+  out.push(
+    status.outcomes.length === 0
+      ? '  none recorded\n'
+      : table(
+          ['CONTROLLER', 'RESULT', 'DURATION', 'ATTEMPT', 'AGE', 'TRACE', 'WHY'],
+          status.outcomes.map((o) => [
+            o.controller,
+            o.result,
+            `${o.ms}ms`,
+            String(o.attempt),
+            ago(o.at, now),
+            o.traceparent.split('-')[1] ?? '',
+            oneLine(o.error ?? o.note, 60),
+          ]),
+        ),
+  );
+  out.push(
+    `PENDING WORK: ${
+      status.pending.length === 0
+        ? 'none'
+        : status.pending
+            .map((p) => `${p.controller} (${p.stream}, waiting ${ago(p.since, now)})`)
+            .join(', ')
+    }`,
+  );
+  out.push(
+    `DEAD LETTERS: ${
+      status.letters.length === 0
+        ? 'none'
+        : `\n${status.letters
+            .map(
+              (l) =>
+                `  ${l.time} from ${l.origin} after ${l.attempts} attempts: ${oneLine(l.reason, 120)} (kubebus dlq list --origin ${l.origin})`,
+            )
+            .join('\n')}`
+    }`,
+  );
+  return `${out.join('\n')}\n`;
+}
