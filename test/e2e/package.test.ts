@@ -398,9 +398,46 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
 
       // replay: the recorded revisions of hello, re-run as a dry run, agree with what was recorded
       const replayed = await cli(['replay', 'operator.ts', 'default/hello']);
-      const revisions = replayed.stdout.trim().split('\n');
+      const revisions = replayed.stdout
+        .trim()
+        .split('\n')
+        .filter((line) => line.startsWith('#'));
       assert.ok(revisions.length >= 3, replayed.stdout);
       assert.match(revisions.at(-1) ?? '', /status same as recorded/);
+      // the writes each revision would make, against what was there then: at the first
+      // revision the ConfigMap did not exist yet; at the last one it is in place
+      const blocks = replayed.stdout.split(/^(?=#)/m);
+      assert.match(
+        blocks[0] ?? '',
+        /^ {4}write PATCH \/api\/v1\/namespaces\/default\/configmaps\/hello: would create it$/m,
+      );
+      assert.match(
+        blocks.at(-1) ?? '',
+        /^ {4}write PATCH \/api\/v1\/namespaces\/default\/configmaps\/hello: no change$/m,
+      );
+      const second = /^#(\d+)/.exec(revisions[1] ?? '')?.[1];
+      const ranged = await cli(['replay', 'operator.ts', 'default/hello', '--from', second ?? '']);
+      assert.equal(
+        ranged.stdout.split('\n').filter((line) => line.startsWith('#')).length,
+        revisions.length - 1,
+      );
+
+      // a changed reconciler, checked against recorded history: replay exits 1 where it diverges
+      const changed = readFileSync(join(project, 'operator.ts'), 'utf8').replace(
+        '.svc`',
+        '.svc.cluster.local`',
+      );
+      writeFileSync(join(project, 'operator-changed.ts'), changed);
+      const diverged = await cli(['replay', 'operator-changed.ts', 'default/hello']).then(
+        () => undefined,
+        (error: { code?: number; stdout?: string }) => error,
+      );
+      assert.equal(diverged?.code, 1, 'replay of a changed reconciler exited 0');
+      assert.match(diverged?.stdout ?? '', /status differs from recorded/);
+      assert.match(
+        diverged?.stdout ?? '',
+        /status\.url: .*hello\.default\.svc.*hello\.default\.svc\.cluster\.local/,
+      );
     } finally {
       await allInOne.stop();
     }

@@ -46,6 +46,7 @@ function parseCommandLine() {
         namespace: { type: 'string', short: 'n' },
         name: { type: 'string' },
         json: { type: 'boolean' },
+        output: { type: 'string', short: 'o' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -57,6 +58,10 @@ function parseCommandLine() {
   }
 }
 const { positionals, values } = parseCommandLine();
+if (values.output !== undefined && values.output !== 'json' && values.output !== 'table')
+  fail(`-o takes table or json, got ${JSON.stringify(values.output)}`);
+/** -o json (or --json): machine-readable output */
+const json = values.json === true || values.output === 'json';
 if (values.help === true || positionals.length === 0) {
   process.stdout.write(USAGE);
   process.exit(values.help === true ? 0 : 2);
@@ -131,16 +136,14 @@ try {
         ...(resolved.version === undefined ? {} : { version: resolved.version }),
         ...(resolved.namespaced === undefined ? {} : { namespaced: resolved.namespaced }),
       });
-      process.stdout.write(
-        values.json === true ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status),
-      );
+      process.stdout.write(json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
       process.exitCode = status.found === 'nowhere' ? 1 : 0;
     } else {
       const revisions = await readRevisions(nc, key);
       const letters = await readDeadLettersOf(nc, key);
       const outcomes = await readOutcomes(nc, key);
       process.stdout.write(
-        values.json === true
+        json
           ? `${JSON.stringify({ revisions, outcomes, letters }, null, 2)}\n`
           : formatHistory(revisions, letters, outcomes),
       );
@@ -163,17 +166,12 @@ try {
     await tail(
       nc,
       filter,
-      (line) =>
-        process.stdout.write(
-          `${values.json === true ? JSON.stringify(line) : formatTailLine(line)}\n`,
-        ),
+      (line) => process.stdout.write(`${json ? JSON.stringify(line) : formatTailLine(line)}\n`),
       stop.signal,
     );
   } else if (command === 'lag') {
     const lags = await readLag(nc);
-    process.stdout.write(
-      values.json === true ? `${JSON.stringify(lags, null, 2)}\n` : formatLag(lags),
-    );
+    process.stdout.write(json ? `${JSON.stringify(lags, null, 2)}\n` : formatLag(lags));
   } else if (command === 'dlq' && sub === 'list') {
     const letters = await listDeadLetters(nc, values.origin);
     process.stdout.write(

@@ -1,13 +1,16 @@
 // Replay: re-run a reconciler (DatabaseCluster's, or any operator's) over the
-// recorded history of one object, as a dry run — every apiserver write
-// carries dryRun=All, status intents are captured instead of published — and
-// show, for each revision, where the status it computes differs from the
-// status that was recorded for that generation.
-import { ObjectReader, readRevisions, type Revision } from '@kubebus/shared/bus';
+// recorded history of one object, as a dry run — the object and everything
+// it reads as they were at each revision (their own recorded history), every
+// apiserver write sent with dryRun=All and shown as what it would change,
+// status intents captured instead of published — and show, for each
+// revision, where the status it computes differs from the status recorded
+// after it (what the reconciles of that revision came to).
+import { readRevisions, type ObjectReader, type Revision } from '@kubebus/shared/bus';
 import { opOf, type KubeObject } from '@kubebus/shared/events';
 import {
   AppliedObjects,
   KubeClient,
+  type RequestInit,
   diff,
   formatChange,
   type Change,
@@ -15,7 +18,6 @@ import {
 } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics, startTrace, type Logger } from '@kubebus/shared/obs';
 import { keyString, type ObjectKey, type Reconciler } from '@kubebus/shared/runtime';
-import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { z } from 'zod';
 
@@ -51,10 +53,54 @@ export interface ReplayStep {
   readonly generation: number | undefined;
   /** the status this revision makes the reconciler publish, if any */
   readonly computed: Record<string, unknown> | undefined;
-  /** the last status recorded while the object was at this generation */
+  /** the status recorded next (what reconciling this revision came to), or the last */
   readonly recorded: Record<string, unknown> | undefined;
   readonly differences: Change[];
+  /** what the reconcile would write, each answered by the apiserver's dry run */
+  readonly writes: ReplayWrite[];
   readonly error?: string;
+}
+
+export interface ReplayWrite {
+  readonly method: string;
+  readonly path: string;
+  /** a new object, or the fields that would change on the one that was there */
+  readonly changes: 'created' | Change[];
+}
+
+/** Fields the apiserver sets on every write, whatever the reconciler sends. */
+const SERVER_SET = new Set([
+  'uid',
+  'creationTimestamp',
+  'managedFields',
+  'resourceVersion',
+  'generation',
+]);
+
+function writtenFields(before: KubeObject | undefined, after: unknown): Change[] {
+  const strip = (object: unknown) => {
+    if (object === null || typeof object !== 'object') return object;
+    const { metadata, status: _status, ...rest } = object as Record<string, unknown>;
+    const meta = Object.fromEntries(
+      Object.entries((metadata ?? {}) as Record<string, unknown>).filter(
+        ([k]) => !SERVER_SET.has(k),
+      ),
+    );
+    return { ...rest, metadata: meta };
+  };
+  return diff(strip(before), strip(after));
+}
+
+/** A dry-run client that keeps what each write would have done. */
+class RecordingClient extends KubeClient {
+  readonly writes: { method: string; path: string; answer: unknown }[] = [];
+
+  override async request<T = unknown>(path: string, init: RequestInit = {}): Promise<T> {
+    const answer = await super.request<T>(path, init);
+    const method = init.method ?? 'GET';
+    if (method !== 'GET') this.writes.push({ method, path, answer });
+    return answer;
+  }
 }
 
 /** Status fields that differ between any two runs by nature, not by logic. */
@@ -71,38 +117,52 @@ function comparable(status: Record<string, unknown> | undefined): unknown {
   };
 }
 
-function recordedFor(revisions: readonly Revision[], generation: number | undefined) {
-  const sameGeneration = revisions.filter(
-    (r) => r.event.kbgeneration === generation && r.event.data,
-  );
-  return sameGeneration.at(-1)?.event.data?.['status'] as Record<string, unknown> | undefined;
-}
-
 export async function replay(deps: {
   readonly nc: NatsConnection;
   readonly kubeConfig: KubeCredentials;
   readonly key: ObjectKey;
   readonly log: Logger;
   readonly build: (tools: ReplayTools) => Reconciler;
+  /** only revisions with a sequence in this range (inclusive) */
+  readonly from?: number;
+  readonly to?: number;
 }): Promise<ReplayStep[]> {
   const revisions = await readRevisions(deps.nc, deps.key);
-  const client = new KubeClient(deps.kubeConfig, restClientMetrics(new Registry()), {
-    dryRun: true,
-  });
-  const live = new ObjectReader(await jetstreamManager(deps.nc), (path) =>
-    client.getIfExists<KubeObject>(path),
-  );
+  const metrics = restClientMetrics(new Registry());
+  const live = new KubeClient(deps.kubeConfig, metrics);
+  // Every other object as it was when the replayed revision was recorded: its
+  // last revision before that one in KUBEBUS_EVENTS (one sequence for all).
+  const histories = new Map<string, Promise<Revision[]>>();
+  const asOf = async (key: ObjectKey, seq: number): Promise<KubeObject | undefined> => {
+    const id = keyString(key);
+    let history = histories.get(id);
+    if (history === undefined) {
+      history = readRevisions(deps.nc, key);
+      histories.set(id, history);
+    }
+    const before = (await history).filter((r) => r.seq < seq).at(-1);
+    if (before === undefined || opOf(before.event) === 'delete') return undefined;
+    if (before.event.data === undefined) return live.getIfExists<KubeObject>(before.event.subject);
+    return before.event.data;
+  };
 
   const steps: ReplayStep[] = [];
-  for (const revision of revisions) {
+  for (const [index, revision] of revisions.entries()) {
+    if (deps.from !== undefined && revision.seq < deps.from) continue;
+    if (deps.to !== undefined && revision.seq > deps.to) continue;
     const { event } = revision;
+    // What handling this revision came to is recorded in the next one (the status
+    // write); what the reconciles before it read is the world just before it.
+    const next = revisions[index + 1];
+    const snapshot = next?.seq ?? Number.MAX_SAFE_INTEGER;
     const captured: Record<string, unknown>[] = [];
+    const client = new RecordingClient(deps.kubeConfig, metrics, { dryRun: true });
     const reconciler = deps.build({
-      // The replayed object as it was at this revision; what it owns, as it is now.
+      // the replayed object, and everything it reads, as they were at this revision
       reader: atRevision((key) =>
         keyString(key) === keyString(deps.key)
           ? Promise.resolve(opOf(event) === 'delete' ? undefined : event.data)
-          : live.read(key),
+          : asOf(key, snapshot),
       ),
       client,
       status: { publish: async (intent) => void captured.push(intent.status) },
@@ -127,7 +187,22 @@ export async function replay(deps: {
       error = failure instanceof Error ? failure.message : String(failure);
     }
     const computed = captured.at(-1);
-    const recorded = recordedFor(revisions, event.kbgeneration);
+    const recorded = (next ?? revision).event.data?.['status'] as
+      Record<string, unknown> | undefined;
+    const writes: ReplayWrite[] = [];
+    for (const write of client.writes) {
+      if (write.method === 'POST') {
+        writes.push({ method: write.method, path: write.path, changes: 'created' });
+        continue;
+      }
+      const target = keyFromPath(write.path);
+      const before = target === undefined ? undefined : await asOf(target, revision.seq);
+      writes.push({
+        method: write.method,
+        path: write.path,
+        changes: before === undefined ? 'created' : writtenFields(before, write.answer),
+      });
+    }
     steps.push({
       seq: revision.seq,
       op: opOf(event),
@@ -136,6 +211,7 @@ export async function replay(deps: {
       computed,
       recorded,
       differences: computed === undefined ? [] : diff(comparable(recorded), comparable(computed)),
+      writes,
       ...(error === undefined ? {} : { error }),
     });
   }
@@ -157,7 +233,20 @@ export function formatReplay(steps: readonly ReplayStep[]): string {
       );
     } else {
       lines.push(`${head}: status differs from recorded`);
-      for (const change of step.differences) lines.push(`    ${formatChange(change)}`);
+      for (const change of step.differences)
+        lines.push(`    ${formatChange({ ...change, path: `status.${change.path}` })}`);
+    }
+    for (const write of step.writes) {
+      const what =
+        write.changes === 'created'
+          ? 'would create it'
+          : write.changes.length === 0
+            ? 'no change'
+            : `would change ${write.changes.length} field${write.changes.length === 1 ? '' : 's'}`;
+      lines.push(`    write ${write.method} ${write.path}: ${what}`);
+      if (write.changes !== 'created')
+        for (const change of write.changes.slice(0, 10))
+          lines.push(`        ${formatChange(change)}`);
     }
   }
   return `${lines.join('\n')}\n`;
@@ -166,4 +255,19 @@ export function formatReplay(steps: readonly ReplayStep[]): string {
 /** A reader from a function of one key (reads of several are made one by one). */
 function atRevision(read: (key: ObjectKey) => Promise<KubeObject | undefined>) {
   return { read, readAll: (keys: readonly ObjectKey[]) => Promise.all(keys.map(read)) };
+}
+
+/** The object key of an object's API path (…/namespaces/<ns>/<resource>/<name>[/status]). */
+function keyFromPath(path: string): ObjectKey | undefined {
+  const match =
+    /^\/(?:api\/v1|apis\/([^/]+)\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)\/([^/]+)(?:\/status)?$/.exec(
+      path.split('?')[0] ?? '',
+    );
+  if (match === null) return undefined;
+  return {
+    group: match[1] ?? '',
+    namespace: decodeURIComponent(match[2] ?? ''),
+    resource: match[3] ?? '',
+    name: decodeURIComponent(match[4] ?? ''),
+  };
 }

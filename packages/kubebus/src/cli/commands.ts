@@ -14,8 +14,9 @@ operators
   kubebus generate <operator.ts|.js> [--out <dir>] [--namespace <ns>] [--only crd,rbac,nats]
       the CRD, least-privilege RBAC per role and NATS users per role
       (YAML on stdout; with --out: crds.yaml, rbac.yaml, nats-users.conf)
-  kubebus replay <operator.ts|.js> <namespace/name> [--json]
-      re-run the operator over an object's recorded history as a dry run;
+  kubebus replay <operator.ts|.js> <namespace/name> [--from <seq>] [--to <seq>] [--json]
+      re-run the operator over an object's recorded history as a dry run, with
+      what it reads as it was then, and the writes it would make as diffs;
       exit 1 when a revision's status differs from what was recorded
 
 bus

@@ -29,7 +29,7 @@ async function main(): Promise<void> {
     case 'dev':
       return (await import('./dev.js')).dev(options(['log-level'], ['no-stand-in']));
     case 'replay':
-      return (await import('./replay.js')).replayCommand(options([], ['json']));
+      return (await import('./replay.js')).replayCommand(options(['from', 'to'], ['json']));
     case 'history':
     case 'status':
     case 'tail':

@@ -13,9 +13,22 @@ import {
 import { connect } from '@nats-io/transport-node';
 import { operatorArgument, usageError, type CommandLine } from './commands.js';
 
-const USAGE = 'kubebus replay <operator.ts|.js> <namespace/name | name> [--json]';
+const USAGE =
+  'kubebus replay <operator.ts|.js> <namespace/name | name> [--from <seq>] [--to <seq>] [--json]';
+
+/** A revision sequence from --from/--to, or exit 2. */
+function sequenceOption(line: CommandLine, name: string): number | undefined {
+  const value = line.values[name];
+  if (value === undefined) return undefined;
+  const seq = Number(value);
+  if (typeof value !== 'string' || !Number.isInteger(seq) || seq < 1)
+    return usageError(`--${name} takes a revision's sequence number (kubebus history shows them)`);
+  return seq;
+}
 
 export async function replayCommand(line: CommandLine): Promise<void> {
+  const from = sequenceOption(line, 'from');
+  const to = sequenceOption(line, 'to');
   const target = line.positionals[1];
   if (target === undefined) usageError(`missing the object: ${USAGE}`);
   const operator = await operatorArgument(line, USAGE);
@@ -51,6 +64,8 @@ export async function replayCommand(line: CommandLine): Promise<void> {
         name: name ?? '',
       },
       log,
+      ...(from === undefined ? {} : { from }),
+      ...(to === undefined ? {} : { to }),
       build: (tools) => new OperatorReconciler(operator, { ...tools, deps, dryRun: true }),
     });
     process.stdout.write(
