@@ -127,6 +127,67 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     );
   });
 
+  it('filters and pages dead letters, and re-drives all that match', async () => {
+    const js = jetstream(nc);
+    const park = (origin: string, name: string, code: string) => {
+      const key = { group: TEST_GROUP, resource: 'widgets', namespace: 'paged', name };
+      return publishDeadLetter(
+        js,
+        deadLetter({
+          origin,
+          key,
+          reason: `${name} failed`,
+          code,
+          subject: subjects.work(origin, 0, key),
+          attempts: 3,
+        }),
+      );
+    };
+    await park('pager', 'p1', 'KUBEBUS_KUBE_API');
+    await park('pager', 'p2', 'KUBEBUS_RECONCILE_FAILED');
+    await park('pager', 'p3', 'KUBEBUS_KUBE_API');
+    await park('other', 'o1', 'KUBEBUS_KUBE_API');
+    const names = (result: { stdout: string }) =>
+      [...result.stdout.matchAll(/paged\/(\w+)/g)].map((match) => match[1]);
+
+    assert.deepEqual(names(kubebus('dlq', 'list', '--origin', 'pager')), ['p1', 'p2', 'p3']);
+    assert.deepEqual(
+      names(kubebus('dlq', 'list', '--origin', 'pager', '--code', 'KUBEBUS_KUBE_API')),
+      ['p1', 'p3'],
+    );
+    const first = kubebus('dlq', 'list', '--origin', 'pager', '--limit', '1');
+    assert.deepEqual(names(first), ['p1']);
+    const after = /^#(\d+)/.exec(first.stdout)?.[1] ?? '';
+    assert.deepEqual(
+      names(kubebus('dlq', 'list', '--origin', 'pager', '--after', after, '--limit', '1')),
+      ['p2'],
+    );
+    assert.deepEqual(names(kubebus('dlq', 'list', '--origin', 'pager', '--since', '1h')), [
+      'p1',
+      'p2',
+      'p3',
+    ]);
+    assert.deepEqual(names(kubebus('dlq', 'list', '--since', '2999-01-01T00:00:00Z')), []);
+    const badSince = kubebus('dlq', 'list', '--since', 'yesterday');
+    assert.equal(badSince.status, 2);
+    assert.match(badSince.stderr, /^kubebus: --since takes a duration/);
+
+    const all = kubebus(
+      'dlq',
+      'redrive',
+      '--all',
+      '--origin',
+      'pager',
+      '--code',
+      'KUBEBUS_KUBE_API',
+    );
+    assert.equal(all.status, 0, all.stderr);
+    assert.match(all.stdout, /^re-drove 2 of 2 dead letters$/m);
+    assert.match(all.stderr, /re-drove 2\/2/);
+    assert.deepEqual(names(kubebus('dlq', 'list', '--origin', 'pager')), ['p2']);
+    assert.deepEqual(names(kubebus('dlq', 'list', '--origin', 'other')), ['o1']);
+  });
+
   it('tails changes as they are published, filtered, with the trace id', async () => {
     const follower = spawn(
       process.execPath,

@@ -1,5 +1,13 @@
 // `kubebus dlq`: list, inspect and re-drive what could not be processed.
-import { DeadLetterSchema, Streams, encodeWorkMark, type DeadLetter } from '@kubebus/shared/bus';
+import {
+  DeadLetterSchema,
+  Streams,
+  encodeToken,
+  encodeWorkMark,
+  readMessages,
+  subjects,
+  type DeadLetter,
+} from '@kubebus/shared/bus';
 import { formatKey } from '@kubebus/shared/kube';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
@@ -9,21 +17,42 @@ export interface StoredLetter {
   readonly letter: DeadLetter;
 }
 
+export interface LetterFilter {
+  /** the component that parked it (a controller, the watcher, the status writer) */
+  readonly origin?: string;
+  /** its error code, e.g. KUBEBUS_KUBE_API */
+  readonly code?: string;
+  /** parked at or after this time */
+  readonly since?: Date;
+  /** letters after this sequence only (paging) */
+  readonly after?: number;
+  /** at most this many */
+  readonly limit?: number;
+}
+
+/** The dead letters that match, oldest first, read in one pass over the DLQ. */
 export async function listDeadLetters(
   nc: NatsConnection,
-  origin?: string,
+  filter: LetterFilter = {},
 ): Promise<StoredLetter[]> {
-  const jsm = await jetstreamManager(nc);
-  const info = await jsm.streams.info(Streams.deadLetters);
+  const subject =
+    filter.origin === undefined
+      ? subjects.allDeadLetters
+      : `kubebus.dlq.${encodeToken(filter.origin)}.>`;
+  const messages = await readMessages(nc, Streams.deadLetters, subject);
   const out: StoredLetter[] = [];
-  for (
-    let seq = info.state.first_seq;
-    seq <= info.state.last_seq && info.state.messages > 0;
-    seq++
-  ) {
-    const letter = await inspectDeadLetter(nc, seq).catch(() => undefined);
-    if (letter !== undefined && (origin === undefined || letter.letter.origin === origin))
-      out.push(letter);
+  for (const message of messages) {
+    if (filter.after !== undefined && message.seq <= filter.after) continue;
+    let letter: DeadLetter;
+    try {
+      letter = DeadLetterSchema.parse(JSON.parse(new TextDecoder().decode(message.data)));
+    } catch {
+      continue; // not a letter (hand-published): inspect shows it
+    }
+    if (filter.code !== undefined && letter.code !== filter.code) continue;
+    if (filter.since !== undefined && Date.parse(letter.time) < filter.since.getTime()) continue;
+    out.push({ seq: message.seq, letter });
+    if (filter.limit !== undefined && out.length >= filter.limit) break;
   }
   return out;
 }

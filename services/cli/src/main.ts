@@ -18,9 +18,9 @@ const USAGE = `usage:
   kubebus history <kind|resource[.group]> <namespace/name | name>  every recorded revision, with diffs and outcomes
   kubebus tail [resource[.group]] [--namespace <ns>] [--name <name>]   changes as they are published
   kubebus lag [--json]                                           how far behind each consumer is
-  kubebus dlq list [--origin <component>]                        dead letters
+  kubebus dlq list [--origin <c>] [--code <code>] [--since <1h|ISO time>] [--after <seq>] [--limit <n>]
   kubebus dlq inspect <seq>                                      one dead letter, in full
-  kubebus dlq redrive <seq>...                                   send them back, remove them from the DLQ
+  kubebus dlq redrive <seq>... | --all [same filters]             send them back, remove them from the DLQ
 environment: KUBEBUS_NATS_URL (required), KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD;
 KUBECONFIG (kinds and short names resolved like kubectl, Events, the object as the apiserver has it)
 `;
@@ -43,6 +43,11 @@ function parseCommandLine() {
       allowPositionals: true,
       options: {
         origin: { type: 'string' },
+        code: { type: 'string' },
+        since: { type: 'string' },
+        after: { type: 'string' },
+        limit: { type: 'string' },
+        all: { type: 'boolean' },
         namespace: { type: 'string', short: 'n' },
         name: { type: 'string' },
         json: { type: 'boolean' },
@@ -106,6 +111,43 @@ async function resourceOf(
     resolved ??
     fail(`the apiserver serves no resource called "${text}" (kubectl api-resources lists them)`)
   );
+}
+
+/** --since: a duration back from now (30m, 2h, 7d) or a time (ISO 8601). */
+function sinceOption(text: string): Date {
+  const ago = /^(\d+)(s|m|h|d)$/.exec(text);
+  if (ago !== null) {
+    const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
+      ago[2] as 's' | 'm' | 'h' | 'd'
+    ];
+    return new Date(Date.now() - Number(ago[1]) * unit);
+  }
+  const time = new Date(text);
+  return Number.isNaN(time.getTime())
+    ? fail(
+        `--since takes a duration such as 30m, 2h, 7d, or a time such as 2026-11-30T12:00:00Z; got ${JSON.stringify(text)}`,
+      )
+    : time;
+}
+
+/** The dead-letter filters of the command line. */
+function letterFilter() {
+  const positive = (name: string, text: string | undefined) => {
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    return Number.isInteger(n) && n > 0
+      ? n
+      : fail(`--${name} takes a positive whole number, got ${JSON.stringify(text)}`);
+  };
+  const after = positive('after', values.after);
+  const limit = positive('limit', values.limit);
+  return {
+    ...(values.origin === undefined ? {} : { origin: values.origin }),
+    ...(values.code === undefined ? {} : { code: values.code }),
+    ...(values.since === undefined ? {} : { since: sinceOption(values.since) }),
+    ...(after === undefined ? {} : { after }),
+    ...(limit === undefined ? {} : { limit }),
+  };
 }
 
 /** A sequence number from the command line, or exit 2 saying what was expected. */
@@ -173,18 +215,44 @@ try {
     const lags = await readLag(nc);
     process.stdout.write(json ? `${JSON.stringify(lags, null, 2)}\n` : formatLag(lags));
   } else if (command === 'dlq' && sub === 'list') {
-    const letters = await listDeadLetters(nc, values.origin);
+    const letters = await listDeadLetters(nc, letterFilter());
     process.stdout.write(
-      letters.length === 0 ? 'the DLQ is empty\n' : `${letters.map(formatLetter).join('\n')}\n`,
+      json
+        ? `${JSON.stringify(letters, null, 2)}\n`
+        : letters.length === 0
+          ? 'no dead letters match\n'
+          : `${letters.map(formatLetter).join('\n')}\n`,
     );
   } else if (command === 'dlq' && sub === 'inspect') {
     process.stdout.write(
       `${JSON.stringify(await inspectDeadLetter(nc, sequence(rest[0])), null, 2)}\n`,
     );
   } else if (command === 'dlq' && sub === 'redrive') {
-    if (rest.length === 0)
-      fail('dlq redrive needs the sequence numbers of the letters (see dlq list)');
-    for (const seq of rest.map(sequence)) process.stdout.write(`${await redrive(nc, seq)}\n`);
+    if (values.all === true) {
+      if (rest.length > 0) fail('give sequence numbers or --all with filters, not both');
+      const letters = await listDeadLetters(nc, letterFilter());
+      let done = 0;
+      let failed = 0;
+      for (const { seq } of letters) {
+        try {
+          await redrive(nc, seq);
+          done++;
+        } catch (error) {
+          failed++;
+          process.stderr.write(`kubebus: #${seq}: ${printable((error as Error).message, 300)}\n`);
+        }
+        process.stderr.write(
+          `\rre-drove ${done}/${letters.length}${failed > 0 ? `, ${failed} failed` : ''}`,
+        );
+      }
+      process.stderr.write('\n');
+      process.stdout.write(`re-drove ${done} of ${letters.length} dead letters\n`);
+      if (failed > 0) process.exitCode = 1;
+    } else {
+      if (rest.length === 0)
+        fail('dlq redrive needs the sequence numbers of the letters (see dlq list), or --all');
+      for (const seq of rest.map(sequence)) process.stdout.write(`${await redrive(nc, seq)}\n`);
+    }
   } else {
     fail(`unknown command\n${USAGE}`);
   }
