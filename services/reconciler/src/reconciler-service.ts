@@ -30,6 +30,7 @@ import type { KubeObject } from '@kubebus/shared/events';
 import {
   AppliedObjects,
   KubeClient,
+  requireKubernetesVersion,
   TokenBucket,
   type KubeCredentials,
 } from '@kubebus/shared/kube';
@@ -106,6 +107,7 @@ export async function startReconcilerService(deps: {
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
     throttle: new TokenBucket(config.kubeRate.qps, config.kubeRate.burst),
   });
+  await requireKubernetesVersion(client, log);
   const reader = new ObjectReader(
     jsm,
     (path) => client.getIfExists<KubeObject>(path),

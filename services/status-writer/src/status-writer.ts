@@ -20,7 +20,12 @@ import {
 } from '@kubebus/shared/bus';
 import { ErrorCodes } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
-import { KubeClient, TokenBucket, type KubeCredentials } from '@kubebus/shared/kube';
+import {
+  KubeClient,
+  requireKubernetesVersion,
+  TokenBucket,
+  type KubeCredentials,
+} from '@kubebus/shared/kube';
 import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics, type WorkItem } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
@@ -56,6 +61,7 @@ export async function startStatusWriter(deps: {
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
     throttle: new TokenBucket(config.kubeRate.qps, config.kubeRate.burst),
   });
+  await requireKubernetesVersion(client, log);
   const metrics = statusWriterMetrics(registry);
   const reader = new ObjectReader(jsm, (path) => client.getIfExists<KubeObject>(path));
 

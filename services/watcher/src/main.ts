@@ -19,7 +19,10 @@ const bus = await orExit(
   'watcher',
   connectBus({ ...config.nats, name: `kubebus-watcher-${config.watcherId}` }, log),
 );
-const watcher = await startWatcher({ config, kubeConfig, bus, log, registry: shell.registry });
+const watcher = await orExit(
+  'watcher',
+  startWatcher({ config, kubeConfig, bus, log, registry: shell.registry }),
+);
 shell.checks.live('watch-loops', () => watcher.live());
 shell.checks.ready('watcher', () => watcher.ready());
 shell.started();

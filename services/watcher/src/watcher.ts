@@ -9,7 +9,12 @@ import {
   openJetStream,
   type BusConnection,
 } from '@kubebus/shared/bus';
-import { KubeClient, TokenBucket, type KubeCredentials } from '@kubebus/shared/kube';
+import {
+  KubeClient,
+  TokenBucket,
+  requireKubernetesVersion,
+  type KubeCredentials,
+} from '@kubebus/shared/kube';
 import type { Logger, Registry } from '@kubebus/shared/obs';
 import { backoffDelay } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
@@ -43,6 +48,7 @@ export async function startWatcher(deps: {
     throttle: new TokenBucket(deps.config.kubeRate.qps, deps.config.kubeRate.burst),
   });
   const abort = new AbortController();
+  await requireKubernetesVersion(client, log);
 
   const { js } = await openJetStream(bus.nc, {
     ...defaultTopology,

@@ -31,3 +31,4 @@ export { AppliedObjects } from './applied-objects.js';
 export { diff, formatChange } from './object-diff.js';
 export type { Change } from './object-diff.js';
 export { CONDITIONS_SCHEMA, CONDITION_SCHEMA, openApiOf, structural } from './crd-schema.js';
+export { MIN_KUBERNETES, requireKubernetesVersion } from './server-version.js';
