@@ -1,7 +1,7 @@
 // kubebus's REST client on a real kube-apiserver: one connection carries
 // every request and watch (HTTP/2), however many run at once — no TLS
 // handshake per request — and it survives the apiserver restarting.
-import { KubeClient, loadKubeConfig, watchEvents } from '@kubebus/shared/kube';
+import { KubeClient, listPages, loadKubeConfig, watchEvents } from '@kubebus/shared/kube';
 import { restClientMetrics } from '@kubebus/shared/obs';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -59,6 +59,57 @@ describe('REST client connections', { timeout: 300_000 }, () => {
     assert.ok((await watching) >= 1, 'the watch saw the ConfigMaps');
     assert.equal(await connections(), 1, 'one connection for everything');
     kube.close();
+  });
+
+  it('lists and watches metadata only: no byte of a Secret reaches the client', async () => {
+    const { kube } = await client();
+    const secrets = { group: '', version: 'v1', resource: 'secrets', namespaced: true };
+    const secret = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: 'default' },
+      type: 'Opaque',
+      stringData: { password: 'never-listed' },
+    });
+    await kube.request('/api/v1/namespaces/default/secrets', {
+      method: 'POST',
+      body: secret('listed'),
+    });
+    const scope = { resource: secrets, namespace: 'default', metadataOnly: { kind: 'Secret' } };
+    let resourceVersion = '';
+    const listed = [];
+    for await (const page of listPages(kube, scope)) {
+      listed.push(...page.items);
+      resourceVersion = page.resourceVersion;
+    }
+    const item = listed.find((s) => s.metadata.name === 'listed');
+    assert.ok(item);
+    assert.equal(item.kind, 'Secret');
+    assert.equal(item.apiVersion, 'v1');
+    assert.equal(item['type'], undefined);
+    assert.equal(item['data'], undefined);
+
+    const abort = new AbortController();
+    const watched = (async () => {
+      for await (const event of watchEvents(kube, scope, {
+        resourceVersion,
+        inactivityMs: 60_000,
+        timeoutSeconds: 60,
+        signal: abort.signal,
+      }))
+        if ('object' in event && event.object.metadata.name === 'watched') return event.object;
+      return undefined;
+    })();
+    await kube.request('/api/v1/namespaces/default/secrets', {
+      method: 'POST',
+      body: secret('watched'),
+    });
+    const object = await watched;
+    abort.abort();
+    assert.ok(object);
+    assert.equal(object.kind, 'Secret');
+    assert.equal(object['data'], undefined);
+    assert.doesNotMatch(JSON.stringify(object), /never-listed|bmV2ZXItbGlzdGVk/);
   });
 
   it('opens a new connection after the apiserver restarts, and only one', async () => {

@@ -194,6 +194,12 @@ describe('watcher', { timeout: 600_000 }, () => {
       new RegExp(Buffer.from('hunter2-never-on-the-bus').toString('base64').slice(0, 16)),
     );
     assert.equal((secretEvents[0]?.data as Record<string, unknown>)['data'], undefined);
+    // listed and watched as metadata only: not even the Secret's type reached the watcher,
+    // and the event still says what it is
+    const recorded = secretEvents[0]?.data as Record<string, unknown>;
+    assert.equal(recorded['kind'], 'Secret');
+    assert.equal(recorded['apiVersion'], 'v1');
+    assert.equal(recorded['type'], undefined);
   });
 
   it('publishes objects larger than the NATS max payload by reference, and goes on', async () => {

@@ -56,6 +56,10 @@ export class ResourceWatcher {
   ) {
     this.#scope = {
       resource,
+      // Secrets are published without their data anyway: never hold it at all
+      ...(resource.group === '' && resource.resource === 'secrets'
+        ? { metadataOnly: { kind: resource.kind } }
+        : {}),
       ...(options.namespace === '' ? {} : { namespace: options.namespace }),
       ...(options.labelSelector === undefined ? {} : { labelSelector: options.labelSelector }),
     };

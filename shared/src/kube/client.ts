@@ -18,6 +18,8 @@ export interface RequestInit {
   readonly contentType?: string;
   readonly signal?: AbortSignal;
   readonly timeoutMs?: number;
+  /** the representation asked for (default application/json) */
+  readonly accept?: string;
 }
 
 export interface KubeClientOptions {
@@ -144,7 +146,7 @@ export class KubeClient {
       ...(transport.auth === undefined
         ? {}
         : { authorization: `Basic ${Buffer.from(transport.auth).toString('base64')}` }),
-      accept: 'application/json',
+      accept: init.accept ?? 'application/json',
       ...(body === undefined
         ? {}
         : {

@@ -10,6 +10,12 @@ import { collectionPath, type ResourceRef } from './refs.js';
 
 export interface WatchScope {
   readonly resource: ResourceRef;
+  /**
+   * List and watch metadata only (PartialObjectMetadata): the objects' bytes —
+   * a Secret's data — never reach this process. Needs the resource's kind,
+   * which the answers then carry instead of PartialObjectMetadata.
+   */
+  readonly metadataOnly?: { readonly kind: string };
   /** watch one namespace; all when undefined */
   readonly namespace?: string;
   readonly labelSelector?: string;
@@ -40,14 +46,20 @@ export async function* listPages(
   // List items lack apiVersion and kind; give them back so events carry them.
   const apiVersion =
     resource.group === '' ? resource.version : `${resource.group}/${resource.version}`;
+  const metadataOnly = scope.metadataOnly;
   do {
     const list = await client.request<RawList>(collectionPath(resource, scope.namespace), {
       query: { limit: pageSize, continue: continueToken, labelSelector: scope.labelSelector },
+      ...(metadataOnly === undefined ? {} : { accept: METADATA_LIST }),
       ...(signal ? { signal } : {}),
     });
-    const kind = list.kind?.replace(/List$/, '') ?? '';
+    const kind = metadataOnly?.kind ?? list.kind?.replace(/List$/, '') ?? '';
     const items = (list.items ?? []).map((item) =>
-      KubeObjectSchema.parse({ apiVersion, kind, ...(item as object) }),
+      KubeObjectSchema.parse(
+        metadataOnly === undefined
+          ? { apiVersion, kind, ...(item as object) }
+          : { ...(item as object), apiVersion, kind },
+      ),
     );
     yield { items, resourceVersion: list.metadata?.resourceVersion ?? '' };
     continueToken = list.metadata?.continue || undefined;
@@ -69,6 +81,9 @@ export interface WatchOptions {
 }
 
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
+const METADATA_LIST =
+  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 /** One watch request, until the server ends it; 410 Gone throws KubeApiError(410). */
 export async function* watchEvents(
@@ -85,12 +100,20 @@ export async function* watchEvents(
       labelSelector: scope.labelSelector,
     },
     timeoutMs: options.inactivityMs,
+    ...(scope.metadataOnly === undefined ? {} : { accept: METADATA }),
     ...(options.signal ? { signal: options.signal } : {}),
   });
+  const { resource } = scope;
+  const apiVersion =
+    resource.group === '' ? resource.version : `${resource.group}/${resource.version}`;
   try {
     for await (const line of linesWithWatchdog(res, options.inactivityMs)) {
       const event = parseWatchLine(line);
-      if (event !== undefined) yield event;
+      if (event === undefined) continue;
+      // PartialObjectMetadata is told apart from the resource only by its kind: give it back
+      yield scope.metadataOnly !== undefined && 'object' in event
+        ? { ...event, object: { ...event.object, apiVersion, kind: scope.metadataOnly.kind } }
+        : event;
     }
   } finally {
     res.destroy();

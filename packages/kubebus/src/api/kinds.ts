@@ -24,7 +24,7 @@ export const ConfigMap = resource<WithData>({
   plural: 'configmaps',
   scope: 'Namespaced',
 });
-/** recorded on the bus without its data: read only what metadata says */
+/** watched as metadata only: its data (and type) never reach kubebus; read its metadata */
 export const Secret = resource({
   group: '',
   version: 'v1',
