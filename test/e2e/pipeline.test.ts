@@ -143,6 +143,24 @@ describe('pipeline and status writer', { timeout: 900_000 }, () => {
       (await writer.metric('kubebus_status_skipped_total', { reason: 'noop' })) > 0,
       'no-op intents skipped',
     );
+    // consumer lag per partition, from the replica holding it: every partition is
+    // held by one of the two reconcilers, and all work is done
+    const lagSeries = async () => {
+      const series: { consumer: string; value: number }[] = [];
+      for (const reconciler of pipeline.services.filter((p) => p.name.startsWith('reconciler')))
+        for (const match of (await reconciler.get('/metrics')).body.matchAll(
+          /^kubebus_consumer_pending\{stream="KUBEBUS_WORK",consumer="(databasecluster_p\d+)"\} (\d+)$/gm,
+        ))
+          series.push({ consumer: match[1] ?? '', value: Number(match[2]) });
+      return series;
+    };
+    await waitFor(async () => {
+      const series = await lagSeries();
+      return (
+        new Set(series.map((s) => s.consumer)).size === Number(PARTITIONS) &&
+        series.every((s) => s.value === 0)
+      );
+    }, 'a zero pending gauge for every partition');
   });
 
   it('never lets an older intent overwrite a newer status', async () => {

@@ -22,6 +22,7 @@ import {
   publishDegraded,
   runPartitioned,
   subjects,
+  watchConsumerLag,
   type BusConnection,
   type RunningPartitions,
 } from '@kubebus/shared/bus';
@@ -203,6 +204,18 @@ export async function startReconcilerService(deps: {
     );
   }
 
+  const running = partitions;
+  const lag =
+    running === undefined
+      ? undefined
+      : watchConsumerLag({
+          jsm,
+          registry,
+          stream: Streams.work,
+          consumers: () => running.held().map((p) => `${config.controller}_p${p}`),
+          everyMs: 5_000,
+        });
+
   const http =
     config.http.port > 0
       ? await startHttpSource(
@@ -222,6 +235,7 @@ export async function startReconcilerService(deps: {
     httpPort: http?.port,
     ready: () => (bus.connected() ? true : 'nats is not connected'),
     async stop() {
+      lag?.stop();
       await http?.close();
       await partitions?.stop();
       await controller.stop();

@@ -16,6 +16,7 @@ import {
   publishDeadLetter,
   runPartitioned,
   subjects,
+  watchConsumerLag,
   type BusConnection,
 } from '@kubebus/shared/bus';
 import { ErrorCodes } from '@kubebus/shared/errors';
@@ -134,11 +135,19 @@ export async function startStatusWriter(deps: {
       onMalformed: (message, reason) => parkMalformed(js, CONTROLLER_NAME, message, reason),
     },
   );
+  const lag = watchConsumerLag({
+    jsm,
+    registry,
+    stream: Streams.status,
+    consumers: () => partitions.held().map((p) => `${CONTROLLER_NAME}_p${p}`),
+    everyMs: 5_000,
+  });
   log.info({ partitions: partitions.held() }, 'status writer started');
 
   return {
     ready: () => (bus.connected() ? true : 'nats is not connected'),
     async stop() {
+      lag.stop();
       await partitions.stop();
       await controller.stop();
       log.info('status writer stopped');

@@ -35,3 +35,4 @@ export { agree, agreementKeys } from './agreements.js';
 export { BatchingReader } from './batching-reader.js';
 export { OutcomeRecorder, OutcomeRecordSchema, readOutcomes } from './outcomes.js';
 export type { OutcomeRecord } from './outcomes.js';
+export { watchConsumerLag } from './consumer-lag.js';
