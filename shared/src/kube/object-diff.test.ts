@@ -21,4 +21,36 @@ describe('history diff', () => {
   it('does not care about the order of keys', () => {
     assert.deepEqual(diff({ c: [{ a: 1, b: 2 }] }, { c: [{ b: 2, a: 1 }] }), []);
   });
+
+  it('diffs conditions by type and containers by name, not as whole lists', () => {
+    const condition = (type: string, status: string) => ({ type, status, reason: 'R' });
+    assert.deepEqual(
+      diff(
+        { status: { conditions: [condition('Ready', 'False'), condition('Degraded', 'False')] } },
+        { status: { conditions: [condition('Degraded', 'False'), condition('Ready', 'True')] } },
+      ).map(formatChange),
+      ['status.conditions[Ready].status: "False" → "True"'],
+    );
+    assert.deepEqual(
+      diff(
+        { containers: [{ name: 'db', image: 'postgres:15' }] },
+        {
+          containers: [
+            { name: 'db', image: 'postgres:16' },
+            { name: 'exporter', image: 'x' },
+          ],
+        },
+      ).map(formatChange),
+      [
+        'containers[db].image: "postgres:15" → "postgres:16"',
+        'containers[exporter]: (none) → {"name":"exporter","image":"x"}',
+      ],
+    );
+  });
+
+  it('diffs lists without a merge key whole', () => {
+    assert.deepEqual(diff({ args: ['-a'] }, { args: ['-a', '-b'] }).map(formatChange), [
+      'args: ["-a"] → ["-a","-b"]',
+    ]);
+  });
 });
