@@ -13,12 +13,25 @@ import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { TestBed } from '../bed/testbed.js';
 import { TEST_GROUP, installCrd, objects, widget, widgetCrd } from '../support/kube.js';
 import { ServiceProcess } from '../support/services.js';
 import { readEvents, readLastPerSubject } from '../support/stream.js';
 import { waitFor } from '../support/wait.js';
+
+/** The environment without the NATS variables (a person's shell may have them). */
+function withoutNats(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] =>
+        entry[1] !== undefined && !entry[0].startsWith('KUBEBUS_NATS_'),
+    ),
+  );
+}
 
 describe('kubebus CLI', { timeout: 300_000 }, () => {
   let bed: TestBed;
@@ -257,6 +270,46 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     const table = kubebus('lag');
     assert.match(table.stdout, /^STREAM +CONSUMER +PENDING +ACK PENDING +REDELIVERED +OLDEST$/m);
     assert.match(table.stdout, /^KUBEBUS_WORK +lagdemo_p0 +2 +1 +0 +\S+$/m);
+  });
+
+  it('connects from flags or a nats context as well as the environment', () => {
+    const run = (args: string[], env: Record<string, string>) =>
+      spawnSync(
+        process.execPath,
+        ['--conditions=source', '--import', 'tsx', 'services/cli/src/main.ts', ...args],
+        { encoding: 'utf8', env: { ...withoutNats(process.env), ...env }, timeout: 60_000 },
+      );
+    const config = mkdtempSync(join(tmpdir(), 'kubebus-nats-context-'));
+    mkdirSync(join(config, 'nats', 'context'), { recursive: true });
+    writeFileSync(
+      join(config, 'nats', 'context', 'bed.json'),
+      JSON.stringify({ url: bed.natsUrl }),
+    );
+    const noContext = { XDG_CONFIG_HOME: join(config, 'empty') };
+
+    const flag = run(['lag', '--server', bed.natsUrl], noContext);
+    assert.equal(flag.status, 0, flag.stderr);
+    assert.match(flag.stdout, /^STREAM +CONSUMER/m);
+
+    const named = run(['lag', '--context', 'bed'], { XDG_CONFIG_HOME: config });
+    assert.equal(named.status, 0, named.stderr);
+    writeFileSync(join(config, 'nats', 'context.txt'), 'bed\n');
+    const selected = run(['lag'], { XDG_CONFIG_HOME: config });
+    assert.equal(selected.status, 0, selected.stderr);
+
+    const missing = run(['lag', '--context', 'nope'], { XDG_CONFIG_HOME: config });
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /^kubebus: no nats context "nope"/);
+    const nothing = run(['lag'], noContext);
+    assert.equal(nothing.status, 2);
+    assert.match(nothing.stderr, /^kubebus: no NATS server: give --server/);
+    const unreachable = run(['lag', '--server', 'nats://127.0.0.1:1'], noContext);
+    assert.equal(unreachable.status, 1);
+    assert.equal(unreachable.stderr.trim().split('\n').length, 1, unreachable.stderr);
+    assert.match(
+      unreachable.stderr,
+      /cannot connect to NATS at nats:\/\/127\.0\.0\.1:1 \(from --server\)/,
+    );
   });
 
   it('fails with a clear message for a bad command or configuration', () => {

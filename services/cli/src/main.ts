@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { formatLetter, inspectDeadLetter, listDeadLetters, printable, redrive } from './dlq.js';
 import { readOutcomes, readRevisions } from '@kubebus/shared/bus';
 import { formatHistory, readDeadLettersOf } from './history.js';
+import { connectionOf, type Connection } from './connection.js';
 import { formatLag, readLag } from './lag.js';
 import { literalResource, resolveResource } from './resolve-resource.js';
 import { formatStatus, readStatus } from './status.js';
@@ -21,13 +22,17 @@ const USAGE = `usage:
   kubebus dlq list [--origin <c>] [--code <code>] [--since <1h|ISO time>] [--after <seq>] [--limit <n>]
   kubebus dlq inspect <seq>                                      one dead letter, in full
   kubebus dlq redrive <seq>... | --all [same filters]             send them back, remove them from the DLQ
-environment: KUBEBUS_NATS_URL (required), KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD;
+connection: --server nats://host:4222 [--user u --password p | --creds file] or --context <nats context>,
+else the selected nats context or KUBEBUS_NATS_URL, KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD;
 KUBECONFIG (kinds and short names resolved like kubectl, Events, the object as the apiserver has it)
 `;
 
 const ConfigSchema = z.object({
   KUBECONFIG: z.string().optional(),
-  KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
+  KUBEBUS_NATS_URL: z
+    .string()
+    .regex(/^(nats|tls):\/\//, 'expected nats://host:port')
+    .optional(),
   KUBEBUS_NATS_USER: z.string().optional(),
   KUBEBUS_NATS_PASSWORD: z.string().optional(),
 });
@@ -52,6 +57,11 @@ function parseCommandLine() {
         name: { type: 'string' },
         json: { type: 'boolean' },
         output: { type: 'string', short: 'o' },
+        server: { type: 'string', short: 's' },
+        user: { type: 'string' },
+        password: { type: 'string' },
+        creds: { type: 'string' },
+        context: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -78,13 +88,15 @@ try {
 } catch (error) {
   fail((error as Error).message);
 }
-const nc = await connect({
-  servers: env.KUBEBUS_NATS_URL.split(','),
-  ...(env.KUBEBUS_NATS_USER === undefined ? {} : { user: env.KUBEBUS_NATS_USER }),
-  ...(env.KUBEBUS_NATS_PASSWORD === undefined ? {} : { pass: env.KUBEBUS_NATS_PASSWORD }),
-}).catch((error: unknown) => {
+let connection: Connection;
+try {
+  connection = connectionOf(values, process.env);
+} catch (error) {
+  fail((error as Error).message);
+}
+const nc = await connect(connection.options).catch((error: unknown) => {
   process.stderr.write(
-    `kubebus: cannot connect to NATS at ${env.KUBEBUS_NATS_URL}: ${(error as Error).message}; check KUBEBUS_NATS_URL and the user\n`,
+    `kubebus: cannot connect to NATS at ${connection.url} (from ${connection.from}): ${(error as Error).message}; check the server and the user\n`,
   );
   process.exit(1);
 });
