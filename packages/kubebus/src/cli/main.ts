@@ -51,8 +51,20 @@ function options(strings: readonly string[], booleans: readonly string[] = []): 
       options: {
         ...Object.fromEntries(strings.map((name) => [name, { type: 'string' as const }])),
         ...Object.fromEntries(booleans.map((name) => [name, { type: 'boolean' as const }])),
+        help: { type: 'boolean', short: 'h' },
       },
     });
+    if (parsed.values.help === true) {
+      // this command's lines of the usage
+      const lines = USAGE.split('\n');
+      const start = lines.findIndex((line) => line.startsWith(`  kubebus ${command ?? ''} `));
+      const own = lines.slice(
+        start,
+        start + 1 + lines.slice(start + 1).findIndex((l) => !l.startsWith('      ')),
+      );
+      process.stdout.write(`${(start < 0 || own.length === 0 ? lines : own).join('\n')}\n`);
+      process.exit(0);
+    }
     return { positionals: parsed.positionals, values: parsed.values };
   } catch (error) {
     return usageError(
