@@ -127,20 +127,27 @@ describe('reconciler scale-out', { timeout: 900_000 }, () => {
     await create('hot');
     await waitFor(() => converged('hot'), 'the hot cluster');
     const updates = 60;
-    // The whole burst at once: the apiserver orders the writes, the reconcilers see a storm.
-    await Promise.all(
-      Array.from({ length: updates }, (_, i) =>
-        custom().patchNamespacedCustomObject(
-          {
-            ...target,
-            namespace: 'fleet',
-            name: 'hot',
-            body: { spec: { backup: { schedule: '0 1 * * *', retentionDays: i + 2 } } },
-          },
-          mergePatch,
+    const before = reconcilesOf(replicas, 'hot').length;
+    // The whole burst while every replica is busy (frozen): the marks pile up in the work
+    // stream, which keeps one per object — latest wins — whatever the machine's speed.
+    for (const replica of replicas) replica.signal('SIGSTOP');
+    try {
+      await Promise.all(
+        Array.from({ length: updates }, (_, i) =>
+          custom().patchNamespacedCustomObject(
+            {
+              ...target,
+              namespace: 'fleet',
+              name: 'hot',
+              body: { spec: { backup: { schedule: '0 1 * * *', retentionDays: i + 2 } } },
+            },
+            mergePatch,
+          ),
         ),
-      ),
-    );
+      );
+    } finally {
+      for (const replica of replicas) replica.signal('SIGCONT');
+    }
     const last = (await read('hot')) as Cluster & { spec: { backup: { retentionDays: number } } };
     assert.equal(last.metadata.generation, updates + 1, 'every update was a new generation');
     await waitFor(async () => {
@@ -164,11 +171,11 @@ describe('reconciler scale-out', { timeout: 900_000 }, () => {
         `reconciles overlap: ${JSON.stringify(previous)} and ${JSON.stringify(current)}`,
       );
     }
-    process.stdout.write(`# hot object: ${updates} updates, ${intervals.length} reconciles\n`);
-    assert.ok(
-      intervals.length < updates * 0.75,
-      `${intervals.length} reconciles for ${updates} updates`,
-    );
+    const after = intervals.length - before;
+    process.stdout.write(`# hot object: ${updates} updates, ${after} reconciles\n`);
+    // the pending mark, the one a replica may have held when it froze, and the no-op
+    // reconciles the status writes bring: a handful, not sixty
+    assert.ok(after <= 6, `${after} reconciles for ${updates} updates`);
   });
 
   it('moves the partitions of a replica killed mid-reconcile; everything converges, no bucket twice', async () => {
