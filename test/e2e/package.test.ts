@@ -53,15 +53,17 @@ interface Site {
 
 /** Creates each document of a YAML file as the admin (kinds kubebus generate writes). */
 async function applyFile(bed: TestBed, file: string): Promise<void> {
-  const paths: Record<string, string> = {
-    CustomResourceDefinition: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-    ServiceAccount: '/api/v1/namespaces/kubebus/serviceaccounts',
-    ClusterRole: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
-    ClusterRoleBinding: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+  const paths: Record<string, (namespace: string) => string> = {
+    CustomResourceDefinition: () => '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+    ServiceAccount: (ns) => `/api/v1/namespaces/${ns}/serviceaccounts`,
+    ClusterRole: () => '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+    ClusterRoleBinding: () => '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+    Role: (ns) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`,
+    RoleBinding: (ns) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`,
   };
   for (const document of parseAllDocuments(readFileSync(file, 'utf8'))) {
-    const object = document.toJSON() as { kind: string };
-    const path = paths[object.kind];
+    const object = document.toJSON() as { kind: string; metadata: { namespace?: string } };
+    const path = paths[object.kind]?.(object.metadata.namespace ?? '');
     assert.ok(path, `kubebus generate wrote an unexpected kind ${object.kind}`);
     const answer = await httpCall(`${bed.apiserverUrl}${path}`, {
       method: 'POST',
@@ -516,6 +518,53 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
     } finally {
       await Promise.all(roles.map((role) => role.stop()));
     }
+  });
+
+  it('generates namespaced RBAC for an operator that watches some namespaces only', async () => {
+    await cli([
+      'generate',
+      'operator.ts',
+      '--out',
+      'generated-namespaced',
+      '--namespace',
+      'kubebus-ns',
+      '--watch-namespaces',
+      'shop',
+      '--only',
+      'rbac',
+    ]);
+    const rbac = readFileSync(join(project, 'generated-namespaced', 'rbac.yaml'), 'utf8');
+    assert.doesNotMatch(rbac, /ClusterRole/);
+    const core = bed.kubeConfig().makeApiClient(CoreV1Api);
+    for (const name of ['kubebus-ns', 'shop'])
+      await core.createNamespace({ body: { metadata: { name } } });
+    await applyFile(bed, join(project, 'generated-namespaced', 'rbac.yaml'));
+    const can = async (namespace: string) => {
+      const answer = await httpCall(
+        `${bed.apiserverUrl}/apis/authorization.k8s.io/v1/subjectaccessreviews`,
+        {
+          method: 'POST',
+          body: JSON.stringify({
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SubjectAccessReview',
+            spec: {
+              user: 'system:serviceaccount:kubebus-ns:kubebus-staticsite-watcher',
+              groups: ['system:serviceaccounts', 'system:authenticated'],
+              resourceAttributes: {
+                namespace,
+                verb: 'list',
+                group: 'sites.example.com',
+                resource: 'staticsites',
+              },
+            },
+          }),
+          tls: bed.adminTls,
+        },
+      );
+      return (JSON.parse(answer.body) as { status: { allowed: boolean } }).status.allowed;
+    };
+    assert.equal(await can('shop'), true);
+    assert.equal(await can('default'), false);
   });
 
   it('refuses to start a process whose partition count disagrees with the deployed one', async () => {

@@ -11,9 +11,10 @@ operators
   kubebus dev <operator.ts|.js> [--no-stand-in] [--log-level debug|info|warn]
       real kube-apiserver, etcd and nats-server on loopback, the CRD installed,
       the operator running with a readable log (first run builds the servers: Go)
-  kubebus generate <operator.ts|.js> [--out <dir>] [--namespace <ns>] [--only crd,rbac,nats]
+  kubebus generate <operator.ts|.js> [--out <dir>] [--namespace <ns>] [--watch-namespaces a,b] [--only crd,rbac,nats]
       the CRD, least-privilege RBAC per role and NATS users per role
-      (YAML on stdout; with --out: crds.yaml, rbac.yaml, nats-users.conf)
+      (YAML on stdout; with --out: crds.yaml, rbac.yaml, nats-users.conf);
+      --watch-namespaces: Roles in those namespaces instead of ClusterRoles
   kubebus replay <operator.ts|.js> <namespace/name> [--from <seq>] [--to <seq>] [--json]
       re-run the operator over an object's recorded history as a dry run, with
       what it reads as it was then, and the writes it would make as diffs;

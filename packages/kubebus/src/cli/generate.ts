@@ -9,7 +9,8 @@ import { ROLES } from '../host/role-configs.js';
 import { operatorArgument, usageError, type CommandLine } from './commands.js';
 
 const USAGE =
-  'kubebus generate <operator.ts|.js> [--out <dir>] [--namespace <ns>] [--only crd,rbac,nats]';
+  'kubebus generate <operator.ts|.js> [--out <dir>] [--namespace <ns>] [--watch-namespaces a,b] [--only crd,rbac,nats]';
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const PARTS = ['crd', 'rbac', 'nats'] as const;
 
 function yamlDocuments(objects: readonly object[]): string {
@@ -27,14 +28,27 @@ export async function generate(line: CommandLine): Promise<void> {
       : PARTS;
   const namespace =
     typeof line.values['namespace'] === 'string' ? line.values['namespace'] : 'kubebus';
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace))
-    usageError(`--namespace "${namespace}" is not a namespace name`);
+  if (!NAMESPACE.test(namespace)) usageError(`--namespace "${namespace}" is not a namespace name`);
+  const watched = line.values['watch-namespaces'];
+  const watchNamespaces =
+    typeof watched === 'string'
+      ? watched
+          .split(',')
+          .map((ns) => ns.trim())
+          .filter((ns) => ns !== '')
+      : [];
+  for (const ns of watchNamespaces)
+    if (!NAMESPACE.test(ns)) usageError(`--watch-namespaces: "${ns}" is not a namespace name`);
   const operator = await operatorArgument(line, USAGE);
+  if (watchNamespaces.length > 0 && operator.for.scope === 'Cluster')
+    usageError(
+      `${operator.for.kind} is cluster-scoped: it cannot be watched in some namespaces only`,
+    );
 
   const files = {
     'crds.yaml': parts.includes('crd') ? yamlDocuments([crdOf(operator.for)]) : undefined,
     'rbac.yaml': parts.includes('rbac')
-      ? yamlDocuments(rbacOf(operator, namespace, ROLES))
+      ? yamlDocuments(rbacOf(operator, namespace, ROLES, watchNamespaces))
       : undefined,
     'nats-users.conf': parts.includes('nats') ? natsUsersOf(operator, ROLES) : undefined,
   };

@@ -22,7 +22,9 @@ async function main(): Promise<void> {
     case 'run':
       return (await import('./run.js')).run(options(['role']));
     case 'generate':
-      return (await import('./generate.js')).generate(options(['out', 'namespace', 'only']));
+      return (await import('./generate.js')).generate(
+        options(['out', 'namespace', 'only', 'watch-namespaces']),
+      );
     case 'init':
       (await import('./init.js')).init(options([]));
       return;

@@ -47,26 +47,60 @@ export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
   }
 }
 
-/** ServiceAccount, ClusterRole and ClusterRoleBinding for each role. */
-export function rbacOf(operator: Operator, namespace: string, roles: readonly Role[]): object[] {
+/**
+ * ServiceAccount, and for each role a ClusterRole with its binding — or, when
+ * the operator watches only some namespaces (KUBEBUS_WATCH_NAMESPACES), a
+ * Role and RoleBinding in each of them: nothing outside them is readable.
+ */
+export function rbacOf(
+  operator: Operator,
+  namespace: string,
+  roles: readonly Role[],
+  watchNamespaces: readonly string[] = [],
+): object[] {
   return roles.flatMap((role) => {
     const name = `kubebus-${operator.name}-${role}`;
     const labels = { 'app.kubernetes.io/name': 'kubebus', 'app.kubernetes.io/component': role };
+    const account = {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name, namespace, labels },
+    };
+    const subjects = [{ kind: 'ServiceAccount', name, namespace }];
+    if (watchNamespaces.length === 0)
+      return [
+        account,
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name, labels },
+          rules: rulesOf(operator, role),
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name, labels },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+          subjects,
+        },
+      ];
     return [
-      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, labels } },
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRole',
-        metadata: { name, labels },
-        rules: rulesOf(operator, role),
-      },
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRoleBinding',
-        metadata: { name, labels },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-        subjects: [{ kind: 'ServiceAccount', name, namespace }],
-      },
+      account,
+      ...watchNamespaces.flatMap((watched) => [
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: { name, namespace: watched, labels },
+          rules: rulesOf(operator, role),
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name, namespace: watched, labels },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+          subjects,
+        },
+      ]),
     ];
   });
 }
