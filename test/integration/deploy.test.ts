@@ -11,7 +11,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { serverBinary } from '../bed/binaries.js';
 import { httpCall } from '../bed/http.js';
 import { TestBed } from '../bed/testbed.js';
-import { installDatabaseClusterCrd } from '../support/pipeline.js';
+import { Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
 
 const file = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 
@@ -116,6 +116,66 @@ describe('deploy/', { timeout: 180_000 }, () => {
         allowed,
         `${account} ${allowed ? 'must' : 'must not'} ${verb} ${resource}${subresource ? `/${subresource}` : ''}`,
       );
+    }
+  });
+
+  it('alerts and charts only series the running services export', async () => {
+    const pipeline = new Pipeline(bed);
+    try {
+      const services = [
+        await pipeline.watcher(),
+        await pipeline.reconciler(),
+        await pipeline.statusWriter(),
+      ];
+      const exported = new Set<string>();
+      for (const service of services)
+        for (const match of (await service.get('/metrics')).body.matchAll(/^# TYPE (\S+) /gm))
+          if (match[1] !== undefined) exported.add(match[1]);
+
+      const [podMonitor, rules] = parseAllDocuments(
+        readFileSync(file('deploy/kubernetes/monitoring.yaml'), 'utf8'),
+      ).map((document) => document.toJSON() as Record<string, unknown>);
+      assert.equal(podMonitor?.['kind'], 'PodMonitor');
+      assert.equal(rules?.['kind'], 'PrometheusRule');
+      const alerts = (
+        rules?.['spec'] as {
+          groups: {
+            rules: {
+              alert: string;
+              expr: string;
+              labels?: { severity?: string };
+              annotations?: { summary?: string; description?: string };
+            }[];
+          }[];
+        }
+      ).groups.flatMap((group) => group.rules);
+      assert.ok(alerts.length >= 5);
+      for (const alert of alerts) {
+        assert.ok(alert.labels?.severity, `${alert.alert} has no severity`);
+        assert.ok(alert.annotations?.summary && alert.annotations.description, alert.alert);
+      }
+      const dashboard = JSON.parse(
+        readFileSync(file('deploy/grafana/kubebus-dashboard.json'), 'utf8'),
+      ) as { panels: { targets: { expr: string }[] }[]; templating: { list: { query: string }[] } };
+      const queries = [
+        ...alerts.map((alert) => alert.expr),
+        ...dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr)),
+        ...dashboard.templating.list.map((variable) => variable.query),
+      ];
+      const queried = new Set(
+        queries.flatMap((query) =>
+          [
+            ...query.matchAll(
+              /\b((?:kubebus|controller_runtime|workqueue|rest_client)_[a-z_]+)\b/g,
+            ),
+          ].map((match) => (match[1] ?? '').replace(/_(bucket|sum|count)$/, '')),
+        ),
+      );
+      assert.ok(queried.size >= 10);
+      const missing = [...queried].filter((name) => !exported.has(name));
+      assert.deepEqual(missing, [], `queried but exported by no service: ${missing.join(', ')}`);
+    } finally {
+      await pipeline.stop();
     }
   });
 
