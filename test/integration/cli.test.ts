@@ -126,6 +126,12 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
       'boom after 10 attempts',
     );
 
+    const yaml = kubebus('dlq', 'inspect', seq, '-o', 'yaml');
+    assert.match(yaml.stdout, /^letter:\n {2}.*\n(.*\n)* {2}reason: boom after 10 attempts$/m);
+    const badFormat = kubebus('dlq', 'inspect', seq, '-o', 'xml');
+    assert.equal(badFormat.status, 2);
+    assert.match(badFormat.stderr, /^kubebus: -o takes table, json, yaml; got "xml"/);
+
     const redrive = kubebus('dlq', 'redrive', seq);
     assert.equal(redrive.status, 0, redrive.stderr);
     const [mark] = await readLastPerSubject(nc, Streams.work, workSubject);

@@ -2,6 +2,7 @@
 import { loadConfig } from '@kubebus/shared/config';
 import { connect } from '@nats-io/transport-node';
 import { parseArgs } from 'node:util';
+import { stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import { formatLetter, inspectDeadLetter, listDeadLetters, printable, redrive } from './dlq.js';
 import { readOutcomes, readRevisions } from '@kubebus/shared/bus';
@@ -73,10 +74,17 @@ function parseCommandLine() {
   }
 }
 const { positionals, values } = parseCommandLine();
-if (values.output !== undefined && values.output !== 'json' && values.output !== 'table')
-  fail(`-o takes table or json, got ${JSON.stringify(values.output)}`);
-/** -o json (or --json): machine-readable output */
-const json = values.json === true || values.output === 'json';
+const FORMATS = ['table', 'json', 'yaml'] as const;
+const format =
+  values.json === true
+    ? 'json'
+    : (FORMATS.find((known) => known === (values.output ?? 'table')) ??
+      fail(`-o takes ${FORMATS.join(', ')}; got ${JSON.stringify(values.output)}`));
+/** -o json|yaml (or --json): machine-readable output */
+const json = format !== 'table';
+/** A value as JSON or YAML, for -o json|yaml. */
+const machine = (value: unknown) =>
+  format === 'yaml' ? stringifyYaml(value) : `${JSON.stringify(value, null, 2)}\n`;
 if (values.help === true || positionals.length === 0) {
   process.stdout.write(USAGE);
   process.exit(values.help === true ? 0 : 2);
@@ -190,7 +198,7 @@ try {
         ...(resolved.version === undefined ? {} : { version: resolved.version }),
         ...(resolved.namespaced === undefined ? {} : { namespaced: resolved.namespaced }),
       });
-      process.stdout.write(json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
+      process.stdout.write(json ? machine(status) : formatStatus(status));
       process.exitCode = status.found === 'nowhere' ? 1 : 0;
     } else {
       const revisions = await readRevisions(nc, key);
@@ -198,7 +206,7 @@ try {
       const outcomes = await readOutcomes(nc, key);
       process.stdout.write(
         json
-          ? `${JSON.stringify({ revisions, outcomes, letters }, null, 2)}\n`
+          ? machine({ revisions, outcomes, letters })
           : formatHistory(revisions, letters, outcomes),
       );
     }
@@ -225,20 +233,18 @@ try {
     );
   } else if (command === 'lag') {
     const lags = await readLag(nc);
-    process.stdout.write(json ? `${JSON.stringify(lags, null, 2)}\n` : formatLag(lags));
+    process.stdout.write(json ? machine(lags) : formatLag(lags));
   } else if (command === 'dlq' && sub === 'list') {
     const letters = await listDeadLetters(nc, letterFilter());
     process.stdout.write(
       json
-        ? `${JSON.stringify(letters, null, 2)}\n`
+        ? machine(letters)
         : letters.length === 0
           ? 'no dead letters match\n'
           : `${letters.map(formatLetter).join('\n')}\n`,
     );
   } else if (command === 'dlq' && sub === 'inspect') {
-    process.stdout.write(
-      `${JSON.stringify(await inspectDeadLetter(nc, sequence(rest[0])), null, 2)}\n`,
-    );
+    process.stdout.write(machine(await inspectDeadLetter(nc, sequence(rest[0]))));
   } else if (command === 'dlq' && sub === 'redrive') {
     if (values.all === true) {
       if (rest.length > 0) fail('give sequence numbers or --all with filters, not both');
