@@ -74,6 +74,35 @@ async function applyFile(bed: TestBed, file: string): Promise<void> {
   }
 }
 
+/** Whether the apiserver's RBAC lets a service account do this (a SubjectAccessReview). */
+async function allowed(
+  bed: TestBed,
+  account: { readonly namespace: string; readonly name: string },
+  attributes: Readonly<Record<string, string>>,
+): Promise<boolean> {
+  const answer = await httpCall(
+    `${bed.apiserverUrl}/apis/authorization.k8s.io/v1/subjectaccessreviews`,
+    {
+      method: 'POST',
+      body: JSON.stringify({
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user: `system:serviceaccount:${account.namespace}:${account.name}`,
+          groups: [
+            'system:serviceaccounts',
+            `system:serviceaccounts:${account.namespace}`,
+            'system:authenticated',
+          ],
+          resourceAttributes: attributes,
+        },
+      }),
+      tls: bed.adminTls,
+    },
+  );
+  return (JSON.parse(answer.body) as { status: { allowed: boolean } }).status.allowed;
+}
+
 describe('the kubebus package, installed in a project of its own', { timeout: 900_000 }, () => {
   let bed: TestBed;
   let project: string;
@@ -470,35 +499,12 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
         60_000,
       );
       // and no more than that: what each role never does is refused
-      const can = async (role: string, verb: string, resource: string, group = '', sub = '') => {
-        const answer = await httpCall(
-          `${bed.apiserverUrl}/apis/authorization.k8s.io/v1/subjectaccessreviews`,
-          {
-            method: 'POST',
-            body: JSON.stringify({
-              apiVersion: 'authorization.k8s.io/v1',
-              kind: 'SubjectAccessReview',
-              spec: {
-                user: `system:serviceaccount:kubebus:kubebus-staticsite-${role}`,
-                groups: [
-                  'system:serviceaccounts',
-                  'system:serviceaccounts:kubebus',
-                  'system:authenticated',
-                ],
-                resourceAttributes: {
-                  namespace: NAMESPACE,
-                  verb,
-                  group,
-                  resource,
-                  subresource: sub,
-                },
-              },
-            }),
-            tls: bed.adminTls,
-          },
+      const can = (role: string, verb: string, resource: string, group = '', sub = '') =>
+        allowed(
+          bed,
+          { namespace: 'kubebus', name: `kubebus-staticsite-${role}` },
+          { namespace: NAMESPACE, verb, group, resource, subresource: sub },
         );
-        return (JSON.parse(answer.body) as { status: { allowed: boolean } }).status.allowed;
-      };
       assert.equal(await can('reconciler', 'patch', 'configmaps'), true);
       assert.equal(await can('reconciler', 'delete', 'configmaps'), false);
       assert.equal(await can('reconciler', 'get', 'secrets'), false);
@@ -539,30 +545,12 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
     for (const name of ['kubebus-ns', 'shop'])
       await core.createNamespace({ body: { metadata: { name } } });
     await applyFile(bed, join(project, 'generated-namespaced', 'rbac.yaml'));
-    const can = async (namespace: string) => {
-      const answer = await httpCall(
-        `${bed.apiserverUrl}/apis/authorization.k8s.io/v1/subjectaccessreviews`,
-        {
-          method: 'POST',
-          body: JSON.stringify({
-            apiVersion: 'authorization.k8s.io/v1',
-            kind: 'SubjectAccessReview',
-            spec: {
-              user: 'system:serviceaccount:kubebus-ns:kubebus-staticsite-watcher',
-              groups: ['system:serviceaccounts', 'system:authenticated'],
-              resourceAttributes: {
-                namespace,
-                verb: 'list',
-                group: 'sites.example.com',
-                resource: 'staticsites',
-              },
-            },
-          }),
-          tls: bed.adminTls,
-        },
+    const can = (namespace: string) =>
+      allowed(
+        bed,
+        { namespace: 'kubebus-ns', name: 'kubebus-staticsite-watcher' },
+        { namespace, verb: 'list', group: 'sites.example.com', resource: 'staticsites' },
       );
-      return (JSON.parse(answer.body) as { status: { allowed: boolean } }).status.allowed;
-    };
     assert.equal(await can('shop'), true);
     assert.equal(await can('default'), false);
   });
