@@ -5,6 +5,7 @@
 import { Streams } from '@kubebus/shared/bus';
 import { jetstreamManager, type ConsumerInfo } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { formatAge, table } from './table.js';
 
 export interface ConsumerLag {
   readonly stream: string;
@@ -54,27 +55,6 @@ export async function readLag(nc: NatsConnection, now = Date.now()): Promise<Con
   return lags;
 }
 
-function age(ms: number | undefined): string {
-  if (ms === undefined) return '-';
-  if (ms < 1_000) return `${ms}ms`;
-  if (ms < 120_000) return `${(ms / 1_000).toFixed(1)}s`;
-  if (ms < 7_200_000) return `${Math.round(ms / 60_000)}m`;
-  return `${Math.round(ms / 3_600_000)}h`;
-}
-
-/** An aligned table, widest cell per column. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
-  );
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
-}
-
 export function formatLag(lags: readonly ConsumerLag[]): string {
   if (lags.length === 0) return 'no consumers: no reconciler or status writer has started\n';
   return table(
@@ -85,7 +65,7 @@ export function formatLag(lags: readonly ConsumerLag[]): string {
       String(lag.pending),
       String(lag.ackPending),
       String(lag.redelivered),
-      age(lag.oldestMs),
+      formatAge(lag.oldestMs),
     ]),
   );
 }

@@ -17,7 +17,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { readDeadLettersOf } from './history.js';
-import { table } from './lag.js';
+import { formatAge, table } from './table.js';
 
 interface Condition {
   type: string;
@@ -162,12 +162,9 @@ function eventTime(event: KubeEvent): string {
   return event.lastTimestamp ?? event.eventTime ?? event.metadata?.creationTimestamp ?? '';
 }
 
+/** How long ago `time` was, as the tables show ages. */
 function ago(time: string | undefined, now: number): string {
-  if (time === undefined || time === '') return '-';
-  const seconds = Math.max(0, Math.round((now - Date.parse(time)) / 1_000));
-  if (seconds < 120) return `${seconds}s`;
-  if (seconds < 7_200) return `${Math.round(seconds / 60)}m`;
-  return `${Math.round(seconds / 3_600)}h`;
+  return time === undefined || time === '' ? '-' : formatAge(Math.max(0, now - Date.parse(time)));
 }
 
 const oneLine = (text: string | undefined, max = 80) => {
