@@ -19,9 +19,16 @@ export class ObjectReader {
     private readonly batch = false,
   ) {}
 
-  /** The object as last recorded, or undefined when it was deleted or never seen. */
+  /**
+   * The object as last recorded, or undefined when it was deleted or never
+   * seen. Asked of the stream's leader, not with a direct get that any
+   * replica may answer: a replica catching up after a restart answers "not
+   * there" or an older revision, and a reconcile that believed it would ack
+   * its work for an object it never saw. Reads of what the object owns stay direct and
+   * batched: a stale one costs a redundant write, never a lost change.
+   */
   async read(key: ObjectKey): Promise<KubeObject | undefined> {
-    const stored = await this.jsm.direct.getMessage(Streams.events, {
+    const stored = await this.jsm.streams.getMessage(Streams.events, {
       last_by_subj: subjects.event(key),
     });
     return stored === null ? undefined : this.#decode(stored);
