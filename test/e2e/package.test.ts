@@ -399,7 +399,19 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
         .stdout;
       assert.match(history, /^#\d+ \S+ add rv \d+ generation 1 \(watch\)$/m);
       assert.match(history, /^ {4}→ staticsite success in \d+ ms trace [0-9a-f]{32}$/m);
-      assert.match(history, /^ {4}→ status-writer success in \d+ ms trace [0-9a-f]{32}$/m);
+      assert.match(
+        history,
+        /^ {4}→ status-writer success in \d+ ms, wrote rv \d+ trace [0-9a-f]{32}$/m,
+      );
+      // each status write sits under the revision its reconcile acted on (same trace),
+      // and the revision it produced says who wrote it
+      for (const block of history.split(/^(?=#)/m)) {
+        for (const [, trace] of block.matchAll(
+          /→ status-writer success .* trace ([0-9a-f]{32})$/gm,
+        ))
+          assert.match(block, new RegExp(`→ staticsite \\w+ .*trace ${trace}$`, 'm'), block);
+      }
+      assert.match(history, /^ {4}written by status-writer, trace [0-9a-f]{32}$/m);
       const doomed = (await cli(['history', 'staticsites.sites.example.com', 'default/doomed']))
         .stdout;
       assert.match(doomed, /→ staticsite error in \d+ ms: .*no doomed pages/);
@@ -420,6 +432,9 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       assert.match(fine, /^Ready +True +Replicas +\S+ +2\/2 ready$/m);
       assert.match(fine, /^staticsite +success +/m);
       assert.match(fine, /^DEAD LETTERS: none$/m);
+      // where its work goes: a partition per controller, held by a running replica, nothing waiting
+      assert.match(fine, /^staticsite +\d+ +(?!\(nobody)\S+ +none$/m);
+      assert.match(fine, /^status-writer +\d+ +(?!\(nobody)\S+ +none$/m);
       const missing = await cli(['status', 'site', 'default/nope']).then(
         () => undefined,
         (error: { code?: number; stdout?: string }) => error,

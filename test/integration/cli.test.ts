@@ -322,6 +322,17 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     const unknown = kubebus('frobnicate');
     assert.equal(unknown.status, 2);
     assert.match(unknown.stderr, /unknown command/);
+    // per-command help and options, answered before any connection is tried
+    const help = kubebus('dlq', 'list', '--help');
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /^usage: kubebus dlq list \[--origin/);
+    assert.doesNotMatch(help.stdout, /kubebus history/);
+    const misplaced = kubebus('lag', '--origin', 'reconciler');
+    assert.equal(misplaced.status, 2);
+    assert.equal(
+      misplaced.stderr,
+      'kubebus: kubebus lag takes no --origin (kubebus lag --help lists its options)\n',
+    );
     const noNats = spawnSync(
       process.execPath,
       ['--conditions=source', '--import', 'tsx', 'services/cli/src/main.ts', 'dlq', 'list'],

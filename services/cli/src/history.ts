@@ -25,13 +25,46 @@ export async function readDeadLettersOf(nc: NatsConnection, key: ObjectKey): Pro
   });
 }
 
+/** The trace id of a traceparent (the part every span of one change shares). */
+const traceIdOf = (traceparent: string) => traceparent.split('-')[1] ?? traceparent;
+
 /** One outcome line: which controller, what came of it, how long, the trace to look up. */
 export function formatOutcome(outcome: OutcomeRecord): string {
-  const traceId = outcome.traceparent.split('-')[1] ?? outcome.traceparent;
+  const traceId = traceIdOf(outcome.traceparent);
   const attempt = outcome.attempt > 1 ? ` (attempt ${outcome.attempt})` : '';
   const why = outcome.error ?? outcome.note;
   const error = why === undefined ? '' : `: ${why.split('\n')[0] ?? ''}`;
-  return `    → ${outcome.controller} ${outcome.result} in ${outcome.ms} ms${attempt}${error} trace ${traceId}`;
+  const wrote = outcome.wrote === undefined ? '' : `, wrote rv ${outcome.wrote}`;
+  return `    → ${outcome.controller} ${outcome.result} in ${outcome.ms} ms${attempt}${wrote}${error} trace ${traceId}`;
+}
+
+/**
+ * Which revision each outcome belongs to: the revision whose event it acted
+ * on; else (a status write, whose intent names no event) the revision the
+ * same trace started from; else the last revision recorded before it.
+ * -1: before the first revision still kept.
+ */
+export function placeOutcomes(
+  revisions: readonly Revision[],
+  outcomes: readonly OutcomeRecord[],
+): number[] {
+  const byEvent = new Map(revisions.map(({ event }, index) => [event.id, index]));
+  const byTrace = new Map<string, number>();
+  const placed = outcomes.map((outcome) => {
+    const index = outcome.eventId === undefined ? undefined : byEvent.get(outcome.eventId);
+    if (index !== undefined) byTrace.set(traceIdOf(outcome.traceparent), index);
+    return index;
+  });
+  return placed.map((index, i) => {
+    if (index !== undefined) return index;
+    const outcome = outcomes[i] as OutcomeRecord;
+    const traced = byTrace.get(traceIdOf(outcome.traceparent));
+    if (traced !== undefined) return traced;
+    let last = -1;
+    for (const [at, { event }] of revisions.entries())
+      if ((event.time ?? '') <= outcome.at) last = at;
+    return last;
+  });
 }
 
 export function formatHistory(
@@ -40,33 +73,31 @@ export function formatHistory(
   outcomes: readonly OutcomeRecord[] = [],
 ): string {
   const lines: string[] = [];
+  const placement = placeOutcomes(revisions, outcomes);
+  const outcomesOf = (index: number) =>
+    outcomes.filter((_, i) => placement[i] === index).map(formatOutcome);
+  const writers = new Map(
+    outcomes.flatMap((outcome) => (outcome.wrote === undefined ? [] : [[outcome.wrote, outcome]])),
+  );
+  // outcomes older than the first revision kept (the rest of its history has aged out)
+  lines.push(...outcomesOf(-1));
   let previous: unknown;
-  // each revision is followed by what the controllers did until the next one
-  const pending = [...outcomes];
-  const outcomesUntil = (time: string | undefined) => {
-    while (pending.length > 0 && (time === undefined || (pending[0]?.at ?? '') < time)) {
-      const outcome = pending.shift();
-      if (outcome !== undefined) lines.push(formatOutcome(outcome));
-    }
-  };
   for (const [index, { seq, event }] of revisions.entries()) {
-    if (index === 0) {
-      // outcomes older than the first revision kept (the rest of its history has aged out)
-      outcomesUntil(event.time);
-    }
     const generation = event.kbgeneration === undefined ? '' : ` generation ${event.kbgeneration}`;
     lines.push(
       `#${seq} ${event.time ?? ''} ${opOf(event)} rv ${event.kbrv}${generation} (${event.kbreason})`,
     );
+    const writer = writers.get(event.kbrv);
+    if (writer !== undefined)
+      lines.push(`    written by ${writer.controller}, trace ${traceIdOf(writer.traceparent)}`);
     if (event.kbref === 'apiserver')
       lines.push('    (too large to record; published by reference)');
     else if (previous !== undefined && opOf(event) !== 'delete') {
       for (const change of diff(previous, event.data)) lines.push(`    ${formatChange(change)}`);
     }
     if (event.data !== undefined) previous = event.data;
-    outcomesUntil(revisions[index + 1]?.event.time);
+    lines.push(...outcomesOf(index));
   }
-  outcomesUntil(undefined);
   for (const letter of letters) {
     lines.push(
       `dead letter ${letter.time} from ${letter.origin} after ${letter.attempts} attempts: ${letter.reason}`,

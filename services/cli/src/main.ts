@@ -1,7 +1,6 @@
 // kubebus: the command line for people. history · tail · lag · dlq list · dlq inspect · dlq redrive
 import { loadConfig } from '@kubebus/shared/config';
 import { connect } from '@nats-io/transport-node';
-import { parseArgs } from 'node:util';
 import { stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import { formatLetter, inspectDeadLetter, listDeadLetters, printable, redrive } from './dlq.js';
@@ -9,24 +8,12 @@ import { readOutcomes, readRevisions } from '@kubebus/shared/bus';
 import { formatHistory, readDeadLettersOf } from './history.js';
 import { connectionOf, type Connection } from './connection.js';
 import { formatLag, readLag } from './lag.js';
+import { COMMANDS, readCommandLine } from './commands.js';
 import { literalResource, resolveResource } from './resolve-resource.js';
 import { formatStatus, readStatus } from './status.js';
 import { KubeClient, loadKubeConfig } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { formatTailLine, tail, tailSubject } from './tail.js';
-
-const USAGE = `usage:
-  kubebus status <kind|resource[.group]> <namespace/name | name>   conditions, Events, pending work, last outcomes, dead letters
-  kubebus history <kind|resource[.group]> <namespace/name | name>  every recorded revision, with diffs and outcomes
-  kubebus tail [resource[.group]] [--namespace <ns>] [--name <name>]   changes as they are published
-  kubebus lag [--json]                                           how far behind each consumer is
-  kubebus dlq list [--origin <c>] [--code <code>] [--since <1h|ISO time>] [--after <seq>] [--limit <n>]
-  kubebus dlq inspect <seq>                                      one dead letter, in full
-  kubebus dlq redrive <seq>... | --all [same filters]             send them back, remove them from the DLQ
-connection: --server nats://host:4222 [--user u --password p | --creds file] or --context <nats context>,
-else the selected nats context or KUBEBUS_NATS_URL, KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD;
-KUBECONFIG (kinds and short names resolved like kubectl, Events, the object as the apiserver has it)
-`;
 
 const ConfigSchema = z.object({
   KUBECONFIG: z.string().optional(),
@@ -43,37 +30,13 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-function parseCommandLine() {
-  try {
-    return parseArgs({
-      allowPositionals: true,
-      options: {
-        origin: { type: 'string' },
-        code: { type: 'string' },
-        since: { type: 'string' },
-        after: { type: 'string' },
-        limit: { type: 'string' },
-        all: { type: 'boolean' },
-        namespace: { type: 'string', short: 'n' },
-        name: { type: 'string' },
-        json: { type: 'boolean' },
-        output: { type: 'string', short: 'o' },
-        server: { type: 'string', short: 's' },
-        user: { type: 'string' },
-        password: { type: 'string' },
-        creds: { type: 'string' },
-        context: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    // node's messages are one line already ("Unknown option '--bogus'…")
-    return fail(
-      `${(error as Error).message.split('\n')[0] ?? ''} (kubebus --help lists the options)`,
-    );
-  }
+const commandLine = readCommandLine(process.argv.slice(2));
+if (commandLine.kind === 'error') fail(commandLine.message);
+if (commandLine.kind === 'help') {
+  process.stdout.write(commandLine.text);
+  process.exit(commandLine.exitCode);
 }
-const { positionals, values } = parseCommandLine();
+const { positionals, values } = commandLine.parsed;
 const FORMATS = ['table', 'json', 'yaml'] as const;
 const format =
   values.json === true
@@ -85,10 +48,6 @@ const json = format !== 'table';
 /** A value as JSON or YAML, for -o json|yaml. */
 const machine = (value: unknown) =>
   format === 'yaml' ? stringifyYaml(value) : `${JSON.stringify(value, null, 2)}\n`;
-if (values.help === true || positionals.length === 0) {
-  process.stdout.write(USAGE);
-  process.exit(values.help === true ? 0 : 2);
-}
 
 let env: z.output<typeof ConfigSchema>;
 try {
@@ -183,8 +142,9 @@ function sequence(text: string | undefined): number {
 try {
   const [command, sub, ...rest] = positionals;
   if (command === 'history' || command === 'status') {
-    const where = rest[0] ?? fail(USAGE);
-    const resolved = await resourceOf(sub ?? fail(USAGE));
+    const missing = () => fail(`usage: ${COMMANDS[command]?.usage ?? ''}`);
+    const where = rest[0] ?? missing();
+    const resolved = await resourceOf(sub ?? missing());
     const [namespace, name] = where.includes('/') ? where.split('/', 2) : ['', where];
     const key = {
       group: resolved.group,
@@ -272,7 +232,7 @@ try {
       for (const seq of rest.map(sequence)) process.stdout.write(`${await redrive(nc, seq)}\n`);
     }
   } else {
-    fail(`unknown command\n${USAGE}`);
+    fail(`unknown command "${positionals.join(' ')}" (kubebus --help lists the commands)`);
   }
 } catch (error) {
   const message = (error as Error).message;

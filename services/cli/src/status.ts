@@ -47,9 +47,19 @@ export interface ObjectStatus {
   readonly deleting: boolean;
   readonly conditions: Condition[];
   readonly events: KubeEvent[] | string;
-  readonly pending: { controller: string; stream: string; since: string }[];
+  /** per controller: the object's partition, the replica holding it, work waiting since */
+  readonly work: WorkPlace[];
   readonly outcomes: OutcomeRecord[];
   readonly letters: { time: string; origin: string; attempts: number; reason: string }[];
+}
+
+interface WorkPlace {
+  readonly controller: string;
+  readonly partition: number;
+  /** the replica holding the partition's lease; none: nobody takes its work now */
+  readonly heldBy?: string;
+  /** the stream and time of the work still waiting, if any */
+  readonly pending?: { stream: string; since: string };
 }
 
 interface Recorded {
@@ -62,30 +72,44 @@ interface Recorded {
   status?: { observedGeneration?: number; conditions?: Condition[] };
 }
 
-/** The work marks and status intents still waiting for this object, by who will take them. */
-async function pendingFor(nc: NatsConnection, key: ObjectKey) {
+/**
+ * Where each controller's work for this object goes: its partition (from the
+ * counts in kubebus_agreements), which replica holds that partition's lease,
+ * and the work mark or status intent still waiting there.
+ */
+async function workFor(nc: NatsConnection, key: ObjectKey): Promise<WorkPlace[]> {
   const jsm = await jetstreamManager(nc);
-  const agreements = await new Kvm(nc).open(Buckets.agreements).catch(() => undefined);
-  const pending: ObjectStatus['pending'] = [];
-  if (agreements === undefined) return pending;
+  const kvm = new Kvm(nc);
+  const agreements = await kvm.open(Buckets.agreements).catch(() => undefined);
+  const leases = await kvm.open(Buckets.leases).catch(() => undefined);
+  const work: WorkPlace[] = [];
+  if (agreements === undefined) return work;
   for await (const name of await agreements.keys()) {
     const entry = await agreements.get(name);
     const partitions = (entry?.json<{ partitions?: number }>() ?? {}).partitions;
     if (partitions === undefined) continue;
+    const partition = partitionOf(key, partitions);
     const [stream, subject, controller] =
       name === 'status'
-        ? [Streams.status, subjects.status(partitionOf(key, partitions), key), 'status-writer']
+        ? [Streams.status, subjects.status(partition, key), 'status-writer']
         : [
             Streams.work,
-            subjects.work(name.slice('work.'.length), partitionOf(key, partitions), key),
+            subjects.work(name.slice('work.'.length), partition, key),
             name.slice('work.'.length),
           ];
-    const message = await jsm.direct
-      .getMessage(stream, { last_by_subj: subject })
-      .catch(() => null);
-    if (message !== null) pending.push({ controller, stream, since: message.time.toISOString() });
+    const [message, lease] = await Promise.all([
+      jsm.direct.getMessage(stream, { last_by_subj: subject }).catch(() => null),
+      leases?.get(`${controller}.lease.p${partition}`).catch(() => null),
+    ]);
+    const heldBy = lease?.operation === 'PUT' ? lease.string() : undefined;
+    work.push({
+      controller,
+      partition,
+      ...(heldBy === undefined || heldBy === '' ? {} : { heldBy }),
+      ...(message === null ? {} : { pending: { stream, since: message.time.toISOString() } }),
+    });
   }
-  return pending;
+  return work;
 }
 
 export async function readStatus(
@@ -147,7 +171,7 @@ export async function readStatus(
     deleting: object?.metadata?.deletionTimestamp !== undefined,
     conditions: object?.status?.conditions ?? [],
     events,
-    pending: await pendingFor(nc, key),
+    work: await workFor(nc, key),
     outcomes: [...lastPerController.values()],
     letters: (await readDeadLettersOf(nc, key)).map((letter) => ({
       time: letter.time,
@@ -237,14 +261,21 @@ export function formatStatus(status: ObjectStatus, now = Date.now()): string {
           ]),
         ),
   );
+  out.push('WORK');
   out.push(
-    `PENDING WORK: ${
-      status.pending.length === 0
-        ? 'none'
-        : status.pending
-            .map((p) => `${p.controller} (${p.stream}, waiting ${ago(p.since, now)})`)
-            .join(', ')
-    }`,
+    status.work.length === 0
+      ? '  no controller has registered in kubebus_agreements yet\n'
+      : table(
+          ['CONTROLLER', 'PARTITION', 'HELD BY', 'PENDING'],
+          status.work.map((w) => [
+            w.controller,
+            String(w.partition),
+            w.heldBy ?? '(nobody: no replica running)',
+            w.pending === undefined
+              ? 'none'
+              : `waiting ${ago(w.pending.since, now)} in ${w.pending.stream}`,
+          ]),
+        ),
   );
   out.push(
     `DEAD LETTERS: ${

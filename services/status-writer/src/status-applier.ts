@@ -160,7 +160,7 @@ export class StatusApplier implements Reconciler {
     this.#written.remember(intent.key, answer);
     metrics.patches.inc({ result: 'applied' });
     context.log.info({ observedGeneration: intent.observedGeneration }, 'status applied');
-    return undefined;
+    return { wrote: answer.metadata.resourceVersion };
   }
 
   /** The object to judge the intent against; the apiserver only when the bus has no record. */

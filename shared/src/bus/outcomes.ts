@@ -19,6 +19,8 @@ export const OutcomeRecordSchema = z.object({
   error: z.string().optional(),
   /** why nothing was done (result "skipped") */
   note: z.string().optional(),
+  /** the resourceVersion the controller's write produced */
+  wrote: z.string().optional(),
   reconcileId: z.string(),
   traceparent: z.string(),
   eventId: z.string().optional(),
@@ -40,6 +42,7 @@ export class OutcomeRecorder {
       // a success that did nothing is told apart: "skipped", with why
       result: outcome.skipped === undefined ? outcome.result : 'skipped',
       ...(outcome.skipped === undefined ? {} : { note: outcome.skipped }),
+      ...(outcome.wrote === undefined ? {} : { wrote: outcome.wrote }),
       ms: Math.round(outcome.seconds * 1_000),
       attempt: outcome.attempt,
       ...(outcome.error === undefined ? {} : { error: outcome.error }),

@@ -42,6 +42,8 @@ export interface ReconcileOutcome {
   readonly result: ResultLabel;
   /** the reconciler did nothing, and says why */
   readonly skipped?: string;
+  /** the resourceVersion the reconcile's write produced */
+  readonly wrote?: string;
   readonly seconds: number;
   readonly attempt: number;
   readonly error?: string;
@@ -226,6 +228,7 @@ export class Controller {
       ...(outcome.ok && outcome.result?.skipped !== undefined
         ? { skipped: outcome.result.skipped }
         : {}),
+      ...(outcome.ok && outcome.result?.wrote !== undefined ? { wrote: outcome.result.wrote } : {}),
       seconds,
       attempt: attempts.attempt,
       ...('error' in action && action.error !== undefined

@@ -27,14 +27,16 @@ export interface ReconcileContext {
 }
 
 /**
- * Nothing (done), a requeue-after, or a note that nothing was done and why
+ * Nothing (done), a requeue-after, a note that nothing was done and why
  * (recorded as the outcome `skipped`: an object left parked, a status that
- * was already in place).
+ * was already in place), or the resourceVersion the reconcile's write left
+ * the object at (so `kubebus history` can say which revision it produced).
  */
 export type ReconcileResult =
   | undefined
-  | { readonly requeueAfterMs: number; readonly skipped?: never }
-  | { readonly skipped: string; readonly requeueAfterMs?: never };
+  | { readonly requeueAfterMs: number; readonly skipped?: never; readonly wrote?: never }
+  | { readonly skipped: string; readonly requeueAfterMs?: never; readonly wrote?: never }
+  | { readonly wrote: string; readonly requeueAfterMs?: never; readonly skipped?: never };
 
 export interface Reconciler {
   reconcile(request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileResult>;

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { OutcomeRecord, Revision } from '@kubebus/shared/bus';
+import { eventId, kubeEvent } from '@kubebus/shared/events';
+import { formatHistory, placeOutcomes } from './history.js';
+
+const revision = (
+  seq: number,
+  rv: string,
+  time: string,
+  op: 'add' | 'update' = 'update',
+): Revision => ({
+  seq,
+  event: kubeEvent({
+    resource: {
+      group: 'example.kubebus.dev',
+      version: 'v1alpha1',
+      resource: 'databaseclusters',
+      namespaced: true,
+    },
+    object: {
+      apiVersion: 'example.kubebus.dev/v1alpha1',
+      kind: 'DatabaseCluster',
+      metadata: { name: 'db', namespace: 'ns', uid: 'uid-1', resourceVersion: rv },
+      status: { seq },
+    },
+    op,
+    reason: 'watch',
+    source: 'https://127.0.0.1:6443',
+    time: new Date(time),
+  }),
+});
+
+const outcome = (
+  fields: Partial<OutcomeRecord> & { at: string; trace: string },
+): OutcomeRecord => ({
+  controller: 'databasecluster',
+  result: 'success',
+  ms: 5,
+  attempt: 1,
+  reconcileId: 'r',
+  traceparent: `00-${fields.trace}-00f067aa0ba902b7-01`,
+  ...fields,
+});
+
+const revisions = [
+  revision(1, '10', '2026-11-30T10:00:00.000Z', 'add'),
+  revision(2, '11', '2026-11-30T10:00:01.000Z'),
+];
+
+describe('history: outcomes joined to the revision they belong to', () => {
+  it('places a reconcile by its event, a status write by its trace, the rest by time', () => {
+    const outcomes = [
+      // published after revision 2, but it acted on revision 1's event
+      outcome({
+        at: '2026-11-30T10:00:02.000Z',
+        trace: 'a'.repeat(32),
+        eventId: eventId('uid-1', '10', 'add'),
+      }),
+      // the status write of that reconcile: no event, same trace
+      outcome({
+        controller: 'kubebus-status-writer',
+        at: '2026-11-30T10:00:03.000Z',
+        trace: 'a'.repeat(32),
+        wrote: '11',
+      }),
+      // no event, unknown trace: the last revision before it
+      outcome({ at: '2026-11-30T10:00:01.500Z', trace: 'b'.repeat(32) }),
+      // before anything still kept
+      outcome({ at: '2026-11-30T09:00:00.000Z', trace: 'c'.repeat(32) }),
+    ];
+    assert.deepEqual(placeOutcomes(revisions, outcomes), [0, 0, 1, -1]);
+  });
+
+  it('says which write produced a revision', () => {
+    const text = formatHistory(
+      revisions,
+      [],
+      [
+        outcome({
+          controller: 'kubebus-status-writer',
+          at: '2026-11-30T10:00:00.500Z',
+          trace: 'd'.repeat(32),
+          wrote: '11',
+        }),
+      ],
+    );
+    const lines = text.split('\n');
+    const second = lines.findIndex((line) => line.startsWith('#2 '));
+    assert.equal(
+      lines[second + 1],
+      `    written by kubebus-status-writer, trace ${'d'.repeat(32)}`,
+    );
+    assert.match(text, /kubebus-status-writer success in 5 ms, wrote rv 11 trace d+/);
+  });
+});
