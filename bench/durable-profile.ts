@@ -3,7 +3,8 @@
 // default sync_interval and on one with `sync_interval: always`, in the same
 // run, alternating rounds. Prints each throughput and their ratio.
 //   node --import tsx bench/durable-profile.ts [messages] [rounds]
-import { OrderedPublisher, openJetStream, subjects } from '@kubebus/shared/bus';
+import { OrderedPublisher, applyTopology, subjects } from '@kubebus/shared/bus';
+import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,8 @@ async function measure(syncInterval: string | undefined, round: number): Promise
   const server = await startNats(config);
   const nc = await connect({ servers: natsUrl(config) });
   try {
-    const { js } = await openJetStream(nc);
+    await applyTopology(nc);
+    const js = jetstream(nc);
     const publisher = new OrderedPublisher(js, {
       maxInFlight: 256,
       retry: { baseMs: 50, capMs: 1_000 },

@@ -1,4 +1,5 @@
-// Finds the Go-built servers, building them first when the cache lacks them.
+// Finds the Go-built servers (and the tools that check deployment files),
+// building them first when the cache lacks them.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -6,13 +7,16 @@ import { fileURLToPath } from 'node:url';
 
 export const SERVER_BINARIES = ['kube-apiserver', 'kube-controller-manager', 'etcd', 'nats-server'];
 export type ServerBinary = 'kube-apiserver' | 'kube-controller-manager' | 'etcd' | 'nats-server';
+export const TOOL_BINARIES = ['kustomize', 'composecheck'];
+export type ToolBinary = 'kustomize' | 'composecheck';
 
-const buildScript = fileURLToPath(new URL('./servers/build.sh', import.meta.url));
-let cached: string | undefined;
+const cached = new Map<string, string>();
 
-/** The directory holding the server binaries; builds them (minutes, once) if needed. */
-export function serversBinDir(): string {
-  if (cached !== undefined) return cached;
+/** The directory a build script prints last, after checking it holds `binaries`. */
+function builtBy(script: string, binaries: readonly string[]): string {
+  const known = cached.get(script);
+  if (known !== undefined) return known;
+  const buildScript = fileURLToPath(new URL(script, import.meta.url));
   let output: string;
   try {
     output = execFileSync('bash', [buildScript], {
@@ -21,21 +25,31 @@ export function serversBinDir(): string {
     });
   } catch (error) {
     throw new Error(
-      `the test bed could not build its servers with ${buildScript}; ` +
+      `the test bed could not build with ${buildScript}; ` +
         `see the output above (Go >= 1.26 and the Go module proxy are needed)`,
       { cause: error },
     );
   }
   const dir = output.trim().split('\n').at(-1) ?? '';
-  for (const binary of SERVER_BINARIES) {
+  for (const binary of binaries) {
     if (!existsSync(join(dir, binary))) {
-      throw new Error(`the server binary ${binary} is missing from ${dir} after ${buildScript}`);
+      throw new Error(`the binary ${binary} is missing from ${dir} after ${buildScript}`);
     }
   }
-  cached = dir;
+  cached.set(script, dir);
   return dir;
+}
+
+/** The directory holding the server binaries; builds them (minutes, once) if needed. */
+export function serversBinDir(): string {
+  return builtBy('./servers/build.sh', SERVER_BINARIES);
 }
 
 export function serverBinary(name: ServerBinary): string {
   return join(serversBinDir(), name);
+}
+
+/** kustomize or composecheck; builds them (a minute, once) if needed. */
+export function toolBinary(name: ToolBinary): string {
+  return join(builtBy('./tools/build.sh', TOOL_BINARIES), name);
 }

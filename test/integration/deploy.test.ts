@@ -191,6 +191,8 @@ describe('deploy/', { timeout: 180_000 }, () => {
           KUBEBUS_RECONCILER_PASSWORD: 'r',
           KUBEBUS_STATUS_WRITER_PASSWORD: 's',
           KUBEBUS_CLI_PASSWORD: 'c',
+          KUBEBUS_ADMIN_PASSWORD: 'a',
+          KUBEBUS_DLQ_ADMIN_PASSWORD: 'd',
         },
       },
     );

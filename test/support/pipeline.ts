@@ -56,14 +56,22 @@ export class Pipeline {
 
   constructor(private readonly bed: TestBed) {}
 
-  async watcher(env: Record<string, string> = {}): Promise<ServiceProcess> {
+  async watcher(
+    env: Record<string, string> = {},
+    options: { waitReady?: boolean } = {},
+  ): Promise<ServiceProcess> {
     return this.#track(
-      await ServiceProcess.start(this.bed, 'watcher', {
-        KUBEBUS_CONTROLLERS: WATCHER_CONTROLLERS,
-        KUBEBUS_WORK_PARTITIONS: PARTITIONS,
-        KUBEBUS_CURSOR_FLUSH: '200ms',
-        ...env,
-      }),
+      await ServiceProcess.start(
+        this.bed,
+        'watcher',
+        {
+          KUBEBUS_CONTROLLERS: WATCHER_CONTROLLERS,
+          KUBEBUS_WORK_PARTITIONS: PARTITIONS,
+          KUBEBUS_CURSOR_FLUSH: '200ms',
+          ...env,
+        },
+        options,
+      ),
     );
   }
 

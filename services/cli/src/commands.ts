@@ -24,6 +24,7 @@ const OPTIONS = {
   password: { type: 'string' },
   creds: { type: 'string' },
   context: { type: 'string' },
+  replicas: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 type OptionName = keyof typeof OPTIONS;
@@ -76,6 +77,16 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     usage:
       'kubebus dlq redrive <seq>... | --all [same filters]             send them back, remove them from the DLQ',
     options: ['all', ...LETTER_FILTERS],
+  },
+  'topology apply': {
+    usage:
+      'kubebus topology apply [--replicas <1|3|5>]                      create or update the streams and buckets (as the NATS admin user)',
+    options: ['replicas'],
+  },
+  'topology check': {
+    usage:
+      'kubebus topology check [--replicas <1|3|5>]                      say what is missing or differs; exit 1 if anything is',
+    options: ['replicas'],
   },
 };
 

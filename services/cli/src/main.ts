@@ -4,7 +4,7 @@ import { connect } from '@nats-io/transport-node';
 import { stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import { formatLetter, inspectDeadLetter, listDeadLetters, printable, redrive } from './dlq.js';
-import { readOutcomes, readRevisions } from '@kubebus/shared/bus';
+import { applyTopology, defaultTopology, readOutcomes, readRevisions } from '@kubebus/shared/bus';
 import { formatHistory, readDeadLettersOf } from './history.js';
 import { connectionOf, type Connection } from './connection.js';
 import { formatLag, readLag } from './lag.js';
@@ -14,6 +14,7 @@ import { formatStatus, readStatus } from './status.js';
 import { KubeClient, loadKubeConfig } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { formatTailLine, tail, tailSubject } from './tail.js';
+import { formatTopology } from './topology.js';
 
 const ConfigSchema = z.object({
   KUBECONFIG: z.string().optional(),
@@ -191,6 +192,17 @@ try {
       (line) => process.stdout.write(`${json ? JSON.stringify(line) : formatTailLine(line)}\n`),
       stop.signal,
     );
+  } else if (command === 'topology') {
+    const replicas = Number(values.replicas ?? '1');
+    if (![1, 3, 5].includes(replicas)) fail(`--replicas takes 1, 3 or 5, got ${values.replicas}`);
+    const changes = await applyTopology(
+      nc,
+      { ...defaultTopology, replicas },
+      sub === 'check' ? 'check' : 'apply',
+    );
+    process.stdout.write(json ? machine(changes) : formatTopology(changes));
+    if (changes.some(({ result }) => result === 'missing' || result === 'differs'))
+      process.exitCode = 1;
   } else if (command === 'lag') {
     const lags = await readLag(nc);
     process.stdout.write(json ? machine(lags) : formatLag(lags));

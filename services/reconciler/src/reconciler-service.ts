@@ -86,10 +86,11 @@ export async function startReconcilerService(deps: {
   readonly plan: ReconcilerPlan;
 }): Promise<RunningReconciler> {
   const { config, bus, log, registry } = deps;
-  const { js, jsm } = await openJetStream(bus.nc, {
-    ...defaultTopology,
-    replicas: config.streamReplicas,
-  });
+  const { js, jsm } = await openJetStream(
+    bus.nc,
+    { ...defaultTopology, replicas: config.streamReplicas },
+    log,
+  );
   // the watcher publishes to the work partitions, the status writers consume the status ones
   const agreements = await new Kvm(bus.nc).open(Buckets.agreements);
   const registeredBy = `reconciler ${config.replicaId}`;

@@ -49,10 +49,11 @@ export async function startStatusWriter(deps: {
   readonly registry: Registry;
 }): Promise<RunningStatusWriter> {
   const { config, bus, log, registry } = deps;
-  const { js, jsm } = await openJetStream(bus.nc, {
-    ...defaultTopology,
-    replicas: config.streamReplicas,
-  });
+  const { js, jsm } = await openJetStream(
+    bus.nc,
+    { ...defaultTopology, replicas: config.streamReplicas },
+    log,
+  );
   await agree(
     await new Kvm(bus.nc).open(Buckets.agreements),
     agreementKeys.status,

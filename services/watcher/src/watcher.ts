@@ -50,10 +50,11 @@ export async function startWatcher(deps: {
   const abort = new AbortController();
   await requireKubernetesVersion(client, log);
 
-  const { js } = await openJetStream(bus.nc, {
-    ...defaultTopology,
-    replicas: deps.config.streamReplicas,
-  });
+  const { js } = await openJetStream(
+    bus.nc,
+    { ...defaultTopology, replicas: deps.config.streamReplicas },
+    log,
+  );
   const cursors = new CursorStore(await new Kvm(bus.nc).open(Buckets.cursors), config.watcherId);
   // the reconcilers consume the partitions this publishes to: the counts must agree
   const agreements = await new Kvm(bus.nc).open(Buckets.agreements);

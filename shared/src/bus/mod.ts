@@ -1,15 +1,10 @@
 // The bus: subjects, streams, connection and publishing on NATS JetStream.
 export { EMPTY_TOKEN, decodeToken, encodeToken } from './subject-token.js';
 export { SUBJECT_ROOT, keyOfSubject, partitionOf, subjects } from './subjects.js';
-export {
-  Buckets,
-  Streams,
-  defaultTopology,
-  ensureTopology,
-  openJetStream,
-  streamConfigs,
-} from './topology.js';
+export { Buckets, Streams, bucketConfigs, defaultTopology, streamConfigs } from './topology.js';
 export type { TopologyOptions } from './topology.js';
+export { applyTopology, isPermissionRefusal, openJetStream } from './topology-apply.js';
+export type { TopologyChange, TopologyMode } from './topology-apply.js';
 export { connectBus, serverAtLeast } from './connect.js';
 export type { BusConnection, BusConnectionOptions } from './connect.js';
 export { OrderedPublisher, PublishRejectedError } from './ordered-publisher.js';

@@ -1,19 +1,6 @@
 // The streams and KV buckets of kubebus, declared once so every service and the
-// CLI agree on them, and created or updated idempotently at start.
-import {
-  jetstream,
-  jetstreamManager,
-  DiscardPolicy,
-  JetStreamApiCodes,
-  JetStreamApiError,
-  RetentionPolicy,
-  StorageType,
-  type JetStreamClient,
-  type JetStreamManager,
-  type StreamConfig,
-} from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/nats-core';
+// CLI agree on them (topology-apply.ts creates and checks them).
+import { DiscardPolicy, RetentionPolicy, StorageType, type StreamConfig } from '@nats-io/jetstream';
 import { subjects } from './subjects.js';
 
 export const Streams = {
@@ -106,47 +93,13 @@ export function streamConfigs(options: TopologyOptions): StreamConfig[] {
   ];
 }
 
-/** Creates what is missing and updates what differs; safe to run from every replica. */
-export async function ensureTopology(
-  nc: NatsConnection,
-  jsm: JetStreamManager,
-  options: TopologyOptions = defaultTopology,
-): Promise<void> {
-  for (const config of streamConfigs(options)) {
-    try {
-      await jsm.streams.info(config.name);
-      await jsm.streams.update(config.name, config);
-    } catch (error) {
-      if (
-        !(error instanceof JetStreamApiError) ||
-        error.code !== JetStreamApiCodes.StreamNotFound
-      ) {
-        throw error;
-      }
-      try {
-        await jsm.streams.add(config);
-      } catch (addError) {
-        // another replica created it meanwhile
-        if (!(addError instanceof JetStreamApiError) || addError.status !== 400) throw addError;
-      }
-    }
-  }
-  const kvm = new Kvm(nc);
-  await kvm.create(Buckets.cursors, { history: 1, replicas: options.replicas });
-  await kvm.create(Buckets.agreements, { history: 1, replicas: options.replicas });
-  await kvm.create(Buckets.leases, {
-    history: 1,
-    replicas: options.replicas,
-    ttl: options.leaseTtlMs,
-  });
-}
-
-/** The JetStream clients of a service, once the topology it relies on exists. */
-export async function openJetStream(
-  nc: NatsConnection,
-  options: TopologyOptions = defaultTopology,
-): Promise<{ js: JetStreamClient; jsm: JetStreamManager }> {
-  const jsm = await jetstreamManager(nc);
-  await ensureTopology(nc, jsm, options);
-  return { js: jetstream(nc), jsm };
+/** The KV buckets, with the options they are created with. */
+export function bucketConfigs(
+  options: TopologyOptions,
+): { name: string; history: number; replicas: number; ttl?: number }[] {
+  return [
+    { name: Buckets.cursors, history: 1, replicas: options.replicas },
+    { name: Buckets.agreements, history: 1, replicas: options.replicas },
+    { name: Buckets.leases, history: 1, replicas: options.replicas, ttl: options.leaseTtlMs },
+  ];
 }

@@ -1,5 +1,5 @@
 // The commands of the kubebus binary that take an operator module. The rest
-// (history, dlq) are the bus tools of @kubebus/cli.
+// (status, history, tail, lag, dlq, topology) are the bus tools of @kubebus/cli.
 export const USAGE = `usage: kubebus <command> [options]
 
 operators
@@ -24,8 +24,12 @@ bus
   kubebus status <kind|resource[.group]> <namespace/name | name>   why it is (not) Ready
   kubebus history <kind|resource[.group]> <namespace/name | name>
   kubebus tail [resource[.group]] [--namespace <ns>] [--name <name>] [--json]
-  kubebus lag [--json]
-  kubebus dlq list [--origin <component>] | inspect <seq> | redrive <seq>...
+  kubebus lag
+  kubebus dlq list [--origin <c>] [--code <code>] [--since <1h>] | inspect <seq> | redrive <seq>... | redrive --all
+  kubebus topology apply|check [--replicas 1|3|5]
+      create or update the streams and buckets, as the NATS admin user (the services'
+      own users may not); check: say what is missing or differs, exit 1 if anything is
+  (kubebus <command> --help: that command's options; -o table|json|yaml; --server/--user/--creds/--context)
 
   kubebus version     this client's version, and the NATS server's and apiserver's it is pointed at
 environment: KUBEBUS_NATS_URL (required), KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD[_FILE],

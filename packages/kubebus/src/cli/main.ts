@@ -37,6 +37,7 @@ async function main(): Promise<void> {
     case 'tail':
     case 'lag':
     case 'dlq':
+    case 'topology':
       // the bus tools parse the same argv themselves
       await import('@kubebus/cli/main');
       return;

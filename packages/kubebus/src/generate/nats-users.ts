@@ -1,21 +1,27 @@
 // NATS users per role for one operator (a nats-server `users` block): each
-// publishes only to the kubebus subjects its code sends to. The JetStream API
-// stays open except for deleting and purging: every service still ensures
-// the streams at start (until a separate topology step owns that).
+// publishes only to the kubebus subjects its code sends to, and asks the
+// JetStream API only to read and to consume — no STREAM.CREATE, UPDATE,
+// DELETE or PURGE: `kubebus topology apply`, run as an admin user, owns the
+// streams and buckets.
 import type { Operator } from '../api/operator.js';
 import type { Role } from '../host/role-configs.js';
 
-const DESTRUCTIVE = [
-  '$JS.API.STREAM.DELETE.>',
-  '$JS.API.STREAM.PURGE.>',
-  '$JS.API.STREAM.MSG.DELETE.>',
+/** Account and stream info, reading messages, consumers. */
+const JETSTREAM_READ = [
+  '$JS.API.INFO',
+  '$JS.API.STREAM.INFO.>',
+  '$JS.API.STREAM.NAMES',
+  '$JS.API.STREAM.LIST',
+  '$JS.API.STREAM.MSG.GET.>',
+  '$JS.API.DIRECT.GET.>',
+  '$JS.API.CONSUMER.>',
 ];
 
 function publishAllowOf(operator: Operator, role: Role): string[] {
   switch (role) {
     case 'watcher':
       return [
-        '$JS.API.>',
+        ...JETSTREAM_READ,
         'kubebus.events.>',
         `kubebus.work.${operator.name}.>`,
         'kubebus.dlq.watcher.>',
@@ -25,7 +31,7 @@ function publishAllowOf(operator: Operator, role: Role): string[] {
       ];
     case 'reconciler':
       return [
-        '$JS.API.>',
+        ...JETSTREAM_READ,
         '$JS.ACK.KUBEBUS_WORK.>',
         '$KV.kubebus_leases.>',
         '$KV.kubebus_agreements.>',
@@ -35,7 +41,7 @@ function publishAllowOf(operator: Operator, role: Role): string[] {
       ];
     case 'status-writer':
       return [
-        '$JS.API.>',
+        ...JETSTREAM_READ,
         '$JS.ACK.KUBEBUS_STATUS.>',
         '$KV.kubebus_leases.>',
         '$KV.kubebus_agreements.>',
@@ -55,7 +61,7 @@ export function natsUsersOf(operator: Operator, roles: readonly Role[]): string 
       '  {',
       `    user: ${JSON.stringify(user)}, password: $${variable}`,
       '    permissions: {',
-      `      publish: { allow: [${list(publishAllowOf(operator, role))}], deny: [${list(DESTRUCTIVE)}] }`,
+      `      publish: { allow: [${list(publishAllowOf(operator, role))}] }`,
       '      subscribe: { allow: ["_INBOX.>"] }',
       '    }',
       '  }',
@@ -64,6 +70,8 @@ export function natsUsersOf(operator: Operator, roles: readonly Role[]): string 
   return [
     `# NATS users of operator ${operator.name}, one per role (kubebus generate).`,
     '# Add them to the users of the kubebus account; passwords come from the environment.',
+    '# None may create or change streams: run `kubebus topology apply` first, as a user',
+    '# allowed "$JS.API.>" (the admin user of deploy/nats/nats-server.conf).',
     'users: [',
     ...users,
     ']',
