@@ -17,14 +17,24 @@ export interface TlsOptions {
 
 export function httpCall(
   url: string,
-  options: { method?: string; body?: string; tls?: TlsOptions; timeoutMs?: number } = {},
+  options: {
+    method?: string;
+    body?: string;
+    /** of the body; JSON unless said */
+    contentType?: string;
+    tls?: TlsOptions;
+    timeoutMs?: number;
+  } = {},
 ): Promise<HttpResponse> {
   const target = new URL(url);
   const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
   const requestOptions: RequestOptions = {
     method: options.method ?? 'GET',
     timeout: options.timeoutMs ?? 5_000,
-    headers: options.body === undefined ? {} : { 'content-type': 'application/json' },
+    headers:
+      options.body === undefined
+        ? {}
+        : { 'content-type': options.contentType ?? 'application/json' },
     ...options.tls,
   };
   return new Promise((resolve, reject) => {

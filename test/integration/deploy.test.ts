@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
-import { serverBinary } from '../bed/binaries.js';
+import { serverBinary, toolBinary } from '../bed/binaries.js';
 import { httpCall } from '../bed/http.js';
 import { TestBed } from '../bed/testbed.js';
 import { Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
@@ -27,17 +27,57 @@ const plural: Record<string, string> = {
   ClusterRole: 'clusterroles',
   ClusterRoleBinding: 'clusterrolebindings',
   Deployment: 'deployments',
+  StatefulSet: 'statefulsets',
+  Service: 'services',
+  ConfigMap: 'configmaps',
+  Secret: 'secrets',
+  Job: 'jobs',
+  PodDisruptionBudget: 'poddisruptionbudgets',
+  CustomResourceDefinition: 'customresourcedefinitions',
 };
 
-function collection(manifest: Manifest): string {
+/** The object's URL (server-side apply is a PATCH on it). */
+function objectUrl(manifest: Manifest): string {
   const base = manifest.apiVersion.includes('/')
     ? `/apis/${manifest.apiVersion}`
     : `/api/${manifest.apiVersion}`;
   const scope = manifest.metadata.namespace ? `/namespaces/${manifest.metadata.namespace}` : '';
   const resource = plural[manifest.kind];
   if (resource === undefined) throw new Error(`no path for ${manifest.kind}`);
-  return `${base}${scope}/${resource}`;
+  return `${base}${scope}/${resource}/${manifest.metadata.name}`;
 }
+
+const OVERLAYS = ['dev', 'ha'] as const;
+
+/** `kubectl kustomize deploy/kubernetes/overlays/<overlay>`, parsed. */
+function render(overlay: (typeof OVERLAYS)[number]): Manifest[] {
+  const result = spawnSync(
+    toolBinary('kustomize'),
+    ['build', file(`deploy/kubernetes/overlays/${overlay}`)],
+    { encoding: 'utf8' },
+  );
+  assert.equal(result.status, 0, `kustomize build overlays/${overlay}: ${result.stderr}`);
+  return parseAllDocuments(result.stdout).map((doc) => doc.toJSON() as Manifest);
+}
+
+interface Container {
+  name: string;
+  image: string;
+  args?: string[];
+  env?: {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string } };
+  }[];
+}
+const containersOf = (manifest: Manifest): Container[] =>
+  (manifest as unknown as { spec?: { template?: { spec?: { containers?: Container[] } } } }).spec
+    ?.template?.spec?.containers ?? [];
+const find = (manifests: Manifest[], kind: string, name: string) => {
+  const found = manifests.find((m) => m.kind === kind && m.metadata.name === name);
+  assert.ok(found, `no ${kind} ${name}`);
+  return found as Manifest & { spec: Record<string, unknown> };
+};
 
 describe('deploy/', { timeout: 180_000 }, () => {
   let bed: TestBed;
@@ -49,25 +89,99 @@ describe('deploy/', { timeout: 180_000 }, () => {
     await bed.stop();
   });
 
-  const post = (manifest: Manifest, dryRun: boolean) =>
-    httpCall(`${bed.apiserverUrl}${collection(manifest)}${dryRun ? '?dryRun=All' : ''}`, {
-      method: 'POST',
-      body: JSON.stringify(manifest),
-      tls: bed.adminTls,
-    });
-
-  it('has Kubernetes manifests the apiserver accepts', async () => {
-    const manifests = ['deploy/kubernetes/rbac.yaml', 'deploy/kubernetes/services.yaml'].flatMap(
-      (path) =>
-        parseAllDocuments(readFileSync(file(path), 'utf8')).map((doc) => doc.toJSON() as Manifest),
+  /** Server-side apply; a dry run unless `real`. */
+  const apply = (manifest: Manifest, real: boolean) =>
+    httpCall(
+      `${bed.apiserverUrl}${objectUrl(manifest)}?fieldManager=deploy-test&force=true&fieldValidation=Strict${real ? '' : '&dryRun=All'}`,
+      {
+        method: 'PATCH',
+        body: JSON.stringify(manifest),
+        contentType: 'application/apply-patch+yaml',
+        tls: bed.adminTls,
+      },
     );
-    for (const manifest of manifests) {
-      // RBAC is created for real (the next test asks about it); the rest is a server-side dry run.
-      const real = manifest.kind !== 'Deployment';
-      const res = await post(manifest, !real);
-      assert.equal(res.status, 201, `${manifest.kind} ${manifest.metadata.name}: ${res.body}`);
-    }
-  });
+
+  for (const overlay of OVERLAYS) {
+    it(`renders overlays/${overlay} with kustomize, and the apiserver accepts every object`, async () => {
+      const manifests = render(overlay);
+      for (const manifest of manifests) {
+        // the namespace and RBAC for real (the next test asks about RBAC); the rest dry run
+        const real = ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(
+          manifest.kind,
+        );
+        const res = await apply(manifest, real);
+        assert.ok(
+          res.status === 200 || res.status === 201,
+          `${overlay}: ${manifest.kind} ${manifest.metadata.name}: ${res.status} ${res.body}`,
+        );
+      }
+      // the image is set once: every kubebus container runs the same, resolved image
+      const images = new Set(
+        manifests
+          .flatMap(containersOf)
+          .filter((c) => c.name !== 'nats')
+          .map((c) => c.image),
+      );
+      assert.deepEqual([...images], ['ghcr.io/kubebus/kubebus:0.1.0']);
+      // every password the NATS configuration refers to reaches the NATS container,
+      // from a key of the Secret the example file documents
+      const conf = readFileSync(file('deploy/nats/nats-server.conf'), 'utf8');
+      const variables = new Set(
+        [...conf.matchAll(/\$(KUBEBUS_[A-Z_]+_PASSWORD)/g)].map((m) => m[1]),
+      );
+      const nats = containersOf(find(manifests, 'StatefulSet', 'nats'))[0];
+      const natsEnv = new Map((nats?.env ?? []).map((e) => [e.name, e.valueFrom?.secretKeyRef]));
+      const documented = new Set(
+        [
+          ...readFileSync(file('deploy/kubernetes/nats-users.env.example'), 'utf8').matchAll(
+            /^([a-z-]+)=$/gm,
+          ),
+        ].map((m) => m[1]),
+      );
+      for (const variable of variables) {
+        const ref = natsEnv.get(variable as string);
+        assert.ok(ref, `${variable} is not set in the NATS container`);
+        assert.equal(ref.name, 'kubebus-nats');
+        assert.ok(documented.has(ref.key), `key ${ref.key} missing from nats-users.env.example`);
+      }
+      const replicas = overlay === 'ha' ? 3 : 1;
+      assert.equal(find(manifests, 'StatefulSet', 'nats').spec['replicas'], replicas);
+      const topology = containersOf(find(manifests, 'Job', 'kubebus-topology'))[0];
+      assert.deepEqual(topology?.args, ['topology', 'apply', '--replicas', String(replicas)]);
+      assert.equal(
+        topology?.env?.find((e) => e.name === 'KUBEBUS_NATS_USER')?.value,
+        'admin',
+        'the topology step runs as the NATS admin user',
+      );
+      for (const name of ['kubebus-watcher', 'kubebus-reconciler', 'kubebus-status-writer']) {
+        const env = containersOf(find(manifests, 'Deployment', name))[0]?.env ?? [];
+        const streamReplicas = env.find((e) => e.name === 'KUBEBUS_STREAM_REPLICAS')?.value;
+        assert.equal(streamReplicas ?? '1', String(replicas), name);
+        assert.notEqual(env.find((e) => e.name === 'KUBEBUS_NATS_USER')?.value, 'admin', name);
+      }
+      if (overlay === 'ha') {
+        assert.equal(find(manifests, 'Deployment', 'kubebus-reconciler').spec['replicas'], 3);
+        assert.match(nats?.args?.join(' ') ?? '', /--routes nats:\/\/nats-0\.nats-headless:6222,/);
+        for (const name of [
+          'nats',
+          'kubebus-watcher',
+          'kubebus-reconciler',
+          'kubebus-status-writer',
+        ])
+          find(manifests, 'PodDisruptionBudget', name);
+      } else {
+        // dev generates the Secret, with every key anything refers to
+        const secret = find(manifests, 'Secret', 'kubebus-nats') as unknown as {
+          data: Record<string, string>;
+        };
+        const referenced = manifests
+          .flatMap(containersOf)
+          .flatMap((c) => c.env ?? [])
+          .flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.key] : []));
+        for (const key of referenced) assert.ok(key in secret.data, `dev Secret lacks ${key}`);
+      }
+    });
+  }
 
   it('grants each service what it needs and not what it must not have', async () => {
     const can = async (
