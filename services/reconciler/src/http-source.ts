@@ -1,7 +1,9 @@
 // The same reconciler behind Knative: an HTTP CloudEvents sink (binary and
-// structured modes). 2xx when reconciled; 503 (retryable) when it should be
-// retried; 422 (not retried by Knative) for terminal errors; 400 for a body
-// that is not a kube CloudEvent; 413 past the size limit.
+// structured modes) for kubebus' own events and for those of Knative's
+// ApiServerSource (Resource and Reference modes). 2xx when reconciled; 503
+// (retryable) when it should be retried; 422 (not retried by Knative) for
+// terminal errors; 400 for a body that is not a kube CloudEvent; 413 past the
+// size limit; 202 for an event of nothing this controller reconciles.
 import {
   KubeCloudEventSchema,
   controllerOf,
@@ -10,16 +12,36 @@ import {
 } from '@kubebus/shared/events';
 import { listen, type Listening, type Logger } from '@kubebus/shared/obs';
 import type { Controller, ObjectKey } from '@kubebus/shared/runtime';
+import { objectPath, type KubeClient } from '@kubebus/shared/kube';
 import { HTTP } from 'cloudevents';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  keyOfApiServerSourceEvent,
+  parseApiServerSourceEvent,
+  type ApiServerSourceEvent,
+  type KnownResource,
+} from './knative-event.js';
 
 export interface HttpSourceOptions {
   readonly host: string;
   readonly port: number;
   readonly maxBytes: number;
   /** the controller's primary resource */
-  readonly primary: { readonly group: string; readonly resource: string; readonly kind: string };
+  readonly primary: KnownResource;
+  /** every resource it reads (primary, owned, watched): ApiServerSource events name kinds */
+  readonly resources: readonly KnownResource[];
+  /** reads what an ApiServerSource reference names, to find its owner */
+  readonly client: KubeClient;
+  /** true, or why not: answered on GET /readyz (Knative probes the serving port) */
+  readonly ready: () => true | string;
+  /** records an event Knative gave up delivering (POST /dead-letters) in the DLQ */
+  readonly deadLetter: (key: ObjectKey, reason: string, traceparent?: string) => Promise<void>;
 }
+
+type Received =
+  | { readonly ok: true; readonly kubebus: KubeCloudEvent }
+  | { readonly ok: true; readonly knative: ApiServerSourceEvent }
+  | { readonly ok: false; readonly reason: string };
 
 type Settled =
   { status: 200 } | { status: 503; retryAfterMs: number } | { status: 422; reason: string };
@@ -56,6 +78,14 @@ export async function startHttpSource(
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://sink').pathname;
+    if (req.method === 'GET' && (path === '/healthz' || path === '/readyz')) {
+      const ready = path === '/healthz' ? true : options.ready();
+      res
+        .writeHead(ready === true ? 200 : 503, { 'content-type': 'text/plain' })
+        .end(ready === true ? 'ok\n' : `${ready}\n`);
+      return;
+    }
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'POST' }).end();
       return;
@@ -70,19 +100,40 @@ export async function startHttpSource(
       res.writeHead(400, { 'content-type': 'text/plain' }).end(`${parsed.reason}\n`);
       return;
     }
-    const key = keyFor(parsed.event, options.primary);
+    const { id, traceparent } = 'kubebus' in parsed ? parsed.kubebus : parsed.knative;
+    const key =
+      'kubebus' in parsed
+        ? keyFor(parsed.kubebus, options.primary)
+        : await keyOfApiServerSourceEvent(
+            parsed.knative,
+            options.primary,
+            options.resources,
+            (resource, namespace, name) =>
+              options.client.getIfExists(objectPath(resource, namespace, name)),
+          );
     if (key === undefined) {
       res.writeHead(202).end(); // accepted, but nothing of this controller's
+      return;
+    }
+    if (path === '/dead-letters') {
+      // Knative's retries are spent: its extensions say what the last answer was
+      const code = req.headers['ce-knativeerrorcode'];
+      const why = req.headers['ce-knativeerrordata'];
+      const detail = typeof why === 'string' ? Buffer.from(why, 'base64').toString('utf8') : '';
+      await options.deadLetter(
+        key,
+        `Knative gave up delivering event ${id}: last answer ${typeof code === 'string' ? code : 'unknown'}${detail === '' ? '' : ` ${detail.slice(0, 500)}`}`,
+        traceparent,
+      );
+      res.writeHead(200).end();
       return;
     }
     const settled = await new Promise<Settled>((resolve) => {
       controller.dispatch({
         key,
         enqueuedAt: Date.now(),
-        eventId: parsed.event.id,
-        ...(parsed.event.traceparent === undefined
-          ? {}
-          : { traceparent: parsed.event.traceparent }),
+        eventId: id,
+        ...(traceparent === undefined ? {} : { traceparent }),
         ack: () => {
           resolve({ status: 200 });
         },
@@ -115,10 +166,7 @@ export async function startHttpSource(
   return listening;
 }
 
-function parseEvent(
-  req: IncomingMessage,
-  body: string,
-): { ok: true; event: KubeCloudEvent } | { ok: false; reason: string } {
+function parseEvent(req: IncomingMessage, body: string): Received {
   try {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
@@ -128,13 +176,16 @@ function parseEvent(
     if (Array.isArray(received)) return { ok: false, reason: 'batched events are not accepted' };
     const attributes: Record<string, unknown> = { ...received };
     const parsed = KubeCloudEventSchema.safeParse(attributes);
-    if (!parsed.success) {
-      return {
-        ok: false,
-        reason: `not a kube CloudEvent: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-      };
-    }
-    return { ok: true, event: parsed.data };
+    if (parsed.success) return { ok: true, kubebus: parsed.data };
+    // not kubebus' own (no kb* extensions): Knative's ApiServerSource, or nothing known
+    const knative = parseApiServerSourceEvent(attributes);
+    if (knative?.ok === true) return { ok: true, knative: knative.event };
+    return {
+      ok: false,
+      reason:
+        knative?.reason ??
+        `not a kube CloudEvent: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    };
   } catch (error) {
     return { ok: false, reason: `not a CloudEvent: ${(error as Error).message}` };
   }

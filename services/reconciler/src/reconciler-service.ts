@@ -40,7 +40,9 @@ import { Controller, runtimeMetrics, type Reconciler } from '@kubebus/shared/run
 import { Kvm } from '@nats-io/kv';
 import { Counter } from 'prom-client';
 import type { ReconcilerConfig } from './config.js';
+import { ApiserverFallbackReader } from './apiserver-fallback-reader.js';
 import { startHttpSource } from './http-source.js';
+import type { KnownResource } from './knative-event.js';
 
 const parkedSkipsMetric = perRegistry(
   (registry: Registry) =>
@@ -59,7 +61,7 @@ export interface RunningReconciler {
 
 /** What a reconciler is built with: the shared clients of this process. */
 export interface ReconcilerTools {
-  readonly reader: ObjectReader;
+  readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
   readonly client: KubeClient;
   readonly status: StatusPublisher;
   readonly bus: BusConnection;
@@ -73,7 +75,9 @@ export interface ReconcilerTools {
 
 export interface ReconcilerPlan {
   /** the resource it reconciles (the HTTP source maps events of it to keys) */
-  readonly primary: { readonly group: string; readonly resource: string; readonly kind: string };
+  readonly primary: KnownResource;
+  /** every resource it reads: primary, owned, watched */
+  readonly resources: readonly KnownResource[];
   build(tools: ReconcilerTools): Reconciler;
 }
 
@@ -110,11 +114,17 @@ export async function startReconcilerService(deps: {
     throttle: new TokenBucket(config.kubeRate.qps, config.kubeRate.burst),
   });
   await requireKubernetesVersion(client, log);
-  const reader = new ObjectReader(
+  const recorded = new ObjectReader(
     jsm,
     (path) => client.getIfExists<KubeObject>(path),
     serverAtLeast(bus.nc, '2.11.0'),
   );
+  // Behind Knative with no watcher the stream records nothing: what it lacks
+  // is read from the apiserver. Consuming the work stream, a watcher records
+  // everything, and "no record" means the object is gone.
+  const reader = config.consume
+    ? recorded
+    : new ApiserverFallbackReader(recorded, client, deps.plan.resources, log);
   const status = new StatusPublisher(js, config.statusPartitions);
   const parkedSkips = parkedSkipsMetric(registry);
   const reconciler = deps.plan.build({
@@ -226,6 +236,26 @@ export async function startReconcilerService(deps: {
             port: config.http.port,
             maxBytes: config.http.maxBytes,
             primary: deps.plan.primary,
+            resources: deps.plan.resources,
+            client,
+            ready: () => (bus.connected() ? true : 'nats is not connected'),
+            deadLetter: (key, reason, traceparent) =>
+              publishDeadLetter(
+                js,
+                deadLetter({
+                  origin: config.controller,
+                  key,
+                  reason,
+                  code: ErrorCodes.DeliveryFailed,
+                  subject: subjects.work(
+                    config.controller,
+                    partitionOf(key, config.partitions),
+                    key,
+                  ),
+                  attempts: 1,
+                  ...(traceparent === undefined ? {} : { traceparent }),
+                }),
+              ),
           },
           log,
         )

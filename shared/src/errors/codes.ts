@@ -22,6 +22,8 @@ export const ErrorCodes = {
   ReconcileFailed: 'KUBEBUS_RECONCILE_FAILED',
   /** A reconcile failed in a way retrying cannot fix. */
   Terminal: 'KUBEBUS_TERMINAL',
+  /** Knative gave up delivering an event to the reconciler (its Trigger's deadLetterSink). */
+  DeliveryFailed: 'KUBEBUS_DELIVERY_FAILED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

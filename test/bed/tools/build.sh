@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the tools some tests check the deployment files with — kustomize (what
 # `kubectl kustomize` runs) and composecheck (the Compose specification's own
-# loader, compose-go) — from the Go modules pinned beside this script, once,
-# into a cache keyed by everything that decides the result. Prints the
-# directory holding the binaries on its last line.
+# loader, compose-go) — from the Go modules pinned beside this script, and
+# takes Knative's CRDs (Service, ApiServerSource, Broker, Trigger) from the
+# Knative releases' own modules, so the test bed can check deploy/knative
+# against Knative's real schemas. Once, into a cache keyed by everything that
+# decides the result. Prints the directory holding the binaries on its last line.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -20,7 +22,11 @@ key=$( {
 } | sha256sum | cut -c1-16)
 out="$cache_root/tools/$key"
 
-if [ -x "$out/bin/kustomize" ] && [ -x "$out/bin/composecheck" ]; then
+# the Knative release whose CRDs deploy/knative is checked against
+knative_eventing=v0.45.0
+knative_serving=v0.45.0
+
+if [ -x "$out/bin/kustomize" ] && [ -x "$out/bin/composecheck" ] && [ -f "$out/knative/trigger.yaml" ]; then
   echo "tools already built in $out/bin" >&2
   echo "$out/bin"
   exit 0
@@ -33,6 +39,12 @@ mkdir -p "$staging/bin"
 echo "building kustomize and composecheck ..." >&2
 (cd "$here" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$staging/bin/kustomize" sigs.k8s.io/kustomize/kustomize/v5)
 (cd "$here" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$staging/bin/composecheck" ./composecheck)
+module_dir() { (cd "$here" && go mod download -json "$1" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p'); }
+eventing=$(module_dir "knative.dev/eventing@$knative_eventing")
+serving=$(module_dir "knative.dev/serving@$knative_serving")
+mkdir -p "$staging/knative"
+cp "$eventing/config/core/resources/"{apiserversource,broker,trigger}.yaml "$staging/knative/"
+cp "$serving/config/core/300-resources/service.yaml" "$staging/knative/"
 
 rm -rf "$out"
 mv "$staging" "$out"

@@ -1,6 +1,7 @@
 // An operator as the reconciler service runs it: its setup made once, then
 // the generic operator reconciler over the process' shared clients.
-import type { Operator, OperatorHost } from 'kubebus';
+import { declaredResources, type Operator, type OperatorHost, type Resource } from 'kubebus';
+import type { KnownResource } from '../knative-event.js';
 import type { ReconcilerPlan } from '../reconciler-service.js';
 import { OperatorReconciler } from './operator-reconciler.js';
 
@@ -10,7 +11,18 @@ export async function operatorPlan(
 ): Promise<ReconcilerPlan> {
   const deps: unknown = await operator.setup?.(host);
   return {
-    primary: { group: operator.for.group, resource: operator.for.plural, kind: operator.for.kind },
+    primary: knownOf(operator.for),
+    resources: declaredResources(operator).map(knownOf),
     build: (tools) => new OperatorReconciler(operator, { ...tools, deps }),
+  };
+}
+
+function knownOf(resource: Resource): KnownResource {
+  return {
+    group: resource.group,
+    version: resource.version,
+    resource: resource.plural,
+    kind: resource.kind,
+    namespaced: resource.scope === 'Namespaced',
   };
 }
