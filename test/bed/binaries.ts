@@ -53,3 +53,11 @@ export function serverBinary(name: ServerBinary): string {
 export function toolBinary(name: ToolBinary): string {
   return join(builtBy('./tools/build.sh', TOOL_BINARIES), name);
 }
+
+/** Knative's own CRDs (Service, ApiServerSource, Broker, Trigger), from its release modules. */
+export function knativeCrdFiles(): string[] {
+  const dir = join(builtBy('./tools/build.sh', TOOL_BINARIES), '..', 'knative');
+  return ['service.yaml', 'apiserversource.yaml', 'broker.yaml', 'trigger.yaml'].map((file) =>
+    join(dir, file),
+  );
+}

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { serverBinary, toolBinary } from '../bed/binaries.js';
+import { knativeCrdFiles, serverBinary, toolBinary } from '../bed/binaries.js';
+import { waitFor } from '../support/wait.js';
 import { httpCall } from '../bed/http.js';
 import { TestBed } from '../bed/testbed.js';
 import { Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
@@ -34,6 +35,9 @@ const plural: Record<string, string> = {
   Job: 'jobs',
   PodDisruptionBudget: 'poddisruptionbudgets',
   CustomResourceDefinition: 'customresourcedefinitions',
+  Broker: 'brokers',
+  Trigger: 'triggers',
+  ApiServerSource: 'apiserversources',
 };
 
 /** The object's URL (server-side apply is a PATCH on it). */
@@ -49,16 +53,17 @@ function objectUrl(manifest: Manifest): string {
 
 const OVERLAYS = ['dev', 'ha'] as const;
 
-/** `kubectl kustomize deploy/kubernetes/overlays/<overlay>`, parsed. */
-function render(overlay: (typeof OVERLAYS)[number]): Manifest[] {
-  const result = spawnSync(
-    toolBinary('kustomize'),
-    ['build', file(`deploy/kubernetes/overlays/${overlay}`)],
-    { encoding: 'utf8' },
-  );
-  assert.equal(result.status, 0, `kustomize build overlays/${overlay}: ${result.stderr}`);
+/** `kubectl kustomize <dir>`, parsed. */
+function kustomize(dir: string): Manifest[] {
+  const result = spawnSync(toolBinary('kustomize'), ['build', file(dir)], { encoding: 'utf8' });
+  assert.equal(result.status, 0, `kustomize build ${dir}: ${result.stderr}`);
   return parseAllDocuments(result.stdout).map((doc) => doc.toJSON() as Manifest);
 }
+const render = (overlay: (typeof OVERLAYS)[number]) =>
+  kustomize(`deploy/kubernetes/overlays/${overlay}`);
+/** Namespaces and RBAC are applied for real (a later test asks about RBAC); the rest dry run. */
+const appliedForReal = (manifest: Manifest) =>
+  ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(manifest.kind);
 
 interface Container {
   name: string;
@@ -105,11 +110,7 @@ describe('deploy/', { timeout: 180_000 }, () => {
     it(`renders overlays/${overlay} with kustomize, and the apiserver accepts every object`, async () => {
       const manifests = render(overlay);
       for (const manifest of manifests) {
-        // the namespace and RBAC for real (the next test asks about RBAC); the rest dry run
-        const real = ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(
-          manifest.kind,
-        );
-        const res = await apply(manifest, real);
+        const res = await apply(manifest, appliedForReal(manifest));
         assert.ok(
           res.status === 200 || res.status === 201,
           `${overlay}: ${manifest.kind} ${manifest.metadata.name}: ${res.status} ${res.body}`,
@@ -182,6 +183,61 @@ describe('deploy/', { timeout: 180_000 }, () => {
       }
     });
   }
+
+  it("renders deploy/knative, which Knative's own CRDs accept", async () => {
+    // Knative's CRDs as its release ships them: the schemas the manifests must pass
+    for (const crd of knativeCrdFiles().flatMap((path) =>
+      parseAllDocuments(readFileSync(path, 'utf8')).map((doc) => doc.toJSON() as Manifest),
+    )) {
+      const res = await apply(crd, true);
+      assert.ok(res.status === 200 || res.status === 201, `${crd.metadata.name}: ${res.body}`);
+    }
+    await waitFor(async () => {
+      const res = await httpCall(`${bed.apiserverUrl}/apis/sources.knative.dev/v1`, {
+        tls: bed.adminTls,
+      });
+      return res.status === 200 && res.body.includes('apiserversources');
+    }, "Knative's resources to be served");
+    const manifests = kustomize('deploy/knative');
+    for (const manifest of manifests) {
+      const res = await apply(manifest, appliedForReal(manifest));
+      assert.ok(
+        res.status === 200 || res.status === 201,
+        `knative: ${manifest.kind} ${manifest.metadata.name}: ${res.status} ${res.body}`,
+      );
+    }
+    // no watcher and no stream-consuming reconciler; the status writer stays
+    const deployments = manifests
+      .filter((m) => m.kind === 'Deployment')
+      .map((m) => m.metadata.name);
+    assert.deepEqual(deployments, ['kubebus-status-writer']);
+    const source = find(manifests, 'ApiServerSource', 'kubebus-databaseclusters');
+    assert.ok(source.spec['namespaceSelector'], 'the source watches more than its own namespace');
+    const kinds = (source.spec['resources'] as { kind: string }[]).map((r) => r.kind);
+    assert.ok(kinds.includes('DatabaseCluster') && !kinds.includes('Secret'), kinds.join());
+    const delivery = find(manifests, 'Trigger', 'kubebus-reconciler').spec['delivery'] as {
+      retry: number;
+      backoffPolicy: string;
+      deadLetterSink: { uri: string };
+    };
+    assert.ok(delivery.retry > 0);
+    assert.equal(delivery.backoffPolicy, 'exponential');
+    assert.equal(delivery.deadLetterSink.uri, '/dead-letters');
+    const service = manifests.find(
+      (m) => m.kind === 'Service' && m.apiVersion === 'serving.knative.dev/v1',
+    );
+    assert.ok(service);
+    const [container] = containersOf(service) as (Container & {
+      readinessProbe?: unknown;
+      livenessProbe?: unknown;
+      resources?: unknown;
+      securityContext?: { runAsNonRoot?: boolean };
+    })[];
+    assert.ok(container?.readinessProbe && container.livenessProbe && container.resources);
+    assert.equal(container.securityContext?.runAsNonRoot, true);
+    assert.equal(container.image, 'ghcr.io/kubebus/kubebus:0.1.0');
+    assert.equal(container.env?.find((e) => e.name === 'KUBEBUS_CONSUME')?.value, 'false');
+  });
 
   it('grants each service what it needs and not what it must not have', async () => {
     const can = async (
