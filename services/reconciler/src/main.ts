@@ -21,6 +21,7 @@ const shell = await startServiceShell({
   service: 'reconciler',
   logLevel: config.logLevel,
   health: config.health,
+  tracing: config.tracing,
 });
 const { log } = shell;
 
@@ -36,6 +37,7 @@ const reconciler = await orExit(
     bus,
     log,
     registry: shell.registry,
+    spans: shell.spans,
     plan: await operatorPlan(databaseCluster, {
       nats: bus.nc,
       streamReplicas: config.streamReplicas,
@@ -49,6 +51,7 @@ shell.started();
 const shutdown = gracefulShutdown(log, [
   () => reconciler.stop(),
   () => bus.nc.drain(),
+  () => shell.flushSpans(),
   () => shell.health.close(),
 ]);
 for (const signal of ['SIGTERM', 'SIGINT'] as const)

@@ -35,7 +35,13 @@ import {
   TokenBucket,
   type KubeCredentials,
 } from '@kubebus/shared/kube';
-import { perRegistry, restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
+import {
+  perRegistry,
+  restClientMetrics,
+  type Logger,
+  type Registry,
+  type Spans,
+} from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics, type Reconciler } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
 import { Counter } from 'prom-client';
@@ -87,6 +93,8 @@ export async function startReconcilerService(deps: {
   readonly bus: BusConnection;
   readonly log: Logger;
   readonly registry: Registry;
+  /** a span per reconcile; traceparents only without it */
+  readonly spans?: Spans;
   readonly plan: ReconcilerPlan;
 }): Promise<RunningReconciler> {
   const { config, bus, log, registry } = deps;
@@ -148,6 +156,7 @@ export async function startReconcilerService(deps: {
     },
     maxConcurrent: config.maxConcurrent,
     retry: config.retry,
+    ...(deps.spans === undefined ? {} : { spans: deps.spans }),
     heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
     metrics: runtimeMetrics(registry),
     log,

@@ -17,6 +17,7 @@ const shell = await startServiceShell({
   service: 'status-writer',
   logLevel: config.logLevel,
   health: config.health,
+  tracing: config.tracing,
 });
 const { log } = shell;
 
@@ -26,7 +27,7 @@ const bus = await orExit(
 );
 const writer = await orExit(
   'status-writer',
-  startStatusWriter({ config, kubeConfig, bus, log, registry: shell.registry }),
+  startStatusWriter({ config, kubeConfig, bus, log, registry: shell.registry, spans: shell.spans }),
 );
 shell.checks.ready('status-writer', () => writer.ready());
 shell.started();
@@ -34,6 +35,7 @@ shell.started();
 const shutdown = gracefulShutdown(log, [
   () => writer.stop(),
   () => bus.nc.drain(),
+  () => shell.flushSpans(),
   () => shell.health.close(),
 ]);
 for (const signal of ['SIGTERM', 'SIGINT'] as const)

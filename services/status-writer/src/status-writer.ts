@@ -27,7 +27,7 @@ import {
   TokenBucket,
   type KubeCredentials,
 } from '@kubebus/shared/kube';
-import { restClientMetrics, type Logger, type Registry } from '@kubebus/shared/obs';
+import { restClientMetrics, type Logger, type Registry, type Spans } from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics, type WorkItem } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
 import type { StatusWriterConfig } from './config.js';
@@ -47,6 +47,8 @@ export async function startStatusWriter(deps: {
   readonly bus: BusConnection;
   readonly log: Logger;
   readonly registry: Registry;
+  /** a span per reconcile; traceparents only without it */
+  readonly spans?: Spans;
 }): Promise<RunningStatusWriter> {
   const { config, bus, log, registry } = deps;
   const { js, jsm } = await openJetStream(
@@ -98,6 +100,7 @@ export async function startStatusWriter(deps: {
       },
       maxConcurrent: config.maxConcurrent,
       retry: config.retry,
+      ...(deps.spans === undefined ? {} : { spans: deps.spans }),
       heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
       metrics: runtimeMetrics(registry),
       log,

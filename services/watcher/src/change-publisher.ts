@@ -22,7 +22,7 @@ import {
   type SendReason,
 } from '@kubebus/shared/events';
 import type { ObjectKey } from '@kubebus/shared/kube';
-import { startTrace, type Logger } from '@kubebus/shared/obs';
+import { startTrace, type Logger, type Spans } from '@kubebus/shared/obs';
 import type { WatcherMetrics } from './metrics.js';
 import { sanitize } from './sanitize.js';
 import type { WatchedResource, WatchTargets } from './targets.js';
@@ -39,6 +39,8 @@ export interface ChangePublisherDeps {
   readonly maxPayload: () => number;
   readonly log: Logger;
   readonly metrics: WatcherMetrics;
+  /** a span per published change (exported when tracing is configured) */
+  readonly spans: Spans;
 }
 
 export class ChangePublisher {
@@ -55,7 +57,15 @@ export class ChangePublisher {
     reason: SendReason,
   ): Promise<Submitted> {
     const object = sanitize(resource, raw);
-    const traceparent = startTrace();
+    // the trace of this change starts here: its first span is the publish
+    const span = this.deps.spans.start(`publish ${resource.resource}`, 'producer', undefined, {
+      'kubebus.op': op,
+      'kubebus.reason': reason,
+      'k8s.resource': resource.resource,
+      'k8s.namespace.name': raw.metadata.namespace ?? '',
+      'k8s.object.name': raw.metadata.name,
+    });
+    const { traceparent } = span;
     let event = kubeEvent({
       resource,
       object,
@@ -111,8 +121,14 @@ export class ChangePublisher {
     );
     const { completion } = await this.deps.publisher.submit(messages[0]?.subject ?? '', messages);
     return {
-      completion: completion.catch((error: unknown) =>
-        this.#park(key, event.id, traceparent, error),
+      completion: completion.then(
+        () => {
+          span.end();
+        },
+        (error: unknown) => {
+          span.end(error instanceof Error ? error.message : String(error));
+          return this.#park(key, event.id, traceparent, error);
+        },
       ),
     };
   }

@@ -12,6 +12,7 @@ const shell = await startServiceShell({
   service: 'watcher',
   logLevel: config.logLevel,
   health: config.health,
+  tracing: config.tracing,
 });
 const { log } = shell;
 
@@ -21,7 +22,7 @@ const bus = await orExit(
 );
 const watcher = await orExit(
   'watcher',
-  startWatcher({ config, kubeConfig, bus, log, registry: shell.registry }),
+  startWatcher({ config, kubeConfig, bus, log, registry: shell.registry, spans: shell.spans }),
 );
 shell.checks.live('watch-loops', () => watcher.live());
 shell.checks.ready('watcher', () => watcher.ready());
@@ -30,6 +31,7 @@ shell.started();
 const shutdown = gracefulShutdown(log, [
   () => watcher.stop(),
   () => bus.nc.drain(),
+  () => shell.flushSpans(),
   () => shell.health.close(),
 ]);
 for (const signal of ['SIGTERM', 'SIGINT'] as const)

@@ -15,7 +15,7 @@ import {
   requireKubernetesVersion,
   type KubeCredentials,
 } from '@kubebus/shared/kube';
-import type { Logger, Registry } from '@kubebus/shared/obs';
+import { spans, type Logger, type Registry, type Spans } from '@kubebus/shared/obs';
 import { backoffDelay } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
 import { ChangePublisher } from './change-publisher.js';
@@ -41,6 +41,8 @@ export async function startWatcher(deps: {
   readonly bus: BusConnection;
   readonly log: Logger;
   readonly registry: Registry;
+  /** a span per published change; traceparents only without it */
+  readonly spans?: Spans;
 }): Promise<RunningWatcher> {
   const { config, bus, log } = deps;
   const metrics = watcherMetrics(deps.registry);
@@ -103,6 +105,7 @@ export async function startWatcher(deps: {
     maxPayload: () => bus.nc.info?.max_payload ?? 1024 * 1024,
     log,
     metrics,
+    spans: deps.spans ?? spans(),
   });
 
   const watchers: ResourceWatcher[] = [];

@@ -1,5 +1,7 @@
 // The variables every kubebus service reads, declared once.
 import { z } from 'zod';
+import { parseOtlpHeaders } from '../obs/otlp.js';
+import type { TracingConfig } from '../obs/service-shell.js';
 
 export const CommonEnv = {
   KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
@@ -16,6 +18,17 @@ export const CommonEnv = {
   /** client-side rate limit towards the apiserver (client-go's QPS and burst) */
   KUBEBUS_QPS: z.coerce.number().positive().default(20),
   KUBEBUS_BURST: z.coerce.number().int().positive().default(40),
+  /** OpenTelemetry's own variables: spans go to this collector over OTLP/HTTP */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z
+    .enum(['http/json', 'http/protobuf'], {
+      message:
+        "kubebus sends spans over OTLP/HTTP in JSON: point it at the collector's HTTP port (4318), with http/json or unset",
+    })
+    .optional(),
+  OTEL_SERVICE_NAME: z.string().optional(),
 };
 
 export const CommonSchema = z.object(CommonEnv);
@@ -37,6 +50,22 @@ export function commonConfig(env: CommonInput) {
     kubeconfig: env.KUBECONFIG,
     health: { host: env.KUBEBUS_HEALTH_HOST, port: env.KUBEBUS_HEALTH_PORT },
     logLevel: env.KUBEBUS_LOG_LEVEL,
+    tracing: tracingOf(env),
+  };
+}
+
+/** The OTLP endpoint for spans, from OpenTelemetry's variables; undefined exports nothing. */
+function tracingOf(env: CommonInput): TracingConfig | undefined {
+  const url =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+      ? undefined
+      : `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
+  if (url === undefined) return undefined;
+  return {
+    url,
+    headers: parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS),
+    ...(env.OTEL_SERVICE_NAME === undefined ? {} : { serviceName: env.OTEL_SERVICE_NAME }),
   };
 }
 

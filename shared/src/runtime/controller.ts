@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FailureClass } from '../errors/failure-class.js';
 import type { Logger } from '../obs/logger.js';
-import { continueTrace } from '../obs/trace.js';
+import { spans as traceparentsOnly, type Spans } from '../obs/spans.js';
 import type { RuntimeMetrics } from './metrics.js';
 import { keyString, type ObjectKey } from './object-key.js';
 import {
@@ -26,6 +26,8 @@ export interface ControllerOptions {
   readonly heartbeatMs: number;
   readonly metrics: RuntimeMetrics;
   readonly log: Logger;
+  /** a span per reconcile, continuing the request's trace (traceparents only by default) */
+  readonly spans?: Spans;
   /** whose fault a failure is (default: classifyFailure) */
   readonly classify?: (error: unknown) => FailureClass;
   /** parks a request whose retry budget is spent; throwing makes it retry instead */
@@ -59,6 +61,7 @@ interface Running {
 }
 
 export class Controller {
+  readonly #spans: Spans;
   readonly #pending = new Map<string, WorkItem>();
   readonly #running = new Map<string, Running>();
   /** failures per object that count against its budget; the runtime, not the transport, counts */
@@ -74,6 +77,7 @@ export class Controller {
     private readonly options: ControllerOptions,
   ) {
     this.#labels = { name: options.name, controller: options.name };
+    this.#spans = options.spans ?? traceparentsOnly();
     options.metrics.maxConcurrent.set({ controller: options.name }, options.maxConcurrent);
     // Waiting requests keep their transport lease alive: a request is never
     // redelivered elsewhere only because it waited here for a worker.
@@ -182,7 +186,15 @@ export class Controller {
       streak: this.#streak.get(id) ?? 0,
     };
     const reconcileId = randomUUID();
-    const traceparent = continueTrace(item.traceparent);
+    const span = this.#spans.start(`reconcile ${name}`, 'consumer', item.traceparent, {
+      'kubebus.controller': name,
+      'kubebus.attempt': attempts.attempt,
+      'k8s.resource': item.key.resource,
+      'k8s.namespace.name': item.key.namespace,
+      'k8s.object.name': item.key.name,
+      ...(item.eventId === undefined ? {} : { 'cloudevents.event_id': item.eventId }),
+    });
+    const { traceparent } = span;
     const log = this.options.log.child({
       controller: name,
       reconcileID: reconcileId,
@@ -214,10 +226,12 @@ export class Controller {
     if (signal.aborted) {
       // Revoked or stopping: someone else takes the request; not the object's fault.
       log.debug({ ok: outcome.ok, seconds }, 'reconcile aborted; request handed back');
+      span.end('aborted: the request was handed back');
       item.retry(0);
       return;
     }
     log.debug({ ok: outcome.ok, seconds }, 'reconcile finished');
+    span.end(outcome.ok ? undefined : errorMessage(outcome.error).slice(0, 500));
     const action = decide(outcome, attempts, this.options.retry, this.options.classify);
     await this.#carryOut(id, item, action, attempts.attempt, log);
     const result = resultLabel(action);

@@ -1,4 +1,5 @@
 // kubebus run <operator> [--role ...]: the operator's roles in this process.
+import { VERSION } from './version.js';
 import { CommonEnv, commonConfig, configOrExit, kubeConfigOrExit } from '@kubebus/shared/config';
 import { gracefulShutdown, startServiceShell } from '@kubebus/shared/obs';
 import { hostname } from 'node:os';
@@ -34,6 +35,8 @@ export async function run(line: CommandLine): Promise<void> {
     service: operator.name,
     logLevel: common.logLevel,
     health: common.health,
+    tracing: common.tracing,
+    version: VERSION,
   });
   const { runOperator } = await import('../host/run-operator.js');
   let running: Awaited<ReturnType<typeof runOperator>>;
@@ -52,7 +55,11 @@ export async function run(line: CommandLine): Promise<void> {
     return usageError(`cannot start ${operator.name}: ${(error as Error).message}`);
   }
   shell.started();
-  const shutdown = gracefulShutdown(shell.log, [() => running.stop(), () => shell.health.close()]);
+  const shutdown = gracefulShutdown(shell.log, [
+    () => running.stop(),
+    () => shell.flushSpans(),
+    () => shell.health.close(),
+  ]);
   for (const signal of ['SIGTERM', 'SIGINT'] as const)
     process.once(signal, () => {
       shutdown(signal);

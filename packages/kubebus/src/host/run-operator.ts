@@ -43,7 +43,12 @@ export async function runOperator(options: {
     log,
   );
   const stops: (() => Promise<void>)[] = [];
-  const common = { kubeConfig: options.kubeConfig, bus, registry: shell.registry };
+  const common = {
+    kubeConfig: options.kubeConfig,
+    bus,
+    registry: shell.registry,
+    spans: shell.spans,
+  };
 
   if (configs.statusWriter !== undefined) {
     const writer = await startStatusWriter({
