@@ -34,6 +34,8 @@ const { values } = parseArgs({
     timeout: { type: 'string', default: '900' },
     /** a directory for V8 CPU profiles of kubebus' processes (read them with bench/profile-top.ts) */
     profile: { type: 'string' },
+    /** extra node flags for kubebus' processes, space-separated (e.g. "--max-semi-space-size=2") */
+    'node-flags': { type: 'string' },
   },
 });
 const N = Number(values.n);
@@ -43,6 +45,9 @@ const options = {
   qps: Number(values.qps),
   reconcilers: Number(values.reconcilers),
   ...(values.profile === undefined ? {} : { profileDir: values.profile }),
+  ...(values['node-flags'] === undefined
+    ? {}
+    : { nodeFlags: values['node-flags'].split(' ').filter((flag) => flag !== '') }),
 };
 const NAMESPACES = ['bench-a', 'bench-b', 'bench-c', 'bench-d'];
 const target = { group: 'example.kubebus.dev', version: 'v1alpha1', plural: 'databaseclusters' };

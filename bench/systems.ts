@@ -28,6 +28,8 @@ export interface SystemOptions {
   readonly reconcilers: number;
   /** write a V8 CPU profile of each kubebus process here */
   readonly profileDir?: string;
+  /** extra node flags for kubebus' processes (to measure memory settings) */
+  readonly nodeFlags?: readonly string[];
 }
 
 /** kubebus: a watcher, K reconcilers, a status writer; kubebus-one: all roles in one process */
@@ -92,6 +94,7 @@ async function startKubebus(
       name: `${service}-${port}`,
       binary: process.execPath,
       args: [
+        ...(options.nodeFlags ?? []),
         ...(options.profileDir === undefined
           ? []
           : [

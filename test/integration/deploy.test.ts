@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { knativeCrdFiles, serverBinary, toolBinary } from '../bed/binaries.js';
 import { waitFor } from '../support/wait.js';
@@ -286,6 +287,55 @@ describe('deploy/', { timeout: 180_000 }, () => {
         allowed,
         `${account} ${allowed ? 'must' : 'must not'} ${verb} ${resource}${subresource ? `/${subresource}` : ''}`,
       );
+    }
+  });
+
+  it('runs the example to its status with each service under its own ServiceAccount token', async () => {
+    // the RBAC is what the dev render applied for real; the tokens are TokenRequests
+    const token = (account: string) =>
+      bed.serviceAccountKubeconfig('kubebus-system', `kubebus-${account}`);
+    const pipeline = new Pipeline(bed);
+    try {
+      await pipeline.watcher({ KUBECONFIG: await token('watcher') });
+      await pipeline.reconciler({ KUBECONFIG: await token('reconciler') });
+      await pipeline.statusWriter({ KUBECONFIG: await token('status-writer') });
+      const custom = bed.kubeConfig().makeApiClient(CustomObjectsApi);
+      await bed
+        .kubeConfig()
+        .makeApiClient(CoreV1Api)
+        .createNamespace({ body: { metadata: { name: 'least' } } });
+      const target = {
+        group: 'example.kubebus.dev',
+        version: 'v1alpha1',
+        plural: 'databaseclusters',
+        namespace: 'least',
+      };
+      await custom.createNamespacedCustomObject({
+        ...target,
+        body: {
+          apiVersion: 'example.kubebus.dev/v1alpha1',
+          kind: 'DatabaseCluster',
+          metadata: { name: 'orders' },
+          spec: { engine: 'postgres', version: '16', storage: { size: '1Gi' } },
+        },
+      });
+      await waitFor(async () => {
+        const cluster = (await custom.getNamespacedCustomObject({ ...target, name: 'orders' })) as {
+          metadata: { generation: number; finalizers?: string[] };
+          status?: { observedGeneration?: number };
+        };
+        return (
+          cluster.status?.observedGeneration === cluster.metadata.generation &&
+          (cluster.metadata.finalizers ?? []).length > 0
+        );
+      }, 'the cluster reconciled and its status written, under the shipped RBAC');
+      const set = await bed
+        .kubeConfig()
+        .makeApiClient(AppsV1Api)
+        .readNamespacedStatefulSet({ name: 'orders', namespace: 'least' });
+      assert.equal(set.metadata?.ownerReferences?.[0]?.name, 'orders');
+    } finally {
+      await pipeline.stop();
     }
   });
 

@@ -68,8 +68,20 @@ describe('history: outcomes joined to the revision they belong to', () => {
       outcome({ at: '2026-11-30T10:00:01.500Z', trace: 'b'.repeat(32) }),
       // before anything still kept
       outcome({ at: '2026-11-30T09:00:00.000Z', trace: 'c'.repeat(32) }),
+      // a status write recorded before the reconcile that asked for it...
+      outcome({
+        controller: 'kubebus-status-writer',
+        at: '2026-11-30T10:00:01.700Z',
+        trace: 'e'.repeat(32),
+      }),
+      // ...which acted on an owned object's event (not one of these revisions)
+      outcome({
+        at: '2026-11-30T10:00:00.500Z',
+        trace: 'e'.repeat(32),
+        eventId: eventId('uid-owned', '7', 'update'),
+      }),
     ];
-    assert.deepEqual(placeOutcomes(revisions, outcomes), [0, 0, 1, -1]);
+    assert.deepEqual(placeOutcomes(revisions, outcomes), [0, 0, 1, -1, 0, 0]);
   });
 
   it('says which write produced a revision', () => {

@@ -39,32 +39,37 @@ export function formatOutcome(outcome: OutcomeRecord): string {
 }
 
 /**
- * Which revision each outcome belongs to: the revision whose event it acted
- * on; else (a status write, whose intent names no event) the revision the
- * same trace started from; else the last revision recorded before it.
- * -1: before the first revision still kept.
+ * Which revision each outcome belongs to. A reconcile names the event that
+ * caused it: the revision of that event, or (an event of another object, an
+ * owned one) the last revision recorded before it. A status write names no
+ * event: the revision its reconcile was placed at (the same trace), else the
+ * last one before it. -1: before the first revision still kept.
  */
 export function placeOutcomes(
   revisions: readonly Revision[],
   outcomes: readonly OutcomeRecord[],
 ): number[] {
   const byEvent = new Map(revisions.map(({ event }, index) => [event.id, index]));
-  const byTrace = new Map<string, number>();
-  const placed = outcomes.map((outcome) => {
-    const index = outcome.eventId === undefined ? undefined : byEvent.get(outcome.eventId);
-    if (index !== undefined) byTrace.set(traceIdOf(outcome.traceparent), index);
-    return index;
-  });
-  return placed.map((index, i) => {
-    if (index !== undefined) return index;
-    const outcome = outcomes[i] as OutcomeRecord;
-    const traced = byTrace.get(traceIdOf(outcome.traceparent));
-    if (traced !== undefined) return traced;
+  const byTime = (at: string) => {
     let last = -1;
-    for (const [at, { event }] of revisions.entries())
-      if ((event.time ?? '') <= outcome.at) last = at;
+    for (const [index, { event }] of revisions.entries())
+      if ((event.time ?? '') <= at) last = index;
     return last;
-  });
+  };
+  const byTrace = new Map<string, number>();
+  const placed: number[] = outcomes.map(() => -1);
+  // reconciles first: their places are what the status writes join by trace
+  for (const [i, outcome] of outcomes.entries()) {
+    if (outcome.eventId === undefined) continue;
+    placed[i] = byEvent.get(outcome.eventId) ?? byTime(outcome.at);
+    const trace = traceIdOf(outcome.traceparent);
+    if (!byTrace.has(trace)) byTrace.set(trace, placed[i]);
+  }
+  for (const [i, outcome] of outcomes.entries()) {
+    if (outcome.eventId !== undefined) continue;
+    placed[i] = byTrace.get(traceIdOf(outcome.traceparent)) ?? byTime(outcome.at);
+  }
+  return placed;
 }
 
 export function formatHistory(

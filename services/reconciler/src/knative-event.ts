@@ -48,39 +48,31 @@ export function parseApiServerSourceEvent(
     typeof attributes['data'] === 'string' ? safeJson(attributes['data']) : attributes['data'];
   const traceparent =
     typeof attributes['traceparent'] === 'string' ? attributes['traceparent'] : undefined;
-  const id = typeof attributes['id'] === 'string' ? attributes['id'] : '';
+  const common = {
+    id: typeof attributes['id'] === 'string' ? attributes['id'] : '',
+    mode,
+    op,
+    ...(traceparent === undefined ? {} : { traceparent }),
+  };
   if (mode === 'ref') {
     const ref = ReferenceSchema.safeParse(data);
     if (!ref.success)
       return { ok: false, reason: `not an ApiServerSource reference: ${issues(ref.error)}` };
-    return {
-      ok: true,
-      event: {
-        id,
-        mode,
-        op,
-        ...ref.data,
-        namespace: ref.data.namespace ?? '',
-        ...(traceparent === undefined ? {} : { traceparent }),
-      },
-    };
+    return { ok: true, event: { ...common, ...ref.data, namespace: ref.data.namespace ?? '' } };
   }
   const object = KubeObjectSchema.safeParse(data);
   if (!object.success)
     return { ok: false, reason: `not an ApiServerSource resource event: ${issues(object.error)}` };
-  const { metadata } = object.data;
+  const { apiVersion, kind, metadata } = object.data;
   return {
     ok: true,
     event: {
-      id,
-      mode,
-      op,
-      apiVersion: object.data.apiVersion,
-      kind: object.data.kind,
+      ...common,
+      apiVersion,
+      kind,
       name: metadata.name,
       namespace: metadata.namespace ?? '',
       object: object.data,
-      ...(traceparent === undefined ? {} : { traceparent }),
     },
   };
 }
