@@ -34,7 +34,7 @@ const { values } = parseArgs({
     timeout: { type: 'string', default: '900' },
     /** a directory for V8 CPU profiles of kubebus' processes (read them with bench/profile-top.ts) */
     profile: { type: 'string' },
-    /** extra node flags for kubebus' processes, space-separated (e.g. "--max-semi-space-size=2") */
+    /** extra node flags for kubebus' processes, space-separated (e.g. --node-flags=--max-semi-space-size=2) */
     'node-flags': { type: 'string' },
   },
 });
@@ -221,9 +221,12 @@ function report(runs: Run[]): string {
     rows.push([
       label,
       ...values_.map((v) => v.toFixed(digits)),
-      ...present
-        .filter((s) => s !== 'ceiling')
-        .map((s) => (ceiling > 0 ? `${(per(s, f) / ceiling).toFixed(2)}×` : '–')),
+      // ratio columns only beside a ceiling (the header has them only then)
+      ...(present.includes('ceiling')
+        ? present
+            .filter((s) => s !== 'ceiling')
+            .map((s) => (ceiling > 0 ? `${(per(s, f) / ceiling).toFixed(2)}×` : '–'))
+        : []),
     ]);
   }
   const table = [rows[0] ?? [], (rows[0] ?? []).map(() => '---'), ...rows.slice(1)]
