@@ -32,7 +32,7 @@ import {
   AppliedObjects,
   KubeClient,
   requireKubernetesVersion,
-  TokenBucket,
+  PerResourceThrottle,
   type KubeCredentials,
 } from '@kubebus/shared/kube';
 import {
@@ -119,7 +119,7 @@ export async function startReconcilerService(deps: {
     log,
   );
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
-    throttle: new TokenBucket(config.kubeRate.qps, config.kubeRate.burst),
+    throttle: new PerResourceThrottle(config.kubeRate.qps, config.kubeRate.burst),
   });
   await requireKubernetesVersion(client, log);
   const recorded = new ObjectReader(

@@ -24,7 +24,7 @@ import type { KubeObject } from '@kubebus/shared/events';
 import {
   KubeClient,
   requireKubernetesVersion,
-  TokenBucket,
+  PerResourceThrottle,
   type KubeCredentials,
 } from '@kubebus/shared/kube';
 import { restClientMetrics, type Logger, type Registry, type Spans } from '@kubebus/shared/obs';
@@ -63,7 +63,7 @@ export async function startStatusWriter(deps: {
     log,
   );
   const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
-    throttle: new TokenBucket(config.kubeRate.qps, config.kubeRate.burst),
+    throttle: new PerResourceThrottle(config.kubeRate.qps, config.kubeRate.burst),
   });
   await requireKubernetesVersion(client, log);
   const metrics = statusWriterMetrics(registry);

@@ -11,7 +11,7 @@ import {
 } from '@kubebus/shared/bus';
 import {
   KubeClient,
-  TokenBucket,
+  PerResourceThrottle,
   requireKubernetesVersion,
   type KubeCredentials,
 } from '@kubebus/shared/kube';
@@ -47,7 +47,7 @@ export async function startWatcher(deps: {
   const { config, bus, log } = deps;
   const metrics = watcherMetrics(deps.registry);
   const client = new KubeClient(deps.kubeConfig, metrics.rest, {
-    throttle: new TokenBucket(deps.config.kubeRate.qps, deps.config.kubeRate.burst),
+    throttle: new PerResourceThrottle(deps.config.kubeRate.qps, deps.config.kubeRate.burst),
   });
   const abort = new AbortController();
   await requireKubernetesVersion(client, log);

@@ -24,8 +24,8 @@ export interface RequestInit {
 
 export interface KubeClientOptions {
   readonly timeoutMs?: number;
-  /** client-side throttle (client-go's QPS and burst) */
-  readonly throttle?: { take(): Promise<void> };
+  /** client-side throttle (client-go's QPS and burst), told each request's path */
+  readonly throttle?: { take(path: string): Promise<void> };
   /** every write is sent with dryRun=All (replay) */
   readonly dryRun?: boolean;
 }
@@ -45,7 +45,7 @@ export class KubeClient {
   readonly #base: URL;
 
   readonly #timeoutMs: number;
-  readonly #throttle: { take(): Promise<void> } | undefined;
+  readonly #throttle: { take(path: string): Promise<void> } | undefined;
   readonly #dryRun: boolean;
   readonly #transport: KubeTransport;
 
@@ -131,7 +131,7 @@ export class KubeClient {
   }
 
   async #send(path: string, init: RequestInit): Promise<KubeResponse> {
-    await this.#throttle?.take();
+    await this.#throttle?.take(path);
     init.signal?.throwIfAborted();
     const url = new URL(path, this.#base);
     // Dry run: the apiserver validates and answers, and persists nothing.

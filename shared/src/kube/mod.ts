@@ -26,7 +26,7 @@ export {
   setFinalizer,
 } from './apply.js';
 export type { ApplyBody, ApplyOptions, EventInput, OwnerReference } from './apply.js';
-export { TokenBucket } from './rate-limiter.js';
+export { PerResourceThrottle, TokenBucket, resourceOfPath } from './rate-limiter.js';
 export { AppliedObjects } from './applied-objects.js';
 export { diff, formatChange } from './object-diff.js';
 export type { Change } from './object-diff.js';
