@@ -38,9 +38,15 @@ export interface HttpSourceOptions {
   readonly deadLetter: (key: ObjectKey, reason: string, traceparent?: string) => Promise<void>;
 }
 
+/** Knative's dead-letter extensions: the last answer's status and body (base64). */
+interface DeliveryError {
+  readonly code?: string;
+  readonly data?: string;
+}
+
 type Received =
-  | { readonly ok: true; readonly kubebus: KubeCloudEvent }
-  | { readonly ok: true; readonly knative: ApiServerSourceEvent }
+  | { readonly ok: true; readonly kubebus: KubeCloudEvent; readonly error: DeliveryError }
+  | { readonly ok: true; readonly knative: ApiServerSourceEvent; readonly error: DeliveryError }
   | { readonly ok: false; readonly reason: string };
 
 type Settled =
@@ -116,13 +122,12 @@ export async function startHttpSource(
       return;
     }
     if (path === '/dead-letters') {
-      // Knative's retries are spent: its extensions say what the last answer was
-      const code = req.headers['ce-knativeerrorcode'];
-      const why = req.headers['ce-knativeerrordata'];
-      const detail = typeof why === 'string' ? Buffer.from(why, 'base64').toString('utf8') : '';
+      // Knative's retries are spent: its extensions (binary or structured mode) say what the last answer was
+      const { code, data } = parsed.error;
+      const detail = data === undefined ? '' : Buffer.from(data, 'base64').toString('utf8');
       await options.deadLetter(
         key,
-        `Knative gave up delivering event ${id}: last answer ${typeof code === 'string' ? code : 'unknown'}${detail === '' ? '' : ` ${detail.slice(0, 500)}`}`,
+        `Knative gave up delivering event ${id}: last answer ${code ?? 'unknown'}${detail === '' ? '' : ` ${detail.slice(0, 500)}`}`,
         traceparent,
       );
       res.writeHead(200).end();
@@ -176,10 +181,16 @@ function parseEvent(req: IncomingMessage, body: string): Received {
     if (Array.isArray(received)) return { ok: false, reason: 'batched events are not accepted' };
     const attributes: Record<string, unknown> = { ...received };
     const parsed = KubeCloudEventSchema.safeParse(attributes);
-    if (parsed.success) return { ok: true, kubebus: parsed.data };
+    const code = attributes['knativeerrorcode'];
+    const data = attributes['knativeerrordata'];
+    const error: DeliveryError = {
+      ...(typeof code === 'string' ? { code } : {}),
+      ...(typeof data === 'string' ? { data } : {}),
+    };
+    if (parsed.success) return { ok: true, kubebus: parsed.data, error };
     // not kubebus' own (no kb* extensions): Knative's ApiServerSource, or nothing known
     const knative = parseApiServerSourceEvent(attributes);
-    if (knative?.ok === true) return { ok: true, knative: knative.event };
+    if (knative?.ok === true) return { ok: true, knative: knative.event, error };
     return {
       ok: false,
       reason:
