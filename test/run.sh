@@ -21,5 +21,8 @@ for arg in "$@"; do
 done
 [ ${#files[@]} -gt 0 ] || files=($unit $integration)
 
+# A run must end: a file whose tests are done exits even if a handle leaked (its
+# servers die with it, see test/bed/process.ts), and no test waits past 10 minutes.
 exec node --conditions=source --import tsx --test --test-concurrency=1 \
+  --test-force-exit --test-timeout=600000 \
   --test-reporter=spec "${options[@]}" "${files[@]}"

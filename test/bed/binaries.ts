@@ -13,10 +13,10 @@ export type ToolBinary = 'kustomize' | 'composecheck';
 const cached = new Map<string, string>();
 
 /** The directory a build script prints last, after checking it holds `binaries`. */
-function builtBy(script: string, binaries: readonly string[]): string {
-  const known = cached.get(script);
-  if (known !== undefined) return known;
+export function builtBy(script: URL | string, binaries: readonly string[]): string {
   const buildScript = fileURLToPath(new URL(script, import.meta.url));
+  const known = cached.get(buildScript);
+  if (known !== undefined) return known;
   let output: string;
   try {
     output = execFileSync('bash', [buildScript], {
@@ -36,7 +36,7 @@ function builtBy(script: string, binaries: readonly string[]): string {
       throw new Error(`the binary ${binary} is missing from ${dir} after ${buildScript}`);
     }
   }
-  cached.set(script, dir);
+  cached.set(buildScript, dir);
   return dir;
 }
 

@@ -157,6 +157,9 @@ export class ServerProcess {
       }
       if (await probe().catch(() => false)) return;
       if (Date.now() > deadline) {
+        // Nobody holds a server that never got ready: kill it, or it would keep
+        // the test process (and CI) alive.
+        await this.kill();
         throw new Error(
           `${this.spec.name} was not ready within ${timeoutMs} ms; log ${this.spec.logFile}:\n${this.tail()}`,
         );

@@ -93,13 +93,16 @@ export class TestBed {
   }
 
   async #startAll(): Promise<void> {
-    // NATS and etcd do not depend on each other: start them side by side.
-    const [etcd, ...nats] = await Promise.all([
-      startEtcd(this.etcd),
-      ...this.natsNodes.map((node) => startNats(node)),
+    // NATS and etcd do not depend on each other: start them side by side. Each is
+    // registered as soon as it is up, so that stop() reaches it when another fails.
+    const started = await Promise.allSettled([
+      startEtcd(this.etcd).then((server) => this.#servers.set('etcd', server)),
+      ...this.natsNodes.map((node, i) =>
+        startNats(node).then((server) => this.#servers.set(natsName(i), server)),
+      ),
     ]);
-    nats.forEach((server, i) => this.#servers.set(natsName(i), server));
-    this.#servers.set('etcd', etcd);
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     if (this.natsNodes.length > 1) await this.#waitForJetStreamLeader();
     this.#servers.set('apiserver', await startApiserver(this.apiserver));
     if (this.options.controllerManager === true) {
