@@ -2,8 +2,9 @@
 // alternating systems per round; per phase (create N DatabaseClusters, then
 // change replicas 3 → 5 on all) the wall time to convergence, p50/p99 per
 // object, the apiserver's own request counts, TLS connections, CPU and peak
-// RSS of the system's processes — and ratios against the ceiling measured in
-// the same run. Tests never assert timings; this prints them.
+// RSS of the system's processes — and ratios against the references measured
+// in the same run (the ceiling, Go controller-runtime). Tests never assert
+// timings; this prints them.
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -21,13 +22,13 @@ import {
 } from './apiserver-requests.js';
 import { Observer } from './observer.js';
 import { procStats } from './proc-stats.js';
-import { startSystem, type SystemName } from './systems.js';
+import { SYSTEMS, startSystem, type SystemName } from './systems.js';
 
 const { values } = parseArgs({
   options: {
     n: { type: 'string', default: '300' },
     rounds: { type: 'string', default: '1' },
-    systems: { type: 'string', default: 'ceiling,kubebus' },
+    systems: { type: 'string', default: 'ceiling,controller-runtime,kubebus' },
     workers: { type: 'string', default: '8' },
     qps: { type: 'string', default: '200' },
     reconcilers: { type: 'string', default: '1' },
@@ -40,6 +41,12 @@ const { values } = parseArgs({
 });
 const N = Number(values.n);
 const systems = values.systems.split(',') as SystemName[];
+for (const system of systems) {
+  if (!SYSTEMS.includes(system)) {
+    process.stderr.write(`bench: no system ${system} (systems: ${SYSTEMS.join(', ')})\n`);
+    process.exit(2);
+  }
+}
 const options = {
   workers: Number(values.workers),
   qps: Number(values.qps),
@@ -49,6 +56,7 @@ const options = {
     ? {}
     : { nodeFlags: values['node-flags'].split(' ').filter((flag) => flag !== '') }),
 };
+const REFERENCES: readonly SystemName[] = ['ceiling', 'controller-runtime'];
 const NAMESPACES = ['bench-a', 'bench-b', 'bench-c', 'bench-d'];
 const target = { group: 'example.kubebus.dev', version: 'v1alpha1', plural: 'databaseclusters' };
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -208,25 +216,19 @@ function report(runs: Run[]): string {
     ['peak RSS MB (sum of processes)', (r) => r.peakRssMb, 0],
   ];
   const present = systems.filter((s) => runs.some((r) => r.system === s));
-  rows.push([
-    'metric',
-    ...present,
-    ...(present.includes('ceiling')
-      ? present.filter((s) => s !== 'ceiling').map((s) => `${s} / ceiling`)
-      : []),
-  ]);
+  // a ratio column for every other system against every reference that ran
+  const ratios = REFERENCES.filter((ref) => present.includes(ref)).flatMap((ref) =>
+    present.filter((s) => s !== ref).map((s) => [s, ref] as const),
+  );
+  rows.push(['metric', ...present, ...ratios.map(([s, ref]) => `${s} / ${ref}`)]);
   for (const [label, f, digits] of metrics) {
-    const values_ = present.map((s) => per(s, f));
-    const ceiling = present.includes('ceiling') ? per('ceiling', f) : Number.NaN;
     rows.push([
       label,
-      ...values_.map((v) => v.toFixed(digits)),
-      // ratio columns only beside a ceiling (the header has them only then)
-      ...(present.includes('ceiling')
-        ? present
-            .filter((s) => s !== 'ceiling')
-            .map((s) => (ceiling > 0 ? `${(per(s, f) / ceiling).toFixed(2)}×` : '–'))
-        : []),
+      ...present.map((s) => per(s, f).toFixed(digits)),
+      ...ratios.map(([s, ref]) => {
+        const reference = per(ref, f);
+        return reference > 0 ? `${(per(s, f) / reference).toFixed(2)}×` : '–';
+      }),
     ]);
   }
   const table = [rows[0] ?? [], (rows[0] ?? []).map(() => '---'), ...rows.slice(1)]

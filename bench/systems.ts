@@ -1,10 +1,12 @@
-// The systems under bench, each started on a fresh test bed from built
-// JavaScript on plain node (as the image runs it): kubebus's three services,
-// or the ceiling's tight loop.
+// The systems under bench, each started on a fresh test bed: kubebus's three
+// services (or its one-process mode) from built JavaScript on plain node, as
+// the image runs it; the ceiling's tight loop; the same operator on Go
+// controller-runtime.
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { builtBy } from '../test/bed/binaries.js';
 import { httpCall } from '../test/bed/http.js';
 import { freePort } from '../test/bed/ports.js';
 import { ServerProcess } from '../test/bed/process.js';
@@ -33,7 +35,8 @@ export interface SystemOptions {
 }
 
 /** kubebus: a watcher, K reconcilers, a status writer; kubebus-one: all roles in one process */
-export type SystemName = 'kubebus' | 'kubebus-one' | 'ceiling';
+export const SYSTEMS = ['kubebus', 'kubebus-one', 'ceiling', 'controller-runtime'] as const;
+export type SystemName = (typeof SYSTEMS)[number];
 
 export async function startSystem(
   name: SystemName,
@@ -47,6 +50,8 @@ export async function startSystem(
       return startKubebus(bed, options, 'one');
     case 'ceiling':
       return startCeiling(bed, options);
+    case 'controller-runtime':
+      return startControllerRuntime(bed, options);
   }
 }
 
@@ -163,20 +168,49 @@ async function startCeiling(bed: TestBed, options: SystemOptions): Promise<Runni
     ],
     logLevel: 'warning',
   });
-  const logFile = join(bed.dir, 'ceiling.log');
-  const ceiling = ServerProcess.start({
-    name: 'ceiling',
-    binary: process.execPath,
-    args: [outfile],
-    logFile,
-    env: { KUBECONFIG: bed.kubeconfigPath, BENCH_WORKERS: String(options.workers) },
+  return startLoggingProcess(bed, 'ceiling', process.execPath, [outfile], {
+    BENCH_WORKERS: String(options.workers),
   });
-  await ceiling.waitReady(async () => readFileSync(logFile, 'utf8').includes('ready'), 60_000);
+}
+
+async function startControllerRuntime(
+  bed: TestBed,
+  options: SystemOptions,
+): Promise<RunningSystem> {
+  const dir = builtBy(new URL('./controller-runtime/build.sh', import.meta.url), [
+    'databasecluster-cr',
+  ]);
+  return startLoggingProcess(bed, 'controller-runtime', join(dir, 'databasecluster-cr'), [], {
+    BENCH_WORKERS: String(options.workers),
+    BENCH_QPS: String(options.qps),
+  });
+}
+
+/**
+ * A one-process system that prints `ready` once it can work and, on SIGUSR2,
+ * the connections it opened in kubebus' metric format.
+ */
+async function startLoggingProcess(
+  bed: TestBed,
+  role: string,
+  binary: string,
+  args: readonly string[],
+  env: Record<string, string>,
+): Promise<RunningSystem> {
+  const logFile = join(bed.dir, `${role}.log`);
+  const system = ServerProcess.start({
+    name: role,
+    binary,
+    args,
+    logFile,
+    env: { KUBECONFIG: bed.kubeconfigPath, ...env },
+  });
+  await system.waitReady(async () => /^ready$/m.test(readFileSync(logFile, 'utf8')), 120_000);
   return {
-    processes: () => [{ role: 'ceiling', pids: processTree(ceiling.pid) }],
+    processes: () => [{ role, pids: processTree(system.pid) }],
     connections: async () => {
       const before = readFileSync(logFile, 'utf8').length;
-      for (const pid of processTree(ceiling.pid)) process.kill(pid, 'SIGUSR2');
+      for (const pid of processTree(system.pid)) process.kill(pid, 'SIGUSR2');
       for (let i = 0; i < 50; i++) {
         const added = readFileSync(logFile, 'utf8').slice(before);
         const match = /kubebus_rest_client_connections_total\{[^}]*\} (\d+)/.exec(added);
@@ -185,6 +219,6 @@ async function startCeiling(bed: TestBed, options: SystemOptions): Promise<Runni
       }
       return Number.NaN;
     },
-    stop: () => ceiling.stop(),
+    stop: () => system.stop(),
   };
 }

@@ -1,0 +1,102 @@
+// The DatabaseCluster operator written the way a Go operator author writes it
+// with controller-runtime: cached reads, one controller owning the StatefulSet,
+// Service, ConfigMap and Secret, server-side apply of the owned objects and of
+// the status. It makes the same writes, with the same bodies and field
+// managers, as the example operator on kubebus (examples/databasecluster), so
+// the bench compares runtimes, not operators. No NATS bucket: like the
+// ceiling, it records the BucketCreated Event without one.
+//
+//	KUBECONFIG=… BENCH_WORKERS=8 BENCH_QPS=200 ./databasecluster-cr
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "databasecluster-cr: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	workers := envInt("BENCH_WORKERS", 8)
+	qps := envInt("BENCH_QPS", 200)
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	if err != nil {
+		return err
+	}
+	// qps 0 means no client-side limit, as --qps 0 does for kubebus
+	if qps > 0 {
+		cfg.QPS, cfg.Burst = float32(qps), qps*2
+	} else {
+		cfg.QPS, cfg.Burst = -1, 0
+	}
+	// Count the connections the clients open, as kubebus counts its own.
+	var connections atomic.Int64
+	dialer := &net.Dialer{}
+	cfg.Dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+		connections.Add(1)
+		return dialer.DialContext(ctx, network, address)
+	}
+	usr2 := make(chan os.Signal, 1)
+	signal.Notify(usr2, syscall.SIGUSR2)
+	go func() {
+		for range usr2 {
+			fmt.Printf("kubebus_rest_client_connections_total{client=\"controller-runtime\"} %d\n", connections.Load())
+		}
+	}()
+
+	mgr, err := ctrl.NewManager(cfg, manager.Options{
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return err
+	}
+	r := &reconciler{client: mgr.GetClient(), instance: "controller-runtime"}
+	if err := r.setup(mgr, controller.Options{MaxConcurrentReconciles: workers}); err != nil {
+		return err
+	}
+	ctx := ctrl.SetupSignalHandler()
+	// runnables start once the caches have synced
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if mgr.GetCache().WaitForCacheSync(ctx) {
+			fmt.Println("ready")
+		}
+		<-ctx.Done()
+		return nil
+	})); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+func envInt(name string, fallback int) int {
+	if value, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return value
+	}
+	return fallback
+}
+
+func password() string {
+	buf := make([]byte, 24)
+	_, _ = rand.Read(buf)
+	return base64.RawURLEncoding.EncodeToString(buf)
+}
