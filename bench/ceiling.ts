@@ -67,7 +67,7 @@ function owned(cluster: KubeObject, body: ApplyBody): ApplyBody {
 const done = new Map<string, number>(); // uid → generation written
 const inFlight = new Map<string, number>(); // uid → generation being written
 const queue: KubeObject[] = [];
-let wake: (() => void) | undefined;
+const idle: (() => void)[] = []; // workers waiting for work
 
 async function converge(cluster: KubeObject): Promise<void> {
   const spec = DatabaseClusterSpecSchema.parse(cluster['spec']);
@@ -135,14 +135,14 @@ function offer(cluster: KubeObject): void {
   )
     return;
   queue.push(cluster);
-  wake?.();
+  idle.shift()?.();
 }
 
 async function worker(): Promise<void> {
   for (;;) {
     const next = queue.shift();
     if (next === undefined) {
-      await new Promise<void>((resolve) => (wake = resolve));
+      await new Promise<void>((resolve) => idle.push(resolve));
       continue;
     }
     inFlight.set(next.metadata.uid, next.metadata.generation ?? 0);

@@ -33,6 +33,8 @@ const { values } = parseArgs({
     qps: { type: 'string', default: '200' },
     reconcilers: { type: 'string', default: '1' },
     timeout: { type: 'string', default: '900' },
+    /** seconds to watch objects that can never converge (0: skip that phase) */
+    'failing-window': { type: 'string', default: '60' },
     /** a directory for V8 CPU profiles of kubebus' processes (read them with bench/profile-top.ts) */
     profile: { type: 'string' },
     /** extra node flags for kubebus' processes, space-separated (e.g. --node-flags=--max-semi-space-size=2) */
@@ -74,6 +76,8 @@ interface Run {
   readonly system: SystemName;
   readonly create: Phase;
   readonly update: Phase;
+  /** apiserver requests spent on FAILING objects that never converge, in the window */
+  readonly failing: RequestCounts;
   readonly cpuSeconds: number;
   readonly peakRssMb: number;
   readonly connections: number;
@@ -143,6 +147,41 @@ async function phase(
   };
 }
 
+const FAILING = 5;
+const FAILING_NAMESPACE = 'bench-failing';
+
+/**
+ * Objects that can never converge — a ResourceQuota allows no StatefulSet in
+ * their namespace, so every reconcile fails at the apiserver — watched for a
+ * fixed window: the requests each system spends retrying them (its backoff,
+ * and when it gives up).
+ */
+async function failingPhase(
+  bed: TestBed,
+  create: (name: string, namespace: string) => Promise<unknown>,
+): Promise<RequestCounts> {
+  const windowMs = Number(values['failing-window']) * 1_000;
+  if (windowMs <= 0) return new Map();
+  const core = bed.kubeConfig().makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: FAILING_NAMESPACE } } });
+  await core.createNamespacedResourceQuota({
+    namespace: FAILING_NAMESPACE,
+    body: {
+      metadata: { name: 'no-statefulsets' },
+      spec: { hard: { 'count/statefulsets.apps': '0' } },
+    },
+  });
+  const before = await apiserverRequests(bed);
+  for (let i = 0; i < FAILING; i++) await create(`failing-${i}`, FAILING_NAMESPACE);
+  await sleep(windowMs); // the measurement is what happens in this window
+  const requests = difference(await apiserverRequests(bed), before);
+  requests.set(
+    'POST databaseclusters 201',
+    (requests.get('POST databaseclusters 201') ?? 0) - FAILING,
+  );
+  return requests;
+}
+
 async function runOnce(system: SystemName): Promise<Run> {
   const bed = await TestBed.start();
   try {
@@ -175,10 +214,23 @@ async function runOnce(system: SystemName): Promise<Run> {
       const processes = running.processes();
       const stats = procStats(processes.flatMap((p) => p.pids));
       const perProcess = processes.map((p) => ({ role: p.role, ...procStats(p.pids) }));
+      const failing = await failingPhase(bed, (name, namespace) =>
+        custom.createNamespacedCustomObject({
+          ...target,
+          namespace,
+          body: {
+            apiVersion: `${target.group}/${target.version}`,
+            kind: 'DatabaseCluster',
+            metadata: { name },
+            spec: { engine: 'postgres', version: '16', replicas: 3, storage: { size: '1Gi' } },
+          },
+        }),
+      );
       return {
         system,
         create,
         update,
+        failing,
         ...stats,
         perProcess,
         connections: await running.connections(),
@@ -210,6 +262,11 @@ function report(runs: Run[]): string {
     ['GETs / created object', (r) => summarize(r.create.requests).gets / N, 2],
     ['writes / updated object', (r) => summarize(r.update.requests).writes / N, 2],
     ['GETs / updated object', (r) => summarize(r.update.requests).gets / N, 2],
+    [
+      `writes / never-converging object in ${values['failing-window']} s`,
+      (r) => summarize(r.failing).writes / FAILING,
+      1,
+    ],
     ['TLS connections / object', (r) => r.connections / N, 3],
     ['CPU s / object (both phases)', (r) => r.cpuSeconds / N, 4],
     ['CPU s total', (r) => r.cpuSeconds, 1],
@@ -245,7 +302,7 @@ function report(runs: Run[]): string {
       const processes = r.perProcess
         .map((p) => `${p.role} ${p.cpuSeconds.toFixed(1)} CPU s, ${p.peakRssMb.toFixed(0)} MB`)
         .join('; ');
-      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}\n  slowest: create ${r.create.slowest.join(', ')}; update ${r.update.slowest.join(', ')}`;
+      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}\n${lines('never converging', r.failing)}\n  slowest: create ${r.create.slowest.join(', ')}; update ${r.update.slowest.join(', ')}`;
     })
     .join('\n');
   return `N=${N}, workers=${options.workers}, qps=${options.qps}, reconcilers=${options.reconcilers}, rounds=${values.rounds}\n\n${table}\n\napiserver requests by verb, resource and code:\n${detail}\n`;

@@ -35,7 +35,13 @@ export interface SystemOptions {
 }
 
 /** kubebus: a watcher, K reconcilers, a status writer; kubebus-one: all roles in one process */
-export const SYSTEMS = ['kubebus', 'kubebus-one', 'ceiling', 'controller-runtime'] as const;
+export const SYSTEMS = [
+  'kubebus',
+  'kubebus-one',
+  'ceiling',
+  'controller-runtime',
+  'informer',
+] as const;
 export type SystemName = (typeof SYSTEMS)[number];
 
 export async function startSystem(
@@ -52,6 +58,10 @@ export async function startSystem(
       return startCeiling(bed, options);
     case 'controller-runtime':
       return startControllerRuntime(bed, options);
+    case 'informer':
+      return startLoggingProcess(bed, 'informer', process.execPath, [await bundle('informer')], {
+        BENCH_WORKERS: String(options.workers),
+      });
   }
 }
 
@@ -145,11 +155,11 @@ async function startKubebus(
   };
 }
 
-async function startCeiling(bed: TestBed, options: SystemOptions): Promise<RunningSystem> {
-  // beside the project's node_modules, so its packages resolve
-  const outfile = join(root, 'dist', 'bench-ceiling.js');
+/** bench/<name>.ts as one file beside the project's node_modules, so its packages resolve */
+async function bundle(name: string): Promise<string> {
+  const outfile = join(root, 'dist', `bench-${name}.js`);
   await build({
-    entryPoints: [join(root, 'bench', 'ceiling.ts')],
+    entryPoints: [join(root, 'bench', `${name}.ts`)],
     outfile,
     bundle: true,
     platform: 'node',
@@ -168,6 +178,11 @@ async function startCeiling(bed: TestBed, options: SystemOptions): Promise<Runni
     ],
     logLevel: 'warning',
   });
+  return outfile;
+}
+
+async function startCeiling(bed: TestBed, options: SystemOptions): Promise<RunningSystem> {
+  const outfile = await bundle('ceiling');
   return startLoggingProcess(bed, 'ceiling', process.execPath, [outfile], {
     BENCH_WORKERS: String(options.workers),
   });
