@@ -134,7 +134,9 @@ async function event(cluster: KubeObject, reason: string, note: string): Promise
     namespace,
     body: {
       metadata: { name: `${cluster.metadata.name}.${randomBytes(8).toString('hex')}`, namespace },
-      eventTime: new Date(),
+      // client-node sends a Date with milliseconds, which the apiserver refuses as a
+      // MicroTime (400); a string in its format passes through unchanged
+      eventTime: new Date().toISOString().replace('Z', '000Z') as unknown as Date,
       type: 'Normal',
       reason,
       note,

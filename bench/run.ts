@@ -171,6 +171,20 @@ async function failingPhase(
       spec: { hard: { 'count/statefulsets.apps': '0' } },
     },
   });
+  // the quota controller is not running: give the quota the status it would, or
+  // admission ignores a quota whose status does not list the resource
+  await core.replaceNamespacedResourceQuotaStatus({
+    namespace: FAILING_NAMESPACE,
+    name: 'no-statefulsets',
+    body: {
+      metadata: { name: 'no-statefulsets', namespace: FAILING_NAMESPACE },
+      spec: { hard: { 'count/statefulsets.apps': '0' } },
+      status: {
+        hard: { 'count/statefulsets.apps': '0' },
+        used: { 'count/statefulsets.apps': '0' },
+      },
+    },
+  });
   const before = await apiserverRequests(bed);
   for (let i = 0; i < FAILING; i++) await create(`failing-${i}`, FAILING_NAMESPACE);
   await sleep(windowMs); // the measurement is what happens in this window

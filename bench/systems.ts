@@ -4,7 +4,7 @@
 // controller-runtime.
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtBy } from '../test/bed/binaries.js';
 import { httpCall } from '../test/bed/http.js';
@@ -222,10 +222,12 @@ async function startLoggingProcess(
   });
   await system.waitReady(async () => /^ready$/m.test(readFileSync(logFile, 'utf8')), 120_000);
   return {
-    processes: () => [{ role, pids: processTree(system.pid) }],
+    // the kernel's comm: the binary's name, cut to 15 characters
+    processes: () => [{ role, pids: processTree(system.pid, basename(binary).slice(0, 15)) }],
     connections: async () => {
       const before = readFileSync(logFile, 'utf8').length;
-      for (const pid of processTree(system.pid)) process.kill(pid, 'SIGUSR2');
+      for (const pid of processTree(system.pid, basename(binary).slice(0, 15)))
+        process.kill(pid, 'SIGUSR2');
       for (let i = 0; i < 50; i++) {
         const added = readFileSync(logFile, 'utf8').slice(before);
         const match = /kubebus_rest_client_connections_total\{[^}]*\} (\d+)/.exec(added);

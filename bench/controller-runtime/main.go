@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -21,8 +22,10 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -36,6 +39,8 @@ func main() {
 }
 
 func run() error {
+	// controller-runtime's own log (reconcile errors among it) to stderr
+	ctrl.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
 	workers := envInt("BENCH_WORKERS", 8)
 	qps := envInt("BENCH_QPS", 200)
 	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
@@ -64,6 +69,9 @@ func run() error {
 	}()
 
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
+		// reads of the DatabaseCluster (unstructured here, a generated type in a
+		// kubebuilder project) come from the cache, as typed reads do
+		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})
@@ -93,6 +101,13 @@ func envInt(name string, fallback int) int {
 		return value
 	}
 	return fallback
+}
+
+// suffix names an Event as client-go's recorder does: the object's name, a dot, a unique part.
+func suffix() string {
+	buf := make([]byte, 8)
+	_, _ = rand.Read(buf)
+	return hex.EncodeToString(buf)
 }
 
 func password() string {

@@ -147,10 +147,13 @@ func (r *reconciler) setFinalizer(ctx context.Context, cluster *unstructured.Uns
 func (r *reconciler) writeStatus(ctx context.Context, cluster *unstructured.Unstructured, status map[string]any, reports []metav1.Condition) error {
 	current, _, _ := unstructured.NestedMap(cluster.Object, "status")
 	var conditions []metav1.Condition
-	if raw, found := current["conditions"]; found {
-		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"items": raw}, &struct {
-			Items *[]metav1.Condition `json:"items"`
-		}{&conditions})
+	raw, _, _ := unstructured.NestedSlice(current, "conditions")
+	for _, item := range raw {
+		var condition metav1.Condition
+		if fields, ok := item.(map[string]any); ok &&
+			runtime.DefaultUnstructuredConverter.FromUnstructured(fields, &condition) == nil {
+			conditions = append(conditions, condition)
+		}
 	}
 	before := append([]metav1.Condition(nil), conditions...)
 	for _, report := range reports {
@@ -184,7 +187,7 @@ func (r *reconciler) writeStatus(ctx context.Context, cluster *unstructured.Unst
 
 func (r *reconciler) event(ctx context.Context, cluster *unstructured.Unstructured, reason, note string) error {
 	return r.client.Create(ctx, &eventsv1.Event{
-		ObjectMeta:          metav1.ObjectMeta{GenerateName: cluster.GetName() + ".", Namespace: cluster.GetNamespace()},
+		ObjectMeta:          metav1.ObjectMeta{Name: cluster.GetName() + "." + suffix(), Namespace: cluster.GetNamespace()},
 		EventTime:           metav1.NowMicro(),
 		Type:                corev1.EventTypeNormal,
 		Reason:              reason,
