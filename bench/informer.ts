@@ -279,6 +279,13 @@ async function worker(): Promise<void> {
   }
 }
 
+// An informer stops on a watch error; client-node's own example restarts it.
+for (const [name, informer] of Object.entries({ clusters, ...owned })) {
+  informer.on('error', (error: unknown) => {
+    process.stderr.write(`informer: ${name} watch failed (${String(error)}); restarting\n`);
+    setTimeout(() => void informer.start(), 1_000);
+  });
+}
 await Promise.all([clusters, ...Object.values(owned)].map((informer) => informer.start()));
 for (let i = 0; i < workers; i++) void worker();
 process.stdout.write('ready\n');
