@@ -3,9 +3,9 @@
 // cluster and the four kinds it owns, an in-process keyed work queue (a key is
 // never worked on twice at once, a change during work queues it again, failures
 // back off exponentially), W workers, cached reads, server-side apply. The same
-// writes, bodies and field managers as the example operator; like the ceiling,
-// the BucketCreated Event without a NATS bucket.
-//   KUBECONFIG=… BENCH_WORKERS=8 node dist/bench-informer.js
+// writes, bodies and field managers as the example operator, and its external
+// resource (a NATS object-store bucket per cluster, the example's own code).
+//   KUBECONFIG=… BENCH_NATS_URL=nats://… BENCH_WORKERS=8 node dist/bench-informer.js
 import {
   AppsV1Api,
   CoreV1Api,
@@ -35,6 +35,8 @@ import {
   newCredentials,
 } from '../examples/databasecluster/owned.js';
 import { DatabaseClusterSpecSchema } from '../examples/databasecluster/spec.js';
+import { BackupBuckets } from '../examples/databasecluster/backup-bucket.js';
+import { connect as connectNats } from '@nats-io/transport-node';
 import type { KubeObject } from '@kubebus/shared/events';
 import type { DesiredObject } from 'kubebus';
 import { reconciledStatus } from '../services/reconciler/src/operator/status.js';
@@ -60,6 +62,9 @@ const objects = KubernetesObjectApi.makeApiClient(kc);
 const applyPatch = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const { group, version, plural } = DatabaseCluster;
 const FIELD_MANAGER = 'kubebus-databasecluster';
+const buckets = new BackupBuckets(
+  await connectNats({ servers: process.env['BENCH_NATS_URL'] ?? '' }),
+);
 
 const clusters = makeInformer<KubeObject & KubernetesObject>(
   kc,
@@ -179,15 +184,15 @@ async function reconcile(key: string): Promise<void> {
   const finalizers = cluster.metadata['finalizers'] ?? [];
   if (cluster.metadata['deletionTimestamp'] !== undefined) {
     if (finalizers.includes(finalizer)) {
-      await event(cluster, 'BucketRemoved', 'Removed the backup bucket');
+      if ((await buckets.remove(cluster.metadata.uid)) === 'removed')
+        await event(cluster, 'BucketRemoved', 'Removed the backup bucket');
       await setFinalizer(cluster, []);
     }
     return;
   }
-  if (!finalizers.includes(finalizer)) {
-    await setFinalizer(cluster, [finalizer]);
+  if (!finalizers.includes(finalizer)) await setFinalizer(cluster, [finalizer]);
+  if ((await buckets.ensure(cluster.metadata.uid)) === 'created')
     await event(cluster, 'BucketCreated', 'Created the backup bucket');
-  }
   const spec = DatabaseClusterSpecSchema.parse(cluster['spec']);
   const secret = newCredentials(cluster, spec);
   if (owned.secrets.get(names(cluster).secret, namespace) === undefined) {

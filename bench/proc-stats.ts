@@ -36,11 +36,14 @@ export interface ProcStats {
   readonly cpuSeconds: number;
   /** sum of each process' peak resident set (VmHWM) */
   readonly peakRssMb: number;
+  /** sum of each process' resident set now (VmRSS) */
+  readonly rssMb: number;
 }
 
 export function procStats(pids: readonly number[]): ProcStats {
   let ticks = 0;
   let hwmKb = 0;
+  let rssKb = 0;
   for (const pid of pids) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -48,9 +51,10 @@ export function procStats(pids: readonly number[]): ProcStats {
       ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       hwmKb += Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      rssKb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
     } catch {
       // gone
     }
   }
-  return { cpuSeconds: ticks / TICKS_PER_SECOND, peakRssMb: hwmKb / 1024 };
+  return { cpuSeconds: ticks / TICKS_PER_SECOND, peakRssMb: hwmKb / 1024, rssMb: rssKb / 1024 };
 }

@@ -80,6 +80,8 @@ interface Run {
   readonly failing: RequestCounts;
   readonly cpuSeconds: number;
   readonly peakRssMb: number;
+  /** resident set once ready, before any object: the floor the processes start from */
+  readonly idleRssMb: number;
   readonly connections: number;
   readonly perProcess: { role: string; cpuSeconds: number; peakRssMb: number }[];
 }
@@ -203,6 +205,7 @@ async function runOnce(system: SystemName): Promise<Run> {
     const core = bed.kubeConfig().makeApiClient(CoreV1Api);
     for (const name of NAMESPACES) await core.createNamespace({ body: { metadata: { name } } });
     const running = await startSystem(system, bed, options);
+    const idleRssMb = procStats(running.processes().flatMap((p) => p.pids)).rssMb;
     const observer = new Observer(bed.kubeConfig());
     observer.start();
     try {
@@ -246,6 +249,7 @@ async function runOnce(system: SystemName): Promise<Run> {
         update,
         failing,
         ...stats,
+        idleRssMb,
         perProcess,
         connections: await running.connections(),
       };
@@ -285,6 +289,7 @@ function report(runs: Run[]): string {
     ['CPU s / object (both phases)', (r) => r.cpuSeconds / N, 4],
     ['CPU s total', (r) => r.cpuSeconds, 1],
     ['peak RSS MB (sum of processes)', (r) => r.peakRssMb, 0],
+    ['RSS MB once ready, no objects', (r) => r.idleRssMb, 0],
   ];
   const present = systems.filter((s) => runs.some((r) => r.system === s));
   // a ratio column for every other system against every reference that ran

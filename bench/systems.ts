@@ -61,6 +61,7 @@ export async function startSystem(
     case 'informer':
       return startLoggingProcess(bed, 'informer', process.execPath, [await bundle('informer')], {
         BENCH_WORKERS: String(options.workers),
+        BENCH_NATS_URL: bed.natsUrl,
       });
   }
 }
@@ -198,6 +199,7 @@ async function startControllerRuntime(
   return startLoggingProcess(bed, 'controller-runtime', join(dir, 'databasecluster-cr'), [], {
     BENCH_WORKERS: String(options.workers),
     BENCH_QPS: String(options.qps),
+    BENCH_NATS_URL: bed.natsUrl,
   });
 }
 

@@ -2,11 +2,11 @@
 // with controller-runtime: cached reads, one controller owning the StatefulSet,
 // Service, ConfigMap and Secret, server-side apply of the owned objects and of
 // the status. It makes the same writes, with the same bodies and field
-// managers, as the example operator on kubebus (examples/databasecluster), so
-// the bench compares runtimes, not operators. No NATS bucket: like the
-// ceiling, it records the BucketCreated Event without one.
+// managers, as the example operator on kubebus (examples/databasecluster), and
+// keeps the same external resource (a NATS object-store bucket per cluster), so
+// the bench compares runtimes, not operators.
 //
-//	KUBECONFIG=… BENCH_WORKERS=8 BENCH_QPS=200 ./databasecluster-cr
+//	KUBECONFIG=… BENCH_NATS_URL=nats://… BENCH_WORKERS=8 BENCH_QPS=200 ./databasecluster-cr
 package main
 
 import (
@@ -23,6 +23,8 @@ import (
 	"syscall"
 
 	"github.com/go-logr/logr/funcr"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,7 +80,16 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	r := &reconciler{client: mgr.GetClient(), instance: "controller-runtime"}
+	nc, err := nats.Connect(os.Getenv("BENCH_NATS_URL"))
+	if err != nil {
+		return fmt.Errorf("NATS (BENCH_NATS_URL): %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	r := &reconciler{client: mgr.GetClient(), buckets: &backupBuckets{js: js}, instance: "controller-runtime"}
 	if err := r.setup(mgr, controller.Options{MaxConcurrentReconciles: workers}); err != nil {
 		return err
 	}

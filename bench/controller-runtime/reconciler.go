@@ -37,6 +37,7 @@ func newCluster() *unstructured.Unstructured {
 
 type reconciler struct {
 	client   client.Client
+	buckets  *backupBuckets
 	instance string
 }
 
@@ -58,8 +59,14 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if !cluster.GetDeletionTimestamp().IsZero() {
 		if controllerutil.ContainsFinalizer(cluster, finalizer) {
-			if err := r.event(ctx, cluster, "BucketRemoved", "Removed the backup bucket"); err != nil {
+			removed, err := r.buckets.remove(ctx, string(cluster.GetUID()))
+			if err != nil {
 				return ctrl.Result{}, err
+			}
+			if removed {
+				if err := r.event(ctx, cluster, "BucketRemoved", "Removed the backup bucket"); err != nil {
+					return ctrl.Result{}, err
+				}
 			}
 			return ctrl.Result{}, r.setFinalizer(ctx, cluster, []any{})
 		}
@@ -69,6 +76,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.setFinalizer(ctx, cluster, []any{finalizer}); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	created, err := r.buckets.ensure(ctx, string(cluster.GetUID()))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if created {
 		if err := r.event(ctx, cluster, "BucketCreated", "Created the backup bucket"); err != nil {
 			return ctrl.Result{}, err
 		}
