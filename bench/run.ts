@@ -210,7 +210,7 @@ async function runOnce(system: SystemName): Promise<Run> {
     observer.start();
     try {
       const custom = bed.kubeConfig().makeApiClient(CustomObjectsApi);
-      const create = await phase(bed, observer, { replicas: 3, generation: 1 }, (name, namespace) =>
+      const createCluster = (name: string, namespace: string) =>
         custom.createNamespacedCustomObject({
           ...target,
           namespace,
@@ -220,8 +220,8 @@ async function runOnce(system: SystemName): Promise<Run> {
             metadata: { name },
             spec: { engine: 'postgres', version: '16', replicas: 3, storage: { size: '1Gi' } },
           },
-        }),
-      );
+        });
+      const create = await phase(bed, observer, { replicas: 3, generation: 1 }, createCluster);
       const update = await phase(bed, observer, { replicas: 5, generation: 2 }, (name, namespace) =>
         custom.patchNamespacedCustomObject(
           { ...target, namespace, name, body: { spec: { replicas: 5 } } },
@@ -231,18 +231,7 @@ async function runOnce(system: SystemName): Promise<Run> {
       const processes = running.processes();
       const stats = procStats(processes.flatMap((p) => p.pids));
       const perProcess = processes.map((p) => ({ role: p.role, ...procStats(p.pids) }));
-      const failing = await failingPhase(bed, (name, namespace) =>
-        custom.createNamespacedCustomObject({
-          ...target,
-          namespace,
-          body: {
-            apiVersion: `${target.group}/${target.version}`,
-            kind: 'DatabaseCluster',
-            metadata: { name },
-            spec: { engine: 'postgres', version: '16', replicas: 3, storage: { size: '1Gi' } },
-          },
-        }),
-      );
+      const failing = await failingPhase(bed, createCluster);
       return {
         system,
         create,
