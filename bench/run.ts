@@ -59,6 +59,8 @@ const options = {
     : { nodeFlags: values['node-flags'].split(' ').filter((flag) => flag !== '') }),
 };
 const REFERENCES: readonly SystemName[] = ['ceiling', 'controller-runtime'];
+/** the longest a phase waits for the apiserver to go quiet after the last object converged */
+const SETTLE_MS = 120_000;
 const NAMESPACES = ['bench-a', 'bench-b', 'bench-c', 'bench-d'];
 const target = { group: 'example.kubebus.dev', version: 'v1alpha1', plural: 'databaseclusters' };
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -117,14 +119,19 @@ async function phase(
   while (observer.convergedAt.size < N && Date.now() < deadline) await sleep(100);
   const last = Math.max(...observer.convergedAt.values());
   // The phase ends when the apiserver has seen no request from anyone for 3 s
-  // (so trailing no-op reconciles count).
+  // (so trailing no-op reconciles count) — or, for a system that never goes
+  // quiet, after SETTLE_MS, said on stderr.
   let settled = await apiserverRequests(bed);
-  for (;;) {
+  for (const settleUntil = Date.now() + SETTLE_MS; ;) {
     await sleep(3_000);
     const now = await apiserverRequests(bed);
-    if (summarize(difference(now, settled)).writes + summarize(difference(now, settled)).gets === 0)
-      break;
+    const more = summarize(difference(now, settled));
     settled = now;
+    if (more.writes + more.gets === 0) break;
+    if (Date.now() > settleUntil) {
+      process.stderr.write(`  still sending requests ${SETTLE_MS / 1_000} s after converging\n`);
+      break;
+    }
   }
   const requests = difference(settled, before);
   // Subtract the driver's own writes.
@@ -321,8 +328,11 @@ for (let round = 1; round <= Number(values.rounds); round++) {
   for (const system of systems) {
     process.stderr.write(`round ${round}: ${system} ...\n`);
     const run = await runOnce(system);
+    const processes = run.perProcess
+      .map((p) => `${p.role} ${p.cpuSeconds.toFixed(1)} CPU s, ${p.peakRssMb.toFixed(0)} MB`)
+      .join('; ');
     process.stderr.write(
-      `  create ${run.create.wallSeconds.toFixed(1)} s, update ${run.update.wallSeconds.toFixed(1)} s, ${run.cpuSeconds.toFixed(1)} CPU s\n`,
+      `  create ${run.create.wallSeconds.toFixed(1)} s, update ${run.update.wallSeconds.toFixed(1)} s, ${run.cpuSeconds.toFixed(1)} CPU s; ${processes}\n`,
     );
     runs.push(run);
   }
