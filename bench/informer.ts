@@ -38,6 +38,7 @@ import { DatabaseClusterSpecSchema } from '../examples/databasecluster/spec.js';
 import { BackupBuckets } from '../examples/databasecluster/backup-bucket.js';
 import { connect as connectNats } from '@nats-io/transport-node';
 import type { KubeObject } from '@kubebus/shared/events';
+import { controllerReference } from '@kubebus/shared/kube';
 import type { DesiredObject } from 'kubebus';
 import { reconciledStatus } from '../services/reconciler/src/operator/status.js';
 
@@ -119,18 +120,12 @@ enqueueOwnerOf(owned.services);
 enqueueOwnerOf(owned.configMaps);
 enqueueOwnerOf(owned.secrets);
 
+/** The body with the cluster as its controller owner, as kubebus' ctx.apply sends it. */
 function withOwner(cluster: KubeObject, body: DesiredObject): KubernetesObject {
-  const ownerReferences = [
-    {
-      apiVersion: cluster.apiVersion,
-      kind: cluster.kind,
-      name: cluster.metadata.name,
-      uid: cluster.metadata.uid,
-      controller: true,
-      blockOwnerDeletion: true,
-    },
-  ];
-  return { ...body, metadata: { ...body.metadata, ownerReferences } };
+  return {
+    ...body,
+    metadata: { ...body.metadata, ownerReferences: [controllerReference(cluster)] },
+  };
 }
 
 async function event(cluster: KubeObject, reason: string, note: string): Promise<void> {

@@ -223,13 +223,13 @@ async function startLoggingProcess(
     env: { KUBECONFIG: bed.kubeconfigPath, ...env },
   });
   await system.waitReady(async () => /^ready$/m.test(readFileSync(logFile, 'utf8')), 120_000);
+  // the process itself, found by its comm: the binary's name cut to 15 characters
+  const pids = () => processTree(system.pid, basename(binary).slice(0, 15));
   return {
-    // the kernel's comm: the binary's name, cut to 15 characters
-    processes: () => [{ role, pids: processTree(system.pid, basename(binary).slice(0, 15)) }],
+    processes: () => [{ role, pids: pids() }],
     connections: async () => {
       const before = readFileSync(logFile, 'utf8').length;
-      for (const pid of processTree(system.pid, basename(binary).slice(0, 15)))
-        process.kill(pid, 'SIGUSR2');
+      for (const pid of pids()) process.kill(pid, 'SIGUSR2');
       for (let i = 0; i < 50; i++) {
         const added = readFileSync(logFile, 'utf8').slice(before);
         const match = /kubebus_rest_client_connections_total\{[^}]*\} (\d+)/.exec(added);
