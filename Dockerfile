@@ -1,7 +1,7 @@
-# One image for every role: `docker build --build-arg SERVICE=watcher .` runs a
-# service of the DatabaseCluster example; SERVICE=kubebus with arguments
-# (`run dist/operators/databasecluster.js [--role ...]`) runs the kubebus binary.
-# Node 22 LTS; everything is bundled by `npm run build` and runs with plain node.
+# One image, the kubebus binary as its entrypoint: every process of the
+# DatabaseCluster example is `run dist/operators/databasecluster.js [--role …]`,
+# the topology step is `topology apply`. Node 22 LTS; everything is bundled by
+# `npm run build` and runs with plain node.
 FROM node:22-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -16,12 +16,12 @@ COPY . .
 RUN npm run build && npm prune --omit=dev
 
 FROM node:22-bookworm-slim
-ARG SERVICE=watcher
-ENV NODE_ENV=production SERVICE=${SERVICE}
+ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 # numeric (the image's node user): the kubelet checks runAsNonRoot against a uid, not a name
 USER 1000:1000
 EXPOSE 8080
-ENTRYPOINT ["sh", "-c", "exec node --enable-source-maps dist/${SERVICE}.js \"$@\"", "--"]
+ENTRYPOINT ["node", "--enable-source-maps", "dist/kubebus.js"]
+CMD ["--help"]

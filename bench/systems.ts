@@ -11,7 +11,6 @@ import { httpCall } from '../test/bed/http.js';
 import { freePort } from '../test/bed/ports.js';
 import { ServerProcess } from '../test/bed/process.js';
 import type { TestBed } from '../test/bed/testbed.js';
-import { WATCHER_CONTROLLERS } from '../test/support/pipeline.js';
 import { processTree } from './proc-stats.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -90,7 +89,6 @@ async function startKubebus(
     KUBEBUS_NATS_URL: bed.natsUrl,
     KUBEBUS_HEALTH_HOST: '127.0.0.1',
     KUBEBUS_LOG_LEVEL: 'info',
-    KUBEBUS_WORK_PARTITIONS: '8',
     KUBEBUS_STATUS_PARTITIONS: '8',
     KUBEBUS_QPS: String(options.qps),
     KUBEBUS_BURST: String(options.qps * 2),
@@ -100,10 +98,12 @@ async function startKubebus(
     KUBEBUS_BACKOFF_BASE: '100ms',
     KUBEBUS_BACKOFF_CAP: '1s',
   };
+  const operator = join(root, 'dist', 'operators', 'databasecluster.js');
+  // every layout is `kubebus run`; the definition decides the work partitions
   const start = async (
     service: string,
     env: Record<string, string>,
-    args: readonly string[] = [],
+    args: readonly string[] = ['run', operator, '--role', service],
   ): Promise<Service> => {
     const port = await freePort();
     const process_ = ServerProcess.start({
@@ -118,7 +118,7 @@ async function startKubebus(
               `--cpu-prof-dir=${options.profileDir}`,
               `--cpu-prof-name=${service}-${port}.cpuprofile`,
             ]),
-        join(root, 'dist', `${service}.js`),
+        join(root, 'dist', 'kubebus.js'),
         ...args,
       ],
       logFile: join(bed.dir, `bench-${service}-${port}.log`),
@@ -132,12 +132,9 @@ async function startKubebus(
   };
   const services: Service[] = [];
   if (layout === 'one') {
-    // the definition decides the work partitions (KUBEBUS_WORK_PARTITIONS is ignored, with a warning)
-    services.push(
-      await start('kubebus', {}, ['run', join(root, 'dist', 'operators', 'databasecluster.js')]),
-    );
+    services.push(await start('kubebus', {}, ['run', operator]));
   } else {
-    services.push(await start('watcher', { KUBEBUS_CONTROLLERS: WATCHER_CONTROLLERS }));
+    services.push(await start('watcher', {}));
     for (let i = 0; i < options.reconcilers; i++)
       services.push(await start('reconciler', { KUBEBUS_REPLICA_ID: `reconciler-${i}` }));
     services.push(await start('status-writer', { KUBEBUS_REPLICA_ID: 'status-writer' }));

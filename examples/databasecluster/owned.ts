@@ -1,12 +1,25 @@
 // The objects a DatabaseCluster owns, as pure functions of the cluster: a
 // headless Service, a ConfigMap, a StatefulSet, and (created once) a Secret.
-// ctx.apply adds the controller owner reference.
-import type { DesiredObject, ResourceObject } from 'kubebus';
+// ctx.apply adds the controller owner reference. Each body is checked against
+// its kind's type (a misspelt field does not compile) and returned whole, with
+// apiVersion and kind, as the benchmarks send it too.
+import {
+  kinds,
+  type BodyOf,
+  type DesiredObject,
+  type Resource,
+  type ResourceObject,
+} from 'kubebus';
 import { randomBytes } from 'node:crypto';
 import type { DatabaseClusterSpec } from './spec.js';
 
 type KubeObject = Pick<ResourceObject, 'metadata'>;
 type ApplyBody = DesiredObject;
+
+function objectOf<R extends Resource>(kind: R, body: BodyOf<R>): ApplyBody {
+  const apiVersion = kind.group === '' ? kind.version : `${kind.group}/${kind.version}`;
+  return { ...body, apiVersion, kind: kind.kind };
+}
 
 const ENGINES = {
   postgres: {
@@ -55,16 +68,14 @@ export function endpoint(cluster: KubeObject, spec: DatabaseClusterSpec): string
 }
 
 export function desiredService(cluster: KubeObject, spec: DatabaseClusterSpec): ApplyBody {
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
+  return objectOf(kinds.Service, {
     metadata: meta(cluster, names(cluster).service),
     spec: {
       clusterIP: 'None',
       selector: labels(cluster),
       ports: [{ name: spec.engine, port: ENGINES[spec.engine].port }],
     },
-  };
+  });
 }
 
 export function desiredConfigMap(cluster: KubeObject, spec: DatabaseClusterSpec): ApplyBody {
@@ -72,24 +83,20 @@ export function desiredConfigMap(cluster: KubeObject, spec: DatabaseClusterSpec)
     spec.engine === 'postgres'
       ? `max_connections = ${50 * spec.replicas}\nwal_level = replica\n`
       : `[mysqld]\nmax_connections=${50 * spec.replicas}\nbinlog_format=ROW\n`;
-  return {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
+  return objectOf(kinds.ConfigMap, {
     metadata: meta(cluster, names(cluster).configMap),
     data: {
       [spec.engine === 'postgres' ? 'postgresql.conf' : 'my.cnf']: engineConfig,
       'backup-schedule': spec.backup?.schedule ?? '',
       'backup-retention-days': String(spec.backup?.retentionDays ?? 0),
     },
-  };
+  });
 }
 
 export function desiredStatefulSet(cluster: KubeObject, spec: DatabaseClusterSpec): ApplyBody {
   const engine = ENGINES[spec.engine];
   const { secret, service } = names(cluster);
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
+  return objectOf(kinds.StatefulSet, {
     metadata: meta(cluster, names(cluster).statefulSet),
     spec: {
       serviceName: service,
@@ -124,19 +131,17 @@ export function desiredStatefulSet(cluster: KubeObject, spec: DatabaseClusterSpe
         },
       ],
     },
-  };
+  });
 }
 
 /** The credentials, generated once: created if absent and never updated, logged or published. */
 export function newCredentials(cluster: KubeObject, spec: DatabaseClusterSpec): ApplyBody {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
+  return objectOf(kinds.Secret, {
     metadata: meta(cluster, names(cluster).secret),
     type: 'Opaque',
     stringData: {
       username: spec.engine === 'postgres' ? 'postgres' : 'root',
       password: randomBytes(24).toString('base64url'),
     },
-  };
+  });
 }

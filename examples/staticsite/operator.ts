@@ -48,10 +48,9 @@ export default defineOperator({
     const { html, replicas, image } = site.spec;
     const labels = { app: name };
     const page = { 'index.html': html };
-    await ctx.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: page });
-    await ctx.apply({
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
+    await ctx.apply(kinds.ConfigMap, { metadata: { name }, data: page });
+    // typed by kind: a misspelt field does not compile; answers the Deployment as applied
+    const deployment = await ctx.apply(kinds.Deployment, {
       metadata: { name, labels },
       spec: {
         replicas,
@@ -59,13 +58,11 @@ export default defineOperator({
         template: { metadata: { labels }, spec: nginxPod(name, image) },
       },
     });
-    await ctx.apply({
-      apiVersion: 'v1',
-      kind: 'Service',
+    await ctx.apply(kinds.Service, {
       metadata: { name, labels },
       spec: { selector: labels, ports: [{ port: 80, targetPort: 80 }] },
     });
-    const ready = (await ctx.get(kinds.Deployment, name))?.status?.readyReplicas ?? 0;
+    const ready = deployment.status?.readyReplicas ?? 0;
     const message = `${ready}/${replicas} ready`;
     return {
       status: { url: `http://${name}.${namespace ?? 'default'}.svc`, readyReplicas: ready },

@@ -3,7 +3,8 @@
 // node_modules), and the public entry's type declarations.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { cpSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -50,10 +51,36 @@ await build({
 });
 // The test kit's servers are built from these (once, cached in ~/.cache/kubebus).
 cpSync(`${here}/../../test/bed/servers`, `${here}/dist/servers`, { recursive: true });
-// The public types: only src/index.ts and what it reaches (zod and its own files).
-execFileSync(
-  process.execPath,
-  [`${here}/../../node_modules/typescript/bin/tsc`, '-p', `${here}/tsconfig.types.json`],
-  { stdio: 'inherit' },
-);
+// The public types: src/index.ts and src/testing-api.ts, and the definition
+// API they re-export from the shared library, which ships in dist/shared (the
+// workspace is not a package of its own): its `@kubebus/shared/<x>` specifiers
+// in the declarations become relative paths.
+for (const config of ['tsconfig.types.json', 'tsconfig.types.shared.json'])
+  execFileSync(
+    process.execPath,
+    [`${here}/../../node_modules/typescript/bin/tsc`, '-p', `${here}/${config}`],
+    { stdio: 'inherit' },
+  );
+linkSharedDeclarations(`${here}/dist`);
 process.stdout.write(`built kubebus ${manifest.version} into ${here}dist\n`);
+
+/** Points the declarations' shared-library specifiers at dist/shared; fails on one not shipped. */
+function linkSharedDeclarations(dist: string): void {
+  const specifier = /(['"])@kubebus\/shared\/([a-z]+)\1/g;
+  for (const file of readdirSync(dist, { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.d.ts')) continue;
+    const path = join(dist, file);
+    const linked = readFileSync(path, 'utf8').replace(
+      specifier,
+      (_whole, quote: string, subpath: string) => {
+        if (!existsSync(join(dist, 'shared', subpath, 'mod.d.ts')))
+          throw new Error(`${file} names @kubebus/shared/${subpath}, which dist/ does not ship`);
+        const target = relative(dirname(path), join(dist, 'shared', subpath, 'mod.js'));
+        return `${quote}${target.startsWith('.') ? target : `./${target}`}${quote}`;
+      },
+    );
+    if (/['"]@kubebus\//.test(linked))
+      throw new Error(`${file} names a kubebus workspace the package does not ship`);
+    writeFileSync(path, linked);
+  }
+}

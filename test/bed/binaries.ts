@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 
 export const SERVER_BINARIES = ['kube-apiserver', 'kube-controller-manager', 'etcd', 'nats-server'];
 export type ServerBinary = 'kube-apiserver' | 'kube-controller-manager' | 'etcd' | 'nats-server';
-export const TOOL_BINARIES = ['kustomize', 'composecheck'];
-export type ToolBinary = 'kustomize' | 'composecheck';
+export const TOOL_BINARIES = ['kustomize', 'helm', 'composecheck'];
+export type ToolBinary = 'kustomize' | 'helm' | 'composecheck';
 
 const cached = new Map<string, string>();
 
@@ -49,7 +49,7 @@ export function serverBinary(name: ServerBinary): string {
   return join(serversBinDir(), name);
 }
 
-/** kustomize or composecheck; builds them (a minute, once) if needed. */
+/** kustomize, helm or composecheck; builds them (minutes, once) if needed. */
 export function toolBinary(name: ToolBinary): string {
   return join(builtBy('./tools/build.sh', TOOL_BINARIES), name);
 }

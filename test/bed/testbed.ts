@@ -1,8 +1,9 @@
 // The test bed: real etcd, kube-apiserver (and optionally kube-controller-manager)
 // and nats-server on free loopback ports in a temporary directory, like
 // controller-runtime's envtest. Everything it starts, it stops.
-import { KubeConfig } from '@kubernetes/client-node';
+import type * as ClientNode from '@kubernetes/client-node';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -178,8 +179,12 @@ export class TestBed {
   }
 
   /** A client configuration for the admin (system:masters). */
-  kubeConfig(): KubeConfig {
-    const kc = new KubeConfig();
+  kubeConfig(): ClientNode.KubeConfig {
+    // loaded only here: the kubebus package ships the bed without client-node (an optional peer)
+    const { KubeConfig: Config } = createRequire(import.meta.url)(
+      '@kubernetes/client-node',
+    ) as typeof ClientNode;
+    const kc = new Config();
     kc.loadFromFile(this.kubeconfigPath);
     return kc;
   }

@@ -56,7 +56,7 @@ const target = { group: 'example.kubebus.dev', version: 'v1alpha1', plural: 'dat
 function cli(user: string, password: string, args: readonly string[]) {
   return spawnSync(
     process.execPath,
-    ['--conditions=source', '--import', 'tsx', 'services/cli/src/main.ts', ...args],
+    ['--conditions=source', '--import', 'tsx', 'packages/kubebus/src/cli/main.ts', ...args],
     {
       encoding: 'utf8',
       env: {

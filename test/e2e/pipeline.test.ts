@@ -15,7 +15,12 @@ import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TestBed } from '../bed/testbed.js';
-import { PARTITIONS, Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
+import {
+  PARTITIONS,
+  Pipeline,
+  STATUS_PARTITIONS,
+  installDatabaseClusterCrd,
+} from '../support/pipeline.js';
 import type { ServiceProcess } from '../support/services.js';
 import { readStream } from '../support/stream.js';
 import { waitFor } from '../support/wait.js';
@@ -172,7 +177,7 @@ describe('pipeline and status writer', { timeout: 900_000 }, () => {
       name: cluster.metadata.name,
     })) as Cluster;
     const staleBefore = await writer.metric('kubebus_status_skipped_total', { reason: 'stale' });
-    await new StatusPublisher(jetstream(nc), Number(PARTITIONS)).publish({
+    await new StatusPublisher(jetstream(nc), Number(STATUS_PARTITIONS)).publish({
       key: {
         group: target.group,
         resource: target.plural,
@@ -199,7 +204,7 @@ describe('pipeline and status writer', { timeout: 900_000 }, () => {
   });
 
   it('drops intents for objects that no longer exist and parks rejected patches in the DLQ', async () => {
-    const publisher = new StatusPublisher(jetstream(nc), Number(PARTITIONS));
+    const publisher = new StatusPublisher(jetstream(nc), Number(STATUS_PARTITIONS));
     const goneBefore = await writer.metric('kubebus_status_skipped_total', { reason: 'gone' });
     await publisher.publish({
       key: {

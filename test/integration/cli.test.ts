@@ -1,12 +1,16 @@
 // The kubebus CLI against real servers: an object's history as the watcher
 // recorded it, and the DLQ listed, inspected and re-driven.
 import {
+  Buckets,
   Streams,
   WorkMarkSchema,
+  agreementKeys,
   deadLetter,
+  partitionOf,
   publishDeadLetter,
   subjects,
 } from '@kubebus/shared/bus';
+import { Kvm } from '@nats-io/kv';
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
@@ -19,7 +23,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { TestBed } from '../bed/testbed.js';
 import { TEST_GROUP, installCrd, objects, widget, widgetCrd } from '../support/kube.js';
-import { ServiceProcess } from '../support/services.js';
+import { ServiceProcess, WIDGETS_OPERATOR } from '../support/services.js';
 import { readEvents, readLastPerSubject } from '../support/stream.js';
 import { waitFor } from '../support/wait.js';
 
@@ -42,9 +46,7 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     bed = await TestBed.start();
     nc = await connect({ servers: bed.natsUrl });
     await installCrd(bed.kubeConfig(), widgetCrd);
-    watcher = await ServiceProcess.start(bed, 'watcher', {
-      KUBEBUS_CONTROLLERS: JSON.stringify([{ name: 'widgets', for: `widgets.v1.${TEST_GROUP}` }]),
-    });
+    watcher = await ServiceProcess.start(bed, 'watcher', {}, { operator: WIDGETS_OPERATOR });
   });
 
   after(async () => {
@@ -56,7 +58,7 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
   const kubebus = (...args: string[]) =>
     spawnSync(
       process.execPath,
-      ['--conditions=source', '--import', 'tsx', 'services/cli/src/main.ts', ...args],
+      ['--conditions=source', '--import', 'tsx', 'packages/kubebus/src/cli/main.ts', ...args],
       {
         encoding: 'utf8',
         env: { ...process.env, KUBEBUS_NATS_URL: bed.natsUrl },
@@ -99,7 +101,8 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
 
   it('lists, inspects and re-drives dead letters', async () => {
     const key = { group: TEST_GROUP, resource: 'widgets', namespace: 'default', name: 'stuck' };
-    const workSubject = subjects.work('widgets', 3, key);
+    // the widgets operator's watcher registered its 4 work partitions
+    const workSubject = subjects.work('widgets', partitionOf(key, 4), key);
     await publishDeadLetter(
       jetstream(nc),
       deadLetter({
@@ -107,7 +110,8 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
         key,
         reason: 'boom after 10 attempts',
         code: 'KUBEBUS_KUBE_API',
-        subject: workSubject,
+        // a forged letter's subject: redrive goes where the key and origin say, never here
+        subject: subjects.work('someone-else', 0, key),
         attempts: 10,
       }),
     );
@@ -130,12 +134,17 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     assert.match(yaml.stdout, /^letter:\n {2}.*\n(.*\n)* {2}reason: boom after 10 attempts$/m);
     const badFormat = kubebus('dlq', 'inspect', seq, '-o', 'xml');
     assert.equal(badFormat.status, 2);
-    assert.match(badFormat.stderr, /^kubebus: -o takes table, json, yaml; got "xml"/);
+    assert.match(badFormat.stderr, /^kubebus: -o "xml" is not an output format; use -o table/);
 
     const redrive = kubebus('dlq', 'redrive', seq);
     assert.equal(redrive.status, 0, redrive.stderr);
     const [mark] = await readLastPerSubject(nc, Streams.work, workSubject);
-    assert.ok(mark, 'the work mark is back');
+    assert.ok(mark, 'the work mark is back, on the subject its key and origin give');
+    assert.deepEqual(
+      await readLastPerSubject(nc, Streams.work, subjects.work('someone-else', 0, key)),
+      [],
+      'nothing went to the subject the letter named',
+    );
     const parsed = WorkMarkSchema.parse(JSON.parse(new TextDecoder().decode(mark.data)));
     assert.equal(parsed.reason, 'redrive');
     assert.deepEqual(parsed.key, key);
@@ -162,6 +171,13 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
         }),
       );
     };
+    // the controllers these letters came from registered one partition each
+    const agreements = await new Kvm(nc).open(Buckets.agreements);
+    for (const controller of ['pager', 'other'])
+      await agreements.put(
+        agreementKeys.work(controller),
+        JSON.stringify({ partitions: 1, registeredBy: 'test', at: new Date().toISOString() }),
+      );
     await park('pager', 'p1', 'KUBEBUS_KUBE_API');
     await park('pager', 'p2', 'KUBEBUS_RECONCILE_FAILED');
     await park('pager', 'p3', 'KUBEBUS_KUBE_API');
@@ -189,7 +205,10 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     assert.deepEqual(names(kubebus('dlq', 'list', '--since', '2999-01-01T00:00:00Z')), []);
     const badSince = kubebus('dlq', 'list', '--since', 'yesterday');
     assert.equal(badSince.status, 2);
-    assert.match(badSince.stderr, /^kubebus: --since takes a duration/);
+    assert.match(
+      badSince.stderr,
+      /^kubebus: --since "yesterday" is neither a duration nor a time; /,
+    );
 
     const all = kubebus(
       'dlq',
@@ -214,7 +233,7 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
         '--conditions=source',
         '--import',
         'tsx',
-        'services/cli/src/main.ts',
+        'packages/kubebus/src/cli/main.ts',
         'tail',
         `widgets.${TEST_GROUP}`,
         '--name',
@@ -282,7 +301,7 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     const run = (args: string[], env: Record<string, string>) =>
       spawnSync(
         process.execPath,
-        ['--conditions=source', '--import', 'tsx', 'services/cli/src/main.ts', ...args],
+        ['--conditions=source', '--import', 'tsx', 'packages/kubebus/src/cli/main.ts', ...args],
         { encoding: 'utf8', env: { ...withoutNats(process.env), ...env }, timeout: 60_000 },
       );
     const config = mkdtempSync(join(tmpdir(), 'kubebus-nats-context-'));
@@ -308,13 +327,52 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     assert.match(missing.stderr, /^kubebus: no nats context "nope"/);
     const nothing = run(['lag'], noContext);
     assert.equal(nothing.status, 2);
-    assert.match(nothing.stderr, /^kubebus: no NATS server: give --server/);
+    assert.match(nothing.stderr, /^kubebus: no NATS server; give --server/);
     const unreachable = run(['lag', '--server', 'nats://127.0.0.1:1'], noContext);
     assert.equal(unreachable.status, 1);
     assert.equal(unreachable.stderr.trim().split('\n').length, 1, unreachable.stderr);
     assert.match(
       unreachable.stderr,
       /cannot connect to NATS at nats:\/\/127\.0\.0\.1:1 \(from --server\)/,
+    );
+  });
+
+  it('replays through the same connection: a nats context, or --server', () => {
+    const config = mkdtempSync(join(tmpdir(), 'kubebus-nats-context-'));
+    mkdirSync(join(config, 'nats', 'context'), { recursive: true });
+    writeFileSync(
+      join(config, 'nats', 'context', 'bed.json'),
+      JSON.stringify({ url: bed.natsUrl }),
+    );
+    const replay = (args: string[], env: Record<string, string>) =>
+      spawnSync(
+        process.execPath,
+        [
+          '--conditions=source',
+          '--import',
+          'tsx',
+          'packages/kubebus/src/cli/main.ts',
+          'replay',
+          WIDGETS_OPERATOR,
+          'default/never-recorded',
+          ...args,
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...withoutNats(process.env), KUBECONFIG: bed.kubeconfigPath, ...env },
+          timeout: 60_000,
+        },
+      );
+    const viaContext = replay(['--context', 'bed'], { XDG_CONFIG_HOME: config });
+    assert.equal(viaContext.status, 0, viaContext.stderr);
+    const unreachable = replay(['--server', 'nats://127.0.0.1:1'], {
+      XDG_CONFIG_HOME: join(config, 'empty'),
+    });
+    assert.equal(unreachable.status, 1, unreachable.stderr);
+    assert.equal(unreachable.stderr.trim().split('\n').length, 1, unreachable.stderr);
+    assert.match(
+      unreachable.stderr,
+      /^kubebus: cannot connect to NATS at nats:\/\/127\.0\.0\.1:1 \(from --server\): .*; check the server/,
     );
   });
 
@@ -331,11 +389,11 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     assert.equal(misplaced.status, 2);
     assert.equal(
       misplaced.stderr,
-      'kubebus: kubebus lag takes no --origin (kubebus lag --help lists its options)\n',
+      'kubebus: lag takes no --origin; kubebus lag --help lists its options\n',
     );
     const noNats = spawnSync(
       process.execPath,
-      ['--conditions=source', '--import', 'tsx', 'services/cli/src/main.ts', 'dlq', 'list'],
+      ['--conditions=source', '--import', 'tsx', 'packages/kubebus/src/cli/main.ts', 'dlq', 'list'],
       {
         encoding: 'utf8',
         env: { ...process.env, KUBEBUS_NATS_URL: 'localhost' },

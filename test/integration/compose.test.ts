@@ -128,7 +128,22 @@ describe('docker-compose.yml', { timeout: 120_000 }, () => {
       assert.equal(service.depends_on?.['init']?.condition, 'service_completed_successfully');
       assert.equal(service.depends_on?.['topology']?.condition, 'service_completed_successfully');
       assert.equal(service.environment?.['KUBECONFIG'], '/kube/config');
+      // every role is `kubebus run` (the image's entrypoint) of the operator the build bundles
+      assert.deepEqual(service.command, [
+        'run',
+        'dist/operators/databasecluster.js',
+        '--role',
+        name,
+      ]);
     }
+    assert.match(
+      readFileSync(join(root, 'deploy', 'scripts', 'build.ts'), 'utf8'),
+      /'operators\/databasecluster': 'examples\/databasecluster\/operator\.ts'/,
+    );
+    assert.match(
+      readFileSync(join(root, 'Dockerfile'), 'utf8'),
+      /^ENTRYPOINT \["node", "--enable-source-maps", "dist\/kubebus\.js"\]$/m,
+    );
     assert.equal(services['topology']?.environment?.['KUBEBUS_NATS_USER'], 'admin');
     assert.deepEqual(services['topology']?.command, ['topology', 'apply']);
     // the passwords nats-server needs all reach it

@@ -1,70 +1,44 @@
-// What deploy/ ships is checked against the real servers: the Kubernetes
-// manifests pass the apiserver's validation, each service's RBAC grants what
-// it needs and nothing it must not have, and nats-server accepts the NATS
-// configuration with its per-service users.
+// What deploy/ ships is checked against the real servers: deploy/kubernetes/base
+// and deploy/helm are exactly what `kubebus generate` writes; the kustomize
+// overlays, deploy/knative and the Helm chart (helm lint, helm template) render
+// objects the apiserver accepts with strict field validation, the Prometheus
+// Operator's own CRDs included; each role's generated RBAC grants what it
+// needs and nothing it must not have, proven by the example converging under
+// the ServiceAccount tokens of both renders; nats-server accepts the NATS
+// configurations, and the example runs under the generated NATS users. A
+// third operator (examples/staticsite) goes through the same generate,
+// render and apply.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { knativeCrdFiles, serverBinary, toolBinary } from '../bed/binaries.js';
-import { waitFor } from '../support/wait.js';
 import { httpCall } from '../bed/http.js';
 import { TestBed } from '../bed/testbed.js';
 import { Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
+import { waitFor } from '../support/wait.js';
+import {
+  apply,
+  applyAll,
+  file,
+  helm,
+  kustomize,
+  parseManifests,
+  type Manifest,
+} from './deploy-render.js';
 
-const file = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
-
-interface Manifest {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string };
-}
-
-const plural: Record<string, string> = {
-  Namespace: 'namespaces',
-  ServiceAccount: 'serviceaccounts',
-  ClusterRole: 'clusterroles',
-  ClusterRoleBinding: 'clusterrolebindings',
-  Deployment: 'deployments',
-  StatefulSet: 'statefulsets',
-  Service: 'services',
-  ConfigMap: 'configmaps',
-  Secret: 'secrets',
-  Job: 'jobs',
-  PodDisruptionBudget: 'poddisruptionbudgets',
-  CustomResourceDefinition: 'customresourcedefinitions',
-  Broker: 'brokers',
-  Trigger: 'triggers',
-  ApiServerSource: 'apiserversources',
-};
-
-/** The object's URL (server-side apply is a PATCH on it). */
-function objectUrl(manifest: Manifest): string {
-  const base = manifest.apiVersion.includes('/')
-    ? `/apis/${manifest.apiVersion}`
-    : `/api/${manifest.apiVersion}`;
-  const scope = manifest.metadata.namespace ? `/namespaces/${manifest.metadata.namespace}` : '';
-  const resource = plural[manifest.kind];
-  if (resource === undefined) throw new Error(`no path for ${manifest.kind}`);
-  return `${base}${scope}/${resource}/${manifest.metadata.name}`;
-}
-
-const OVERLAYS = ['dev', 'ha'] as const;
-
-/** `kubectl kustomize <dir>`, parsed. */
-function kustomize(dir: string): Manifest[] {
-  const result = spawnSync(toolBinary('kustomize'), ['build', file(dir)], { encoding: 'utf8' });
-  assert.equal(result.status, 0, `kustomize build ${dir}: ${result.stderr}`);
-  return parseAllDocuments(result.stdout).map((doc) => doc.toJSON() as Manifest);
-}
-const render = (overlay: (typeof OVERLAYS)[number]) =>
-  kustomize(`deploy/kubernetes/overlays/${overlay}`);
-/** Namespaces and RBAC are applied for real (a later test asks about RBAC); the rest dry run. */
-const appliedForReal = (manifest: Manifest) =>
-  ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(manifest.kind);
+const ROLES = ['watcher', 'reconciler', 'status-writer'] as const;
+const OPERATOR = 'databasecluster';
+const objectName = (role: string) => `kubebus-${OPERATOR}-${role}`;
+const IMAGE = 'ghcr.io/kubebus/kubebus:0.1.0';
+const MODULE = 'dist/operators/databasecluster.js';
+const CHART = file('deploy/helm/databasecluster');
+const DERIVED = ['KUBEBUS_CONTROLLERS', 'KUBEBUS_CONTROLLER', 'KUBEBUS_WORK_PARTITIONS'];
 
 interface Container {
   name: string;
@@ -75,17 +49,88 @@ interface Container {
     value?: string;
     valueFrom?: { secretKeyRef?: { name: string; key: string } };
   }[];
+  securityContext?: Record<string, unknown>;
 }
-const containersOf = (manifest: Manifest): Container[] =>
-  (manifest as unknown as { spec?: { template?: { spec?: { containers?: Container[] } } } }).spec
-    ?.template?.spec?.containers ?? [];
+const podSpecOf = (manifest: Manifest) =>
+  (
+    manifest as unknown as {
+      spec?: { template?: { spec?: { containers?: Container[]; securityContext?: object } } };
+    }
+  ).spec?.template?.spec;
+const containersOf = (manifest: Manifest): Container[] => podSpecOf(manifest)?.containers ?? [];
 const find = (manifests: Manifest[], kind: string, name: string) => {
   const found = manifests.find((m) => m.kind === kind && m.metadata.name === name);
   assert.ok(found, `no ${kind} ${name}`);
   return found as Manifest & { spec: Record<string, unknown> };
 };
 
-describe('deploy/', { timeout: 180_000 }, () => {
+/** Every file under `dir`, by relative path. */
+function tree(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (at: string) => {
+    for (const name of readdirSync(at)) {
+      const path = join(at, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else files.set(relative(dir, path), readFileSync(path, 'utf8'));
+    }
+  };
+  walk(dir);
+  return files;
+}
+
+/** The roles of a render run `kubebus run <module> --role <role>`, restricted, with nothing derived set. */
+function checkRoles(manifests: Manifest[], namespace: string): void {
+  for (const role of ROLES) {
+    const deployment = find(manifests, 'Deployment', objectName(role));
+    assert.equal(deployment.metadata.namespace, namespace);
+    const [container] = containersOf(deployment);
+    assert.deepEqual(container?.args, ['run', MODULE, '--role', role]);
+    assert.equal(container?.image, IMAGE);
+    const env = new Map((container?.env ?? []).map((e) => [e.name, e]));
+    for (const derived of DERIVED) assert.equal(env.has(derived), false, `${role} sets ${derived}`);
+    assert.equal(env.get('KUBEBUS_NATS_USER')?.value, `${OPERATOR}-${role}`);
+    assert.equal(env.get('KUBEBUS_NATS_PASSWORD')?.valueFrom?.secretKeyRef?.name, 'kubebus-nats');
+    assert.equal(container?.securityContext?.['readOnlyRootFilesystem'], true);
+    assert.deepEqual(podSpecOf(deployment)?.securityContext, {
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    find(manifests, 'PodDisruptionBudget', objectName(role));
+  }
+  find(manifests, 'NetworkPolicy', `kubebus-${OPERATOR}`);
+}
+
+describe('deploy/ is what kubebus generate writes', () => {
+  it('has deploy/kubernetes/base and deploy/helm/databasecluster exactly as generated (npm run generate:deploy)', () => {
+    const out = mkdtempSync(join(tmpdir(), 'kubebus-generate-'));
+    const result = spawnSync('bash', [file('deploy/scripts/generate-deploy.sh'), out], {
+      encoding: 'utf8',
+    });
+    assert.equal(result.status, 0, result.stderr);
+    for (const [generated, shipped] of [
+      [join(out, 'base'), file('deploy/kubernetes/base')],
+      [join(out, 'helm'), CHART],
+    ] as const) {
+      const want = tree(generated);
+      const have = tree(shipped);
+      assert.deepEqual(
+        [...have.keys()].sort(),
+        [...want.keys()].sort(),
+        `${shipped}: files differ; run npm run generate:deploy`,
+      );
+      const stale = [...want].filter(([path, text]) => have.get(path) !== text);
+      assert.deepEqual(
+        stale.map(([path]) => path),
+        [],
+        `${shipped}: stale files; run npm run generate:deploy`,
+      );
+    }
+  });
+});
+
+describe('deploy/', { timeout: 300_000 }, () => {
   let bed: TestBed;
   before(async () => {
     bed = await TestBed.start();
@@ -95,39 +140,36 @@ describe('deploy/', { timeout: 180_000 }, () => {
     await bed.stop();
   });
 
-  /** Server-side apply; a dry run unless `real`. */
-  const apply = (manifest: Manifest, real: boolean) =>
-    httpCall(
-      `${bed.apiserverUrl}${objectUrl(manifest)}?fieldManager=deploy-test&force=true&fieldValidation=Strict${real ? '' : '&dryRun=All'}`,
-      {
-        method: 'PATCH',
-        body: JSON.stringify(manifest),
-        contentType: 'application/apply-patch+yaml',
+  /** The Prometheus Operator's own CRDs, so PodMonitor and PrometheusRule are validated for real. */
+  const installPrometheusOperatorCrds = async () => {
+    const dir = join(dirname(toolBinary('helm')), '..', 'prometheus-operator');
+    for (const name of ['podmonitors', 'prometheusrules'])
+      for (const crd of parseManifests(
+        readFileSync(join(dir, `monitoring.coreos.com_${name}.yaml`), 'utf8'),
+      ))
+        await apply(bed, crd, true);
+    await waitFor(async () => {
+      const res = await httpCall(`${bed.apiserverUrl}/apis/monitoring.coreos.com/v1`, {
         tls: bed.adminTls,
-      },
-    );
-
-  for (const overlay of OVERLAYS) {
-    it(`renders overlays/${overlay} with kustomize, and the apiserver accepts every object`, async () => {
-      const manifests = render(overlay);
-      for (const manifest of manifests) {
-        const res = await apply(manifest, appliedForReal(manifest));
-        assert.ok(
-          res.status === 200 || res.status === 201,
-          `${overlay}: ${manifest.kind} ${manifest.metadata.name}: ${res.status} ${res.body}`,
-        );
-      }
-      // the image is set once: every kubebus container runs the same, resolved image
-      const images = new Set(
-        manifests
-          .flatMap(containersOf)
-          .filter((c) => c.name !== 'nats')
-          .map((c) => c.image),
+      });
+      return (
+        res.status === 200 &&
+        res.body.includes('"podmonitors"') &&
+        res.body.includes('"prometheusrules"')
       );
-      assert.deepEqual([...images], ['ghcr.io/kubebus/kubebus:0.1.0']);
+    }, "the Prometheus Operator's resources to be served");
+  };
+
+  for (const overlay of ['dev', 'ha'] as const) {
+    it(`renders overlays/${overlay} with kustomize, and the apiserver accepts every object`, async () => {
+      const manifests = kustomize(file(`deploy/kubernetes/overlays/${overlay}`));
+      await applyAll(bed, manifests);
+      checkRoles(manifests, 'kubebus-system');
+      const images = new Set(manifests.flatMap(containersOf).map((c) => c.image));
+      assert.deepEqual([...images].sort(), [IMAGE, 'nats:2.12-alpine']);
       // every password the NATS configuration refers to reaches the NATS container,
       // from a key of the Secret the example file documents
-      const conf = readFileSync(file('deploy/nats/nats-server.conf'), 'utf8');
+      const conf = readFileSync(file('deploy/kubernetes/base/nats/nats-server.conf'), 'utf8');
       const variables = new Set(
         [...conf.matchAll(/\$(KUBEBUS_[A-Z_]+_PASSWORD)/g)].map((m) => m[1]),
       );
@@ -148,29 +190,22 @@ describe('deploy/', { timeout: 180_000 }, () => {
       }
       const replicas = overlay === 'ha' ? 3 : 1;
       assert.equal(find(manifests, 'StatefulSet', 'nats').spec['replicas'], replicas);
-      const topology = containersOf(find(manifests, 'Job', 'kubebus-topology'))[0];
+      const topology = containersOf(find(manifests, 'Job', `kubebus-${OPERATOR}-topology`))[0];
       assert.deepEqual(topology?.args, ['topology', 'apply', '--replicas', String(replicas)]);
       assert.equal(
         topology?.env?.find((e) => e.name === 'KUBEBUS_NATS_USER')?.value,
         'admin',
         'the topology step runs as the NATS admin user',
       );
-      for (const name of ['kubebus-watcher', 'kubebus-reconciler', 'kubebus-status-writer']) {
-        const env = containersOf(find(manifests, 'Deployment', name))[0]?.env ?? [];
+      for (const role of ROLES) {
+        const env = containersOf(find(manifests, 'Deployment', objectName(role)))[0]?.env ?? [];
         const streamReplicas = env.find((e) => e.name === 'KUBEBUS_STREAM_REPLICAS')?.value;
-        assert.equal(streamReplicas ?? '1', String(replicas), name);
-        assert.notEqual(env.find((e) => e.name === 'KUBEBUS_NATS_USER')?.value, 'admin', name);
+        assert.equal(streamReplicas, String(replicas), role);
       }
       if (overlay === 'ha') {
-        assert.equal(find(manifests, 'Deployment', 'kubebus-reconciler').spec['replicas'], 3);
+        assert.equal(find(manifests, 'Deployment', objectName('reconciler')).spec['replicas'], 3);
         assert.match(nats?.args?.join(' ') ?? '', /--routes nats:\/\/nats-0\.nats-headless:6222,/);
-        for (const name of [
-          'nats',
-          'kubebus-watcher',
-          'kubebus-reconciler',
-          'kubebus-status-writer',
-        ])
-          find(manifests, 'PodDisruptionBudget', name);
+        find(manifests, 'PodDisruptionBudget', 'nats');
       } else {
         // dev generates the Secret, with every key anything refers to
         const secret = find(manifests, 'Secret', 'kubebus-nats') as unknown as {
@@ -181,37 +216,129 @@ describe('deploy/', { timeout: 180_000 }, () => {
           .flatMap((c) => c.env ?? [])
           .flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.key] : []));
         for (const key of referenced) assert.ok(key in secret.data, `dev Secret lacks ${key}`);
+        for (const role of ROLES)
+          assert.equal(find(manifests, 'Deployment', objectName(role)).spec['replicas'], 1);
       }
     });
   }
 
+  it("renders the base's monitoring, which the Prometheus Operator's CRDs accept", async () => {
+    await installPrometheusOperatorCrds();
+    const manifests = kustomize(file('deploy/kubernetes/base/monitoring'));
+    assert.deepEqual(manifests.map((m) => m.kind).sort(), ['PodMonitor', 'PrometheusRule']);
+    for (const manifest of manifests) {
+      // what kube-prometheus-stack's Prometheus selects on by default
+      assert.equal(manifest.metadata.labels?.['release'], 'kube-prometheus-stack');
+      await apply(bed, manifest, false);
+    }
+  });
+
+  it('lints the Helm chart and renders it with helm template; the apiserver accepts every object', async () => {
+    const lint = helm(['lint', CHART, '--strict', '--set', 'monitoring.enable=true']);
+    assert.match(lint, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    await installPrometheusOperatorCrds();
+    const namespace = 'kubebus-helm';
+    await apply(bed, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, true);
+    const manifests = parseManifests(
+      helm([
+        'template',
+        'databasecluster',
+        CHART,
+        '--namespace',
+        namespace,
+        '--set',
+        'monitoring.enable=true',
+      ]),
+    );
+    await applyAll(bed, manifests);
+    checkRoles(manifests, namespace);
+    // the topology step is a hook, so an upgrade runs it again with no manual Job deletion
+    const job = find(manifests, 'Job', `kubebus-${OPERATOR}-topology`);
+    assert.equal(job.metadata.annotations?.['helm.sh/hook'], 'pre-install,pre-upgrade');
+    assert.equal(
+      job.metadata.annotations?.['helm.sh/hook-delete-policy'],
+      'before-hook-creation,hook-succeeded',
+    );
+    assert.equal(
+      find(manifests, 'PodMonitor', `kubebus-${OPERATOR}`).metadata.labels?.['release'],
+      'kube-prometheus-stack',
+    );
+    const rules = find(manifests, 'PrometheusRule', `kubebus-${OPERATOR}`).spec as {
+      groups: { rules: { expr: string; annotations: Record<string, string> }[] }[];
+    };
+    for (const rule of rules.groups.flatMap((group) => group.rules)) {
+      assert.match(rule.expr, /namespace="kubebus-helm"/);
+      assert.match(rule.annotations['runbook_url'] ?? '', /docs\/deploy\.md#/);
+      assert.doesNotMatch(rule.annotations['description'] ?? '', /"\{\{"/);
+    }
+    // values reach the objects
+    const scaled = parseManifests(
+      helm(['template', 'x', CHART, '--namespace', namespace, '--set', 'reconciler.replicas=5']),
+    );
+    assert.equal(find(scaled, 'Deployment', objectName('reconciler')).spec['replicas'], 5);
+  });
+
+  it('generates, renders and applies a third operator (examples/staticsite) both ways', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'kubebus-staticsite-'));
+    const generate = spawnSync(
+      process.execPath,
+      [
+        '--conditions=source',
+        '--import',
+        'tsx',
+        file('packages/kubebus/src/cli/main.ts'),
+        'generate',
+        file('examples/staticsite/operator.ts'),
+        '--out',
+        out,
+        '--namespace',
+        'staticsite',
+        '--image',
+        'example/staticsite:1',
+        '--module',
+        'operator.js',
+      ],
+      { encoding: 'utf8', cwd: file('.') },
+    );
+    assert.equal(generate.status, 0, generate.stderr);
+    const kustomized = kustomize(join(out, 'kustomize'));
+    await applyAll(bed, kustomized);
+    const chart = readdirSync(join(out, 'helm'))[0] ?? '';
+    helm(['lint', join(out, 'helm', chart), '--strict']);
+    const templated = parseManifests(
+      helm(['template', chart, join(out, 'helm', chart), '--namespace', 'staticsite']),
+    );
+    await applyAll(bed, templated);
+    const kinds = (manifests: Manifest[]) => manifests.map((m) => `${m.kind}/${m.metadata.name}`);
+    // the chart has the base's objects but NATS and the Namespace (installed before the chart)
+    const notInChart = new Set(['Namespace', 'StatefulSet', 'Service', 'ConfigMap']);
+    assert.deepEqual(
+      kinds(templated).sort(),
+      kinds(kustomized)
+        .filter((k) => !notInChart.has(k.split('/')[0] ?? '') && !k.endsWith('/nats'))
+        .sort(),
+    );
+  });
+
   it("renders deploy/knative, which Knative's own CRDs accept", async () => {
     // Knative's CRDs as its release ships them: the schemas the manifests must pass
     for (const crd of knativeCrdFiles().flatMap((path) =>
-      parseAllDocuments(readFileSync(path, 'utf8')).map((doc) => doc.toJSON() as Manifest),
-    )) {
-      const res = await apply(crd, true);
-      assert.ok(res.status === 200 || res.status === 201, `${crd.metadata.name}: ${res.body}`);
-    }
+      parseManifests(readFileSync(path, 'utf8')),
+    ))
+      await apply(bed, crd, true);
     await waitFor(async () => {
       const res = await httpCall(`${bed.apiserverUrl}/apis/sources.knative.dev/v1`, {
         tls: bed.adminTls,
       });
       return res.status === 200 && res.body.includes('apiserversources');
     }, "Knative's resources to be served");
-    const manifests = kustomize('deploy/knative');
-    for (const manifest of manifests) {
-      const res = await apply(manifest, appliedForReal(manifest));
-      assert.ok(
-        res.status === 200 || res.status === 201,
-        `knative: ${manifest.kind} ${manifest.metadata.name}: ${res.status} ${res.body}`,
-      );
-    }
+    const manifests = kustomize(file('deploy/knative'));
+    await applyAll(bed, manifests);
     // no watcher and no stream-consuming reconciler; the status writer stays
     const deployments = manifests
       .filter((m) => m.kind === 'Deployment')
       .map((m) => m.metadata.name);
-    assert.deepEqual(deployments, ['kubebus-status-writer']);
+    assert.deepEqual(deployments, [objectName('status-writer')]);
     const source = find(manifests, 'ApiServerSource', 'kubebus-databaseclusters');
     assert.ok(source.spec['namespaceSelector'], 'the source watches more than its own namespace');
     const kinds = (source.spec['resources'] as { kind: string }[]).map((r) => r.kind);
@@ -232,17 +359,24 @@ describe('deploy/', { timeout: 180_000 }, () => {
       readinessProbe?: unknown;
       livenessProbe?: unknown;
       resources?: unknown;
-      securityContext?: { runAsNonRoot?: boolean };
     })[];
     assert.ok(container?.readinessProbe && container.livenessProbe && container.resources);
-    assert.equal(container.securityContext?.runAsNonRoot, true);
-    assert.equal(container.image, 'ghcr.io/kubebus/kubebus:0.1.0');
-    assert.equal(container.env?.find((e) => e.name === 'KUBEBUS_CONSUME')?.value, 'false');
+    assert.equal(container.securityContext?.['runAsNonRoot'], true);
+    // the base's image, and `kubebus run --role reconciler` as an HTTP sink
+    assert.equal(container.image, IMAGE);
+    assert.deepEqual(container.args, ['run', MODULE, '--role', 'reconciler']);
+    const env = new Map((container.env ?? []).map((e) => [e.name, e.value]));
+    assert.equal(env.get('KUBEBUS_CONSUME'), 'false');
+    assert.equal(env.get('KUBEBUS_HTTP_PORT'), '8081');
+    assert.equal(env.get('KUBEBUS_NATS_USER'), `${OPERATOR}-reconciler`);
+    for (const derived of DERIVED) assert.equal(env.has(derived), false, derived);
   });
 
-  it('grants each service what it needs and not what it must not have', async () => {
+  it('grants each role what it needs and not what it must not have', async () => {
+    // the kustomize render's RBAC (the Helm render's bindings name other accounts)
+    await applyAll(bed, kustomize(file('deploy/kubernetes/overlays/dev')));
     const can = async (
-      serviceAccount: string,
+      role: string,
       verb: string,
       group: string,
       resource: string,
@@ -257,7 +391,7 @@ describe('deploy/', { timeout: 180_000 }, () => {
             apiVersion: 'authorization.k8s.io/v1',
             kind: 'SubjectAccessReview',
             spec: {
-              user: `system:serviceaccount:kubebus-system:kubebus-${serviceAccount}`,
+              user: `system:serviceaccount:kubebus-system:${objectName(role)}`,
               resourceAttributes: { verb, group, resource, subresource, namespace: 'default' },
             },
           }),
@@ -269,31 +403,35 @@ describe('deploy/', { timeout: 180_000 }, () => {
     const expectations: [string, string, string, string, string, boolean][] = [
       ['watcher', 'watch', db, 'databaseclusters', '', true],
       ['watcher', 'watch', 'apps', 'statefulsets', '', true],
+      ['watcher', 'list', '', 'secrets', '', true],
+      ['watcher', 'get', db, 'databaseclusters', '', false],
       ['watcher', 'patch', db, 'databaseclusters', '', false],
       ['watcher', 'create', '', 'configmaps', '', false],
       ['reconciler', 'patch', 'apps', 'statefulsets', '', true],
       ['reconciler', 'create', '', 'secrets', '', true],
       ['reconciler', 'get', '', 'secrets', '', false],
+      ['reconciler', 'list', '', 'secrets', '', false],
       ['reconciler', 'create', 'events.k8s.io', 'events', '', true],
+      ['reconciler', 'patch', db, 'databaseclusters', '', true],
       ['reconciler', 'patch', db, 'databaseclusters', 'status', false],
       ['reconciler', 'delete', db, 'databaseclusters', '', false],
+      ['reconciler', 'delete', 'apps', 'statefulsets', '', false],
       ['status-writer', 'patch', db, 'databaseclusters', 'status', true],
       ['status-writer', 'patch', db, 'databaseclusters', '', false],
       ['status-writer', 'create', 'apps', 'statefulsets', '', false],
     ];
-    for (const [account, verb, group, resource, subresource, allowed] of expectations) {
+    for (const [role, verb, group, resource, subresource, allowed] of expectations) {
       assert.equal(
-        await can(account, verb, group, resource, subresource),
+        await can(role, verb, group, resource, subresource),
         allowed,
-        `${account} ${allowed ? 'must' : 'must not'} ${verb} ${resource}${subresource ? `/${subresource}` : ''}`,
+        `${role} ${allowed ? 'must' : 'must not'} ${verb} ${resource}${subresource ? `/${subresource}` : ''}`,
       );
     }
   });
 
-  it('runs the example to its status with each service under its own ServiceAccount token', async () => {
-    // the RBAC is what the dev render applied for real; the tokens are TokenRequests
-    const token = (account: string) =>
-      bed.serviceAccountKubeconfig('kubebus-system', `kubebus-${account}`);
+  /** The example reconciles a cluster with each role under its own ServiceAccount's token. */
+  const convergesUnder = async (namespace: string, target: string) => {
+    const token = (role: string) => bed.serviceAccountKubeconfig(namespace, objectName(role));
     const pipeline = new Pipeline(bed);
     try {
       await pipeline.watcher({ KUBECONFIG: await token('watcher') });
@@ -303,15 +441,15 @@ describe('deploy/', { timeout: 180_000 }, () => {
       await bed
         .kubeConfig()
         .makeApiClient(CoreV1Api)
-        .createNamespace({ body: { metadata: { name: 'least' } } });
-      const target = {
+        .createNamespace({ body: { metadata: { name: target } } });
+      const where = {
         group: 'example.kubebus.dev',
         version: 'v1alpha1',
         plural: 'databaseclusters',
-        namespace: 'least',
+        namespace: target,
       };
       await custom.createNamespacedCustomObject({
-        ...target,
+        ...where,
         body: {
           apiVersion: 'example.kubebus.dev/v1alpha1',
           kind: 'DatabaseCluster',
@@ -320,7 +458,7 @@ describe('deploy/', { timeout: 180_000 }, () => {
         },
       });
       await waitFor(async () => {
-        const cluster = (await custom.getNamespacedCustomObject({ ...target, name: 'orders' })) as {
+        const cluster = (await custom.getNamespacedCustomObject({ ...where, name: 'orders' })) as {
           metadata: { generation: number; finalizers?: string[] };
           status?: { observedGeneration?: number };
         };
@@ -328,18 +466,35 @@ describe('deploy/', { timeout: 180_000 }, () => {
           cluster.status?.observedGeneration === cluster.metadata.generation &&
           (cluster.metadata.finalizers ?? []).length > 0
         );
-      }, 'the cluster reconciled and its status written, under the shipped RBAC');
+      }, `the cluster reconciled and its status written, under the RBAC of ${namespace}`);
       const set = await bed
         .kubeConfig()
         .makeApiClient(AppsV1Api)
-        .readNamespacedStatefulSet({ name: 'orders', namespace: 'least' });
+        .readNamespacedStatefulSet({ name: 'orders', namespace: target });
       assert.equal(set.metadata?.ownerReferences?.[0]?.name, 'orders');
     } finally {
       await pipeline.stop();
     }
+  };
+
+  it('runs the example to its status under the kustomize render’s ServiceAccount tokens', async () => {
+    // the RBAC is what the overlays applied for real
+    await applyAll(bed, kustomize(file('deploy/kubernetes/overlays/dev')));
+    await convergesUnder('kubebus-system', 'least');
   });
 
-  it('alerts and charts only series the running services export', async () => {
+  it('runs the example to its status under the Helm render’s ServiceAccount tokens', async () => {
+    // the chart's RBAC, applied for real: its ClusterRoleBindings now name kubebus-helm's accounts
+    const namespace = 'kubebus-helm';
+    await apply(bed, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, true);
+    await applyAll(
+      bed,
+      parseManifests(helm(['template', 'databasecluster', CHART, '--namespace', namespace])),
+    );
+    await convergesUnder(namespace, 'least-helm');
+  });
+
+  it('alerts and charts only series the running roles export', async () => {
     const pipeline = new Pipeline(bed);
     try {
       const services = [
@@ -352,13 +507,10 @@ describe('deploy/', { timeout: 180_000 }, () => {
         for (const match of (await service.get('/metrics')).body.matchAll(/^# TYPE (\S+) /gm))
           if (match[1] !== undefined) exported.add(match[1]);
 
-      const [podMonitor, rules] = parseAllDocuments(
-        readFileSync(file('deploy/kubernetes/monitoring.yaml'), 'utf8'),
-      ).map((document) => document.toJSON() as Record<string, unknown>);
-      assert.equal(podMonitor?.['kind'], 'PodMonitor');
-      assert.equal(rules?.['kind'], 'PrometheusRule');
-      const alerts = (
-        rules?.['spec'] as {
+      const rules = kustomize(file('deploy/kubernetes/base/monitoring')).find(
+        (m) => m.kind === 'PrometheusRule',
+      ) as unknown as {
+        spec: {
           groups: {
             rules: {
               alert: string;
@@ -367,13 +519,10 @@ describe('deploy/', { timeout: 180_000 }, () => {
               annotations?: { summary?: string; description?: string };
             }[];
           }[];
-        }
-      ).groups.flatMap((group) => group.rules);
+        };
+      };
+      const alerts = rules.spec.groups.flatMap((group) => group.rules);
       assert.ok(alerts.length >= 5);
-      for (const alert of alerts) {
-        assert.ok(alert.labels?.severity, `${alert.alert} has no severity`);
-        assert.ok(alert.annotations?.summary && alert.annotations.description, alert.alert);
-      }
       const dashboard = JSON.parse(
         readFileSync(file('deploy/grafana/kubebus-dashboard.json'), 'utf8'),
       ) as { panels: { targets: { expr: string }[] }[]; templating: { list: { query: string }[] } };
@@ -393,29 +542,146 @@ describe('deploy/', { timeout: 180_000 }, () => {
       );
       assert.ok(queried.size >= 10);
       const missing = [...queried].filter((name) => !exported.has(name));
-      assert.deepEqual(missing, [], `queried but exported by no service: ${missing.join(', ')}`);
+      assert.deepEqual(missing, [], `queried but exported by no role: ${missing.join(', ')}`);
+      // each alert's runbook is a section of docs/deploy.md
+      const runbooks = readFileSync(file('docs/deploy.md'), 'utf8');
+      for (const alert of alerts)
+        assert.ok(
+          runbooks.includes(`### ${alert.alert}`),
+          `docs/deploy.md has no runbook for ${alert.alert}`,
+        );
     } finally {
       await pipeline.stop();
     }
   });
 
-  it('has a NATS configuration nats-server accepts, with one user per service', () => {
-    const result = spawnSync(
-      serverBinary('nats-server'),
-      ['-c', file('deploy/nats/nats-server.conf'), '-t'],
+  it('has NATS configurations nats-server accepts: the generated one and the local stack’s', () => {
+    const check = (conf: string, passwords: readonly string[]) => {
+      const result = spawnSync(serverBinary('nats-server'), ['-c', conf, '-t'], {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          ...Object.fromEntries(passwords.map((variable) => [variable, 'p'])),
+        },
+      });
+      assert.equal(result.status, 0, result.stderr + result.stdout);
+    };
+    const generated = file('deploy/kubernetes/base/nats/nats-server.conf');
+    const variables = [
+      ...new Set(
+        [...readFileSync(generated, 'utf8').matchAll(/\$(KUBEBUS_[A-Z_]+_PASSWORD)/g)].map(
+          (m) => m[1] ?? '',
+        ),
+      ),
+    ];
+    assert.equal(variables.length, 6);
+    check(generated, variables);
+    check(file('deploy/nats/nats-server.conf'), [
+      'KUBEBUS_WATCHER_PASSWORD',
+      'KUBEBUS_RECONCILER_PASSWORD',
+      'KUBEBUS_STATUS_WRITER_PASSWORD',
+      'KUBEBUS_CLI_PASSWORD',
+      'KUBEBUS_ADMIN_PASSWORD',
+      'KUBEBUS_DLQ_ADMIN_PASSWORD',
+    ]);
+  });
+});
+
+describe('the generated NATS users', { timeout: 300_000 }, () => {
+  // the accounts of the generated configuration, on the test bed's nats-server
+  const conf = readFileSync(file('deploy/kubernetes/base/nats/nats-server.conf'), 'utf8');
+  const password = (user: string) => `${user}-secret`;
+  const users = ['admin', ...ROLES.map((role) => `${OPERATOR}-${role}`), 'cli', 'dlq-admin'];
+  const env = Object.fromEntries(
+    users.map((user) => [
+      `KUBEBUS_${user.toUpperCase().replace(/-/g, '_')}_PASSWORD`,
+      password(user),
+    ]),
+  );
+  let bed: TestBed;
+  before(async () => {
+    bed = await TestBed.start({
+      nats: { extraConfig: conf.slice(conf.indexOf('accounts {')), env },
+    });
+    await installDatabaseClusterCrd(bed);
+  });
+  after(async () => {
+    await bed.stop();
+  });
+
+  it('run the example to its status, its backup bucket included, after the topology step as admin', async () => {
+    const topology = spawnSync(
+      process.execPath,
+      [
+        '--conditions=source',
+        '--import',
+        'tsx',
+        file('packages/kubebus/src/cli/main.ts'),
+        'topology',
+        'apply',
+      ],
       {
         encoding: 'utf8',
         env: {
           ...process.env,
-          KUBEBUS_WATCHER_PASSWORD: 'w',
-          KUBEBUS_RECONCILER_PASSWORD: 'r',
-          KUBEBUS_STATUS_WRITER_PASSWORD: 's',
-          KUBEBUS_CLI_PASSWORD: 'c',
-          KUBEBUS_ADMIN_PASSWORD: 'a',
-          KUBEBUS_DLQ_ADMIN_PASSWORD: 'd',
+          KUBEBUS_NATS_URL: bed.natsUrl,
+          KUBEBUS_NATS_USER: 'admin',
+          KUBEBUS_NATS_PASSWORD: password('admin'),
         },
+        timeout: 60_000,
       },
     );
-    assert.equal(result.status, 0, result.stderr + result.stdout);
+    assert.equal(topology.status, 0, topology.stderr);
+    const as = (role: string) => ({
+      KUBEBUS_NATS_USER: `${OPERATOR}-${role}`,
+      KUBEBUS_NATS_PASSWORD: password(`${OPERATOR}-${role}`),
+    });
+    const pipeline = new Pipeline(bed);
+    try {
+      await pipeline.watcher(as('watcher'));
+      await pipeline.reconciler(as('reconciler'));
+      await pipeline.statusWriter(as('status-writer'));
+      const custom = bed.kubeConfig().makeApiClient(CustomObjectsApi);
+      await bed
+        .kubeConfig()
+        .makeApiClient(CoreV1Api)
+        .createNamespace({ body: { metadata: { name: 'users' } } });
+      const where = {
+        group: 'example.kubebus.dev',
+        version: 'v1alpha1',
+        plural: 'databaseclusters',
+        namespace: 'users',
+      };
+      await custom.createNamespacedCustomObject({
+        ...where,
+        body: {
+          apiVersion: 'example.kubebus.dev/v1alpha1',
+          kind: 'DatabaseCluster',
+          metadata: { name: 'orders' },
+          spec: { engine: 'postgres', version: '16', storage: { size: '1Gi' } },
+        },
+      });
+      await waitFor(async () => {
+        const cluster = (await custom.getNamespacedCustomObject({ ...where, name: 'orders' })) as {
+          metadata: { generation: number };
+          status?: { observedGeneration?: number };
+        };
+        return cluster.status?.observedGeneration === cluster.metadata.generation;
+      }, 'the cluster reconciled and its status written, each role as its generated NATS user');
+      // the bucket the example keeps backups in: external state its reconciler may create
+      const nc = await connect({ servers: bed.natsUrl, user: 'cli', pass: password('cli') });
+      try {
+        const names: string[] = [];
+        for await (const name of (await jetstreamManager(nc)).streams.names()) names.push(name);
+        assert.ok(
+          names.some((name) => name.startsWith('OBJ_kubebus-backups-')),
+          names.join(),
+        );
+      } finally {
+        await nc.close();
+      }
+    } finally {
+      await pipeline.stop();
+    }
   });
 });

@@ -1,32 +1,34 @@
-// What a person sees when a service cannot start: one line per problem and
-// exit status 2 — never a stack — and a warning for a misspelt KUBEBUS_ name.
+// What a person sees when `kubebus run` cannot start a role: one line per
+// problem and exit status 2 — never a stack — and a warning for a misspelt
+// KUBEBUS_ name.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { KNOWN_VARIABLES } from '@kubebus/shared/config';
 import { z } from 'zod';
 import { ReconcilerConfigSchema } from '../../services/reconciler/src/config.js';
 import { StatusWriterConfigSchema } from '../../services/status-writer/src/config.js';
 import { WatcherConfigSchema } from '../../services/watcher/src/config.js';
-import { WATCHER_CONTROLLERS } from '../support/pipeline.js';
+import { DATABASE_CLUSTER_OPERATOR, kubebusArgs } from '../support/services.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const services = ['watcher', 'reconciler', 'status-writer'] as const;
+const emptyHome = mkdtempSync(join(tmpdir(), 'kubebus-home-'));
 
 function start(service: (typeof services)[number], env: Record<string, string>) {
   const result = spawnSync(
     process.execPath,
-    ['--conditions=source', '--import', 'tsx', join(root, 'services', service, 'src', 'main.ts')],
+    kubebusArgs('run', DATABASE_CLUSTER_OPERATOR, '--role', service),
     {
       encoding: 'utf8',
       timeout: 60_000,
       env: {
         PATH: process.env['PATH'] ?? '',
-        HOME: process.env['HOME'] ?? '',
+        // a home with no ~/.kube/config: what the machine running the test has is not the point
+        HOME: emptyHome,
         KUBEBUS_NATS_URL: 'nats://127.0.0.1:1',
-        KUBEBUS_CONTROLLERS: WATCHER_CONTROLLERS,
         KUBEBUS_HEALTH_PORT: '0',
         ...env,
       },
@@ -53,8 +55,8 @@ describe('service start-up errors', { timeout: 300_000 }, () => {
       });
       assert.equal(status, 2, stderr.join('\n'));
       assert.deepEqual(stderr, [
-        `kubebus ${service}: warning: KUBEBUS_PARTITIONS is not a kubebus variable (misspelt?); ignored`,
-        `kubebus ${service}: KUBECONFIG names /nonexistent/kubeconfig, which does not exist: set KUBECONFIG to a readable kubeconfig file, or run in a pod with a service account`,
+        `kubebus run: warning: KUBEBUS_PARTITIONS is not a kubebus variable (misspelt?); ignored`,
+        `kubebus run: KUBECONFIG names /nonexistent/kubeconfig, which does not exist: set KUBECONFIG to a readable kubeconfig file, or run in a pod with a service account`,
       ]);
     });
   }
@@ -63,7 +65,7 @@ describe('service start-up errors', { timeout: 300_000 }, () => {
     const { status, stderr } = start('watcher', {});
     assert.equal(status, 2);
     assert.deepEqual(stderr, [
-      'kubebus watcher: no kubeconfig: set KUBECONFIG to a readable kubeconfig file, or run in a pod with a service account',
+      'kubebus run: no kubeconfig (nor ~/.kube/config): set KUBECONFIG to a readable kubeconfig file, or run in a pod with a service account',
     ]);
   });
 

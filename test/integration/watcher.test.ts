@@ -17,7 +17,7 @@ import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { TestBed } from '../bed/testbed.js';
 import { TEST_GROUP, installCrd, objects, widget, widgetCrd } from '../support/kube.js';
-import { ServiceProcess } from '../support/services.js';
+import { ServiceProcess, WIDGETS_OPERATOR, kubebusArgs } from '../support/services.js';
 import {
   readEvents,
   readLastPerSubject,
@@ -26,10 +26,9 @@ import {
 } from '../support/stream.js';
 import { waitFor } from '../support/wait.js';
 
-const CONTROLLERS = JSON.stringify([
-  { name: 'widgets', for: `widgets.v1.${TEST_GROUP}`, owns: ['configmaps.v1', 'secrets.v1'] },
-]);
 const MAX_PAYLOAD = 256 * 1024;
+/** What kubebus labels the objects it applies with: the watcher watches owned kinds by it. */
+const MANAGED = { 'app.kubernetes.io/managed-by': 'kubebus' };
 
 type Written = KubernetesObject & { metadata: { uid: string; resourceVersion: string } };
 
@@ -39,12 +38,13 @@ describe('watcher', { timeout: 600_000 }, () => {
   const running: ServiceProcess[] = [];
 
   const startWatcher = async (env: Record<string, string> = {}) => {
-    const watcher = await ServiceProcess.start(bed, 'watcher', {
-      KUBEBUS_CONTROLLERS: CONTROLLERS,
-      KUBEBUS_CURSOR_FLUSH: '100ms',
-      KUBEBUS_WORK_PARTITIONS: '4',
-      ...env,
-    });
+    // the widgets operator declares 4 work partitions
+    const watcher = await ServiceProcess.start(
+      bed,
+      'watcher',
+      { KUBEBUS_CURSOR_FLUSH: '100ms', ...env },
+      { operator: WIDGETS_OPERATOR },
+    );
     running.push(watcher);
     return watcher;
   };
@@ -156,12 +156,15 @@ describe('watcher', { timeout: 600_000 }, () => {
 
     await core().createNamespacedConfigMap({
       namespace: 'owned',
-      body: { metadata: { name: 'owner-config', ownerReferences }, data: { a: '1' } },
+      body: {
+        metadata: { name: 'owner-config', labels: MANAGED, ownerReferences },
+        data: { a: '1' },
+      },
     });
     await core().createNamespacedSecret({
       namespace: 'owned',
       body: {
-        metadata: { name: 'owner-credentials', ownerReferences },
+        metadata: { name: 'owner-credentials', labels: MANAGED, ownerReferences },
         stringData: { password: 'hunter2-never-on-the-bus' },
       },
     });
@@ -202,16 +205,49 @@ describe('watcher', { timeout: 600_000 }, () => {
     assert.equal(recorded['type'], undefined);
   });
 
+  it('publishes only the owned objects kubebus manages: a foreign ConfigMap or Secret never reaches the bus', async () => {
+    await createNamespace('tenant');
+    await core().createNamespacedConfigMap({
+      namespace: 'tenant',
+      body: { metadata: { name: 'foreign' }, data: { token: 'foreign-data-never-on-the-bus' } },
+    });
+    await core().createNamespacedSecret({
+      namespace: 'tenant',
+      body: { metadata: { name: 'foreign-secret' }, stringData: { a: 'b' } },
+    });
+    await core().createNamespacedConfigMap({
+      namespace: 'tenant',
+      body: { metadata: { name: 'ours', labels: MANAGED }, data: { a: 'b' } },
+    });
+    // the labelled one is published, after the foreign ones were created: they had their chance
+    await waitFor(
+      async () =>
+        (await readEvents(nc, 'kubebus.events.~.configmaps.tenant.>')).some(
+          (e) => e.name === 'ours',
+        ),
+      'the managed ConfigMap',
+    );
+    const events = [
+      ...(await readStream(nc, Streams.events, 'kubebus.events.~.configmaps.tenant.>')),
+      ...(await readStream(nc, Streams.events, 'kubebus.events.~.secrets.tenant.>')),
+    ];
+    assert.deepEqual(
+      events.map((m) => (JSON.parse(new TextDecoder().decode(m.data)) as { name?: string }).name),
+      ['ours'],
+    );
+    for (const m of events) assert.doesNotMatch(new TextDecoder().decode(m.data), /foreign/);
+  });
+
   it('publishes objects larger than the NATS max payload by reference, and goes on', async () => {
     await createNamespace('large');
     const big: V1ConfigMap = {
-      metadata: { name: 'big' },
+      metadata: { name: 'big', labels: MANAGED },
       data: { blob: 'x'.repeat(MAX_PAYLOAD + 10_000) },
     };
     await core().createNamespacedConfigMap({ namespace: 'large', body: big });
     await core().createNamespacedConfigMap({
       namespace: 'large',
-      body: { metadata: { name: 'small' }, data: { a: 'b' } },
+      body: { metadata: { name: 'small', labels: MANAGED }, data: { a: 'b' } },
     });
     let events: KubeCloudEvent[] = [];
     await waitFor(async () => {
@@ -235,7 +271,10 @@ describe('watcher', { timeout: 600_000 }, () => {
     try {
       await core().createNamespacedConfigMap({
         namespace: 'rejected',
-        body: { metadata: { name: 'refused' }, data: { blob: 'y'.repeat(32 * 1024) } },
+        body: {
+          metadata: { name: 'refused', labels: MANAGED },
+          data: { blob: 'y'.repeat(32 * 1024) },
+        },
       });
       let letters: StoredMessage[] = [];
       await waitFor(async () => {
@@ -255,7 +294,7 @@ describe('watcher', { timeout: 600_000 }, () => {
     }
     await core().createNamespacedConfigMap({
       namespace: 'rejected',
-      body: { metadata: { name: 'accepted' }, data: { a: 'b' } },
+      body: { metadata: { name: 'accepted', labels: MANAGED }, data: { a: 'b' } },
     });
     await waitFor(
       async () =>
@@ -515,13 +554,13 @@ describe('watcher', { timeout: 600_000 }, () => {
   it('fails at start with a message naming a bad configuration value', () => {
     const result = spawnSync(
       process.execPath,
-      ['--conditions=source', '--import', 'tsx', 'services/watcher/src/main.ts'],
+      kubebusArgs('run', WIDGETS_OPERATOR, '--role', 'watcher'),
       {
         env: {
           ...process.env,
+          KUBECONFIG: bed.kubeconfigPath,
           KUBEBUS_NATS_URL: bed.natsUrl,
-          KUBEBUS_CONTROLLERS: CONTROLLERS,
-          KUBEBUS_WORK_PARTITIONS: 'zero',
+          KUBEBUS_PUBLISH_MAX_IN_FLIGHT: 'zero',
           KUBEBUS_RESYNC_PERIOD: 'often',
         },
         encoding: 'utf8',
@@ -529,7 +568,7 @@ describe('watcher', { timeout: 600_000 }, () => {
       },
     );
     assert.equal(result.status, 2);
-    assert.match(result.stderr, /KUBEBUS_WORK_PARTITIONS: .*\(got "zero"\)/);
+    assert.match(result.stderr, /KUBEBUS_PUBLISH_MAX_IN_FLIGHT: .*\(got "zero"\)/);
     assert.match(result.stderr, /KUBEBUS_RESYNC_PERIOD: expected a duration/);
   });
 });

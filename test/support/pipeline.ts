@@ -6,19 +6,16 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { httpCall } from '../bed/http.js';
 import type { TestBed } from '../bed/testbed.js';
+import databaseCluster from '../../examples/databasecluster/operator.js';
+import { partitionsOf } from '../../packages/kubebus/src/host/role-configs.js';
 import { ServiceProcess } from './services.js';
 import { waitFor } from './wait.js';
 
-export const PARTITIONS = '8';
+/** The example's work partitions: its definition decides them, as it does for users' operators. */
+export const PARTITIONS = String(partitionsOf(databaseCluster));
+/** The status partitions the reconcilers and status writers are told (they must agree). */
+export const STATUS_PARTITIONS = '8';
 export const DB_GROUP = 'example.kubebus.dev';
-
-export const WATCHER_CONTROLLERS = JSON.stringify([
-  {
-    name: 'databasecluster',
-    for: `databaseclusters.v1alpha1.${DB_GROUP}`,
-    owns: ['statefulsets.v1.apps', 'services.v1', 'configmaps.v1', 'secrets.v1'],
-  },
-]);
 
 const crdFile = fileURLToPath(
   new URL('../../deploy/crds/databaseclusters.example.kubebus.dev.yaml', import.meta.url),
@@ -65,8 +62,6 @@ export class Pipeline {
         this.bed,
         'watcher',
         {
-          KUBEBUS_CONTROLLERS: WATCHER_CONTROLLERS,
-          KUBEBUS_WORK_PARTITIONS: PARTITIONS,
           KUBEBUS_CURSOR_FLUSH: '200ms',
           ...env,
         },
@@ -84,8 +79,7 @@ export class Pipeline {
         this.bed,
         'reconciler',
         {
-          KUBEBUS_WORK_PARTITIONS: PARTITIONS,
-          KUBEBUS_STATUS_PARTITIONS: PARTITIONS,
+          KUBEBUS_STATUS_PARTITIONS: STATUS_PARTITIONS,
           KUBEBUS_REPLICA_ID: `reconciler-${++this.#replica}`,
           KUBEBUS_ACK_WAIT: '5s',
           KUBEBUS_LEASE_RENEW: '1s',
@@ -101,7 +95,7 @@ export class Pipeline {
   async statusWriter(env: Record<string, string> = {}): Promise<ServiceProcess> {
     return this.#track(
       await ServiceProcess.start(this.bed, 'status-writer', {
-        KUBEBUS_STATUS_PARTITIONS: PARTITIONS,
+        KUBEBUS_STATUS_PARTITIONS: STATUS_PARTITIONS,
         KUBEBUS_REPLICA_ID: `status-writer-${++this.#replica}`,
         KUBEBUS_ACK_WAIT: '5s',
         KUBEBUS_LEASE_RENEW: '1s',

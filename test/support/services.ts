@@ -1,5 +1,6 @@
-// Runs kubebus services as real processes (so tests can SIGKILL them), with
-// their logs in a file and their health endpoints on free ports.
+// Runs kubebus roles as real processes (so tests can SIGKILL them), with
+// their logs in a file and their health endpoints on free ports. Every one is
+// started as users start theirs: `kubebus run <operator module> --role <role>`.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +14,18 @@ let counter = 0;
 
 export type ServiceName = 'watcher' | 'reconciler' | 'status-writer';
 
+/** The kubebus binary, from source. */
+export const KUBEBUS_CLI = join(root, 'packages', 'kubebus', 'src', 'cli', 'main.ts');
+/** The operator e2e tests run unless told otherwise. */
+export const DATABASE_CLUSTER_OPERATOR = join(root, 'examples', 'databasecluster', 'operator.ts');
+/** The Widget test kind as an operator (test/support/operators/widgets.ts). */
+export const WIDGETS_OPERATOR = join(root, 'test', 'support', 'operators', 'widgets.ts');
+
+/** The node arguments of `kubebus <args…>` run from source. */
+export function kubebusArgs(...args: readonly string[]): string[] {
+  return ['--conditions=source', '--import', 'tsx', KUBEBUS_CLI, ...args];
+}
+
 export class ServiceProcess {
   private constructor(
     readonly name: string,
@@ -20,16 +33,17 @@ export class ServiceProcess {
     readonly process: ServerProcess,
   ) {}
 
+  /** `kubebus run <operator> --role <role>` (the DatabaseCluster example by default). */
   static async start(
     bed: TestBed,
-    service: ServiceName,
+    role: ServiceName | 'all',
     env: Readonly<Record<string, string>>,
-    options: { waitReady?: boolean } = {},
+    options: { waitReady?: boolean; operator?: string } = {},
   ): Promise<ServiceProcess> {
     return ServiceProcess.launch(
       bed,
-      service,
-      ['--conditions=source', '--import', 'tsx', join(root, 'services', service, 'src', 'main.ts')],
+      role,
+      kubebusArgs('run', options.operator ?? DATABASE_CLUSTER_OPERATOR, '--role', role),
       env,
       options,
     );

@@ -1,18 +1,26 @@
 // kubebus: the public API for operator authors. Define a resource and an
-// operator; `kubebus run ./operator.ts` runs it.
-export { defineResource, resource, apiVersionOf, resourceName } from './api/resource.js';
+// operator; `kubebus run ./operator.ts` runs it. The definition API lives in
+// the shared library (@kubebus/shared/definition) so that the roles speak it
+// without importing this package; here it is re-exported, with crdOf.
+export { defineResource, resource } from '@kubebus/shared/definition';
 export type {
+  BodyOf,
+  BuiltIn,
+  BuiltInBody,
+  BuiltInObject,
   CustomResource,
+  ObjectOf,
   PrinterColumn,
   Resource,
   ResourceDefinition,
   Scope,
   ValidationRule,
-} from './api/resource.js';
-export { declaredResources, defineOperator, isOperator } from './api/operator.js';
+} from '@kubebus/shared/definition';
+export { defineOperator } from '@kubebus/shared/definition';
 export type {
   ConditionReport,
   InvalidSpecReport,
+  ListOptions,
   Log,
   OperatorHost,
   Operator,
@@ -20,10 +28,13 @@ export type {
   ReconcileContext,
   ReconcileResult,
   Watch,
-} from './api/operator.js';
+} from '@kubebus/shared/definition';
 export type {
   Condition,
   ConditionStatus,
+  CustomBody,
+  DesiredBody,
+  DesiredMeta,
   DesiredObject,
   KubeObjectOf,
   ObjectMeta,
@@ -31,7 +42,6 @@ export type {
   OwnerReference,
   ResourceObject,
   RuntimeStatus,
-} from './api/objects.js';
+} from '@kubebus/shared/definition';
 export { crdOf } from './api/crd.js';
-export * as kinds from './api/kinds.js';
-export { TerminalError } from './api/terminal-error.js';
+export { kinds, TerminalError } from '@kubebus/shared/definition';

@@ -2,9 +2,13 @@
 // kube-apiserver, etcd and nats-server on loopback ports (built once from
 // their Go modules, cached in ~/.cache/kubebus; Go >= 1.26 on PATH for the
 // first build), your CRDs installed, your operator run in-process.
-import type { Operator } from './api/operator.js';
-import type { CustomResource, Resource } from './api/resource.js';
-import type { Condition, ResourceObject } from './api/objects.js';
+import type {
+  Condition,
+  CustomResource,
+  Operator,
+  Resource,
+  ResourceObject,
+} from '@kubebus/shared/definition';
 
 export interface TestEnvironmentOptions {
   /** also run kube-controller-manager (garbage collection, Deployments → ReplicaSets) */

@@ -1,11 +1,14 @@
-// Where the CLI connects, like the nats CLI finds it: flags first (--server,
+// Where a command connects, as the nats CLI finds it: flags first (--server,
 // --user, --password, --creds), then a nats context (--context, or the
 // selected one in ~/.config/nats/context.txt), then the environment
-// (KUBEBUS_NATS_URL, KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD).
+// (KUBEBUS_NATS_URL, KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD_FILE or
+// KUBEBUS_NATS_PASSWORD — the variables the roles read). Every command that
+// talks to NATS connects through here, `kubebus replay` included.
 import { credsAuthenticator, type ConnectionOptions } from '@nats-io/nats-core';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { UsageError } from './usage-error.js';
 
 export interface ConnectionFlags {
   readonly server?: string | undefined;
@@ -15,11 +18,27 @@ export interface ConnectionFlags {
   readonly context?: string | undefined;
 }
 
+/** The variables read here, parsed by the caller. */
+export interface ConnectionEnv {
+  readonly KUBEBUS_NATS_URL?: string | undefined;
+  readonly KUBEBUS_NATS_USER?: string | undefined;
+  readonly KUBEBUS_NATS_PASSWORD?: string | undefined;
+  /** wins over KUBEBUS_NATS_PASSWORD, as for the roles */
+  readonly KUBEBUS_NATS_PASSWORD_FILE?: string | undefined;
+  /** nats contexts live in $XDG_CONFIG_HOME/nats (default ~/.config/nats) */
+  readonly XDG_CONFIG_HOME?: string | undefined;
+}
+
 interface NatsContext {
   readonly url?: string;
   readonly user?: string;
   readonly password?: string;
   readonly creds?: string;
+}
+
+/** Nothing names a server: not a flag, not a context, not the environment. */
+export class NoNatsServerError extends UsageError {
+  override readonly name = 'NoNatsServerError';
 }
 
 export interface Connection {
@@ -29,14 +48,14 @@ export interface Connection {
   readonly url: string;
 }
 
-function contextsDir(env: NodeJS.ProcessEnv): string {
-  return join(env['XDG_CONFIG_HOME'] ?? join(homedir(), '.config'), 'nats');
+function contextsDir(env: ConnectionEnv): string {
+  return join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'nats');
 }
 
 /** The named context, or the selected one; undefined when there is none. */
 function readContext(
   name: string | undefined,
-  env: NodeJS.ProcessEnv,
+  env: ConnectionEnv,
 ): { name: string; context: NatsContext } | undefined {
   const dir = contextsDir(env);
   const selected = join(dir, 'context.txt');
@@ -45,30 +64,47 @@ function readContext(
   if (chosen === undefined) return undefined;
   const file = join(dir, 'context', `${chosen}.json`);
   if (!existsSync(file))
-    throw new Error(`no nats context "${chosen}" (${file}); nats context ls lists them`);
-  return { name: chosen, context: JSON.parse(readFileSync(file, 'utf8')) as NatsContext };
+    throw new UsageError(`no nats context "${chosen}" (${file}); nats context ls lists them`);
+  try {
+    return { name: chosen, context: JSON.parse(readFileSync(file, 'utf8')) as NatsContext };
+  } catch (error) {
+    throw new UsageError(
+      `cannot read nats context ${file}: ${(error as Error).message}; fix it with nats context edit ${chosen}`,
+    );
+  }
 }
 
-export function connectionOf(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Connection {
+/** The password from the environment: the file's content (trimmed) when one is named. */
+function passwordOf(env: ConnectionEnv): string | undefined {
+  const file = env.KUBEBUS_NATS_PASSWORD_FILE;
+  if (file === undefined) return env.KUBEBUS_NATS_PASSWORD;
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new UsageError(
+      `cannot read KUBEBUS_NATS_PASSWORD_FILE ${file}: ${(error as Error).message}; point it at a readable file or unset it`,
+    );
+  }
+}
+
+export function connectionOf(flags: ConnectionFlags, env: ConnectionEnv): Connection {
   // a context is used when asked for, or when neither flags nor environment name a server
   const useContext =
     flags.context !== undefined ||
-    (flags.server === undefined && env['KUBEBUS_NATS_URL'] === undefined);
+    (flags.server === undefined && env.KUBEBUS_NATS_URL === undefined);
   const found = useContext ? readContext(flags.context, env) : undefined;
   const context = found?.context ?? {};
-  const url = flags.server ?? (found === undefined ? env['KUBEBUS_NATS_URL'] : context.url);
+  const url = flags.server ?? (found === undefined ? env.KUBEBUS_NATS_URL : context.url);
   if (url === undefined || url === '')
-    throw new Error(
-      'no NATS server: give --server nats://host:4222, a nats context (--context), or KUBEBUS_NATS_URL',
+    throw new NoNatsServerError(
+      'no NATS server; give --server nats://host:4222, a nats context (--context), or KUBEBUS_NATS_URL',
     );
-  const user =
-    flags.user ?? (found === undefined ? env['KUBEBUS_NATS_USER'] : context.user) ?? undefined;
+  const user = flags.user ?? (found === undefined ? env.KUBEBUS_NATS_USER : context.user);
   const pass =
-    flags.password ??
-    (found === undefined ? env['KUBEBUS_NATS_PASSWORD'] : context.password) ??
-    undefined;
+    flags.password ?? (found === undefined ? passwordOf(env) : context.password) ?? undefined;
   const creds = flags.creds ?? context.creds;
-  if (creds !== undefined && !existsSync(creds)) throw new Error(`--creds ${creds} does not exist`);
+  if (creds !== undefined && !existsSync(creds))
+    throw new UsageError(`--creds ${creds} does not exist; give the path of a .creds file`);
   return {
     url,
     from:

@@ -1,16 +1,21 @@
 // `kubebus dlq`: list, inspect and re-drive what could not be processed.
 import {
+  Buckets,
   DeadLetterSchema,
   Streams,
+  agreementKeys,
+  partitionOf,
   encodeToken,
   encodeWorkMark,
   readMessages,
   subjects,
   type DeadLetter,
 } from '@kubebus/shared/bus';
-import { formatKey } from '@kubebus/shared/kube';
+import { formatKey, validateObjectKey } from '@kubebus/shared/kube';
+import { Kvm } from '@nats-io/kv';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
+import { printable as printableLine } from './terminal-safe.js';
 
 export interface StoredLetter {
   readonly seq: number;
@@ -60,7 +65,8 @@ export async function listDeadLetters(
 export async function inspectDeadLetter(nc: NatsConnection, seq: number): Promise<StoredLetter> {
   const jsm = await jetstreamManager(nc);
   const message = await jsm.streams.getMessage(Streams.deadLetters, { seq });
-  if (message === null) throw new Error(`no dead letter #${seq}`);
+  if (message === null)
+    throw new Error(`no dead letter #${seq}; kubebus dlq list shows the letters there are`);
   return {
     seq,
     letter: DeadLetterSchema.parse(JSON.parse(new TextDecoder().decode(message.data))),
@@ -71,6 +77,40 @@ export async function inspectDeadLetter(nc: NatsConnection, seq: number): Promis
  * Sends a dead letter back where it came from — a work mark for a controller,
  * the intent for the status writer — and removes it from the DLQ once stored.
  */
+/** The partitions the controllers agreed on (work.<controller>, status), from the agreements bucket. */
+async function agreedPartitions(nc: NatsConnection, key: string): Promise<number | undefined> {
+  const entry = await (await new Kvm(nc).open(Buckets.agreements)).get(key);
+  if (entry === null || entry.operation !== 'PUT') return undefined;
+  const partitions = entry.json<{ partitions?: unknown }>().partitions;
+  return typeof partitions === 'number' && Number.isInteger(partitions) && partitions > 0
+    ? partitions
+    : undefined;
+}
+
+/**
+ * Where a letter goes back to, recomputed from its key and origin: never the
+ * subject the letter says, which anyone who could write a dead letter chose.
+ */
+export async function redriveSubject(nc: NatsConnection, letter: DeadLetter): Promise<string> {
+  const checked = validateObjectKey(letter.key);
+  if (!checked.ok) throw new Error(`${checked.reason}; this letter cannot be re-driven`);
+  const stored = letter.subject ?? '';
+  if (stored.startsWith('kubebus.status.')) {
+    const partitions = await agreedPartitions(nc, agreementKeys.status);
+    if (partitions === undefined)
+      throw new Error('no status writer has registered its partitions yet');
+    return subjects.status(partitionOf(letter.key, partitions), letter.key);
+  }
+  if (stored.startsWith('kubebus.events.')) return subjects.event(letter.key);
+  // a controller's work: the controller is the letter's origin
+  const partitions = await agreedPartitions(nc, agreementKeys.work(letter.origin));
+  if (partitions === undefined)
+    throw new Error(
+      `no controller named ${JSON.stringify(letter.origin)} has registered its partitions`,
+    );
+  return subjects.work(letter.origin, partitionOf(letter.key, partitions), letter.key);
+}
+
 export async function redrive(nc: NatsConnection, seq: number): Promise<string> {
   const { letter } = await inspectDeadLetter(nc, seq);
   if (letter.subject === undefined) {
@@ -78,10 +118,11 @@ export async function redrive(nc: NatsConnection, seq: number): Promise<string> 
       `#${seq} (${letter.origin}) names no subject to go back to; the next resync re-marks the object`,
     );
   }
+  const subject = await redriveSubject(nc, letter);
   const headers = natsHeaders();
   headers.set('content-type', 'application/json');
   if (letter.traceparent !== undefined) headers.set('traceparent', letter.traceparent);
-  const payload = letter.subject.startsWith('kubebus.work.')
+  const payload = subject.startsWith('kubebus.work.')
     ? encodeWorkMark({
         key: letter.key,
         reason: 'redrive',
@@ -90,28 +131,21 @@ export async function redrive(nc: NatsConnection, seq: number): Promise<string> 
         time: new Date().toISOString(),
       })
     : Buffer.from(letter.payload ?? '', 'base64');
-  await jetstream(nc).publish(letter.subject, payload, { headers });
+  await jetstream(nc).publish(subject, payload, { headers });
   await (await jetstreamManager(nc)).streams.deleteMessage(Streams.deadLetters, seq);
-  return `re-drove #${seq} ${formatKey(letter.key)} to ${letter.subject}`;
+  return `re-drove #${seq} ${formatKey(letter.key)} to ${subject}`;
 }
 
 export function formatLetter({ seq, letter }: StoredLetter): string {
-  return `#${seq} ${letter.time} ${letter.origin} ${printable(formatKey(letter.key), 300)} (${printable(letter.code, 60)}, ${letter.attempts} attempts): ${printable(letter.reason, 300)}`;
+  return `#${seq} ${printable(letter.time, 40)} ${printable(letter.origin, 80)} ${printable(formatKey(letter.key), 300)} (${printable(letter.code, 60)}, ${letter.attempts} attempts): ${printable(letter.reason, 300)}`;
 }
 
 /**
- * One terminal-safe line: a letter's fields come from the bus (a malformed
- * message's bytes, a multi-line zod report), so control characters are
- * escaped, whitespace runs folded, and the rest cut at `max` characters.
+ * One terminal-safe line (terminal-safe.ts): a letter's fields come from the
+ * bus (a malformed message's bytes, a multi-line zod report), so control and
+ * bidi characters are escaped, whitespace runs folded, and the rest cut at
+ * `max` characters.
  */
 export function printable(text: string, max: number): string {
-  const line = text
-    .replace(/\s+/g, ' ')
-    .replace(
-      // eslint-disable-next-line no-control-regex -- control characters are what is being removed
-      /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
-      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-    )
-    .trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  return printableLine(text, max);
 }

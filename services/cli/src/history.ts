@@ -14,6 +14,7 @@ import { opOf } from '@kubebus/shared/events';
 import type { ObjectKey } from '@kubebus/shared/runtime';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { diff, formatChange } from '@kubebus/shared/kube';
+import { printable, safeText } from './terminal-safe.js';
 
 export async function readDeadLettersOf(nc: NatsConnection, key: ObjectKey): Promise<DeadLetter[]> {
   // kubebus.dlq.<origin>.<the object's key tokens>, from any origin
@@ -33,9 +34,9 @@ export function formatOutcome(outcome: OutcomeRecord): string {
   const traceId = traceIdOf(outcome.traceparent);
   const attempt = outcome.attempt > 1 ? ` (attempt ${outcome.attempt})` : '';
   const why = outcome.error ?? outcome.note;
-  const error = why === undefined ? '' : `: ${why.split('\n')[0] ?? ''}`;
+  const error = why === undefined ? '' : `: ${printable(why.split('\n')[0])}`;
   const wrote = outcome.wrote === undefined ? '' : `, wrote rv ${outcome.wrote}`;
-  return `    → ${outcome.controller} ${outcome.result} in ${outcome.ms} ms${attempt}${wrote}${error} trace ${traceId}`;
+  return `    → ${printable(outcome.controller)} ${outcome.result} in ${outcome.ms} ms${attempt}${printable(wrote)}${error} trace ${printable(traceId)}`;
 }
 
 /**
@@ -90,23 +91,27 @@ export function formatHistory(
   for (const [index, { seq, event }] of revisions.entries()) {
     const generation = event.kbgeneration === undefined ? '' : ` generation ${event.kbgeneration}`;
     lines.push(
-      `#${seq} ${event.time ?? ''} ${opOf(event)} rv ${event.kbrv}${generation} (${event.kbreason})`,
+      `#${seq} ${printable(event.time)} ${opOf(event)} rv ${printable(event.kbrv)}${generation} (${event.kbreason})`,
     );
     const writer = writers.get(event.kbrv);
     if (writer !== undefined)
-      lines.push(`    written by ${writer.controller}, trace ${traceIdOf(writer.traceparent)}`);
+      lines.push(
+        `    written by ${printable(writer.controller)}, trace ${printable(traceIdOf(writer.traceparent))}`,
+      );
     if (event.kbref === 'apiserver')
       lines.push('    (too large to record; published by reference)');
     else if (previous !== undefined && opOf(event) !== 'delete') {
-      for (const change of diff(previous, event.data)) lines.push(`    ${formatChange(change)}`);
+      for (const change of diff(previous, event.data))
+        lines.push(`    ${printable(formatChange(change))}`);
     }
     if (event.data !== undefined) previous = event.data;
     lines.push(...outcomesOf(index));
   }
   for (const letter of letters) {
     lines.push(
-      `dead letter ${letter.time} from ${letter.origin} after ${letter.attempts} attempts: ${letter.reason}`,
+      `dead letter ${printable(letter.time)} from ${printable(letter.origin)} after ${letter.attempts} attempts: ${printable(letter.reason)}`,
     );
   }
-  return lines.length === 0 ? 'no recorded history\n' : `${lines.join('\n')}\n`;
+  // every field is printed terminal-safe above; the whole once more, as a net
+  return lines.length === 0 ? 'no recorded history\n' : safeText(`${lines.join('\n')}\n`);
 }

@@ -3,6 +3,8 @@
 // each optionally with .group — through the apiserver's discovery when a
 // kubeconfig is at hand, else read literally as resource[.group].
 import type { KubeClient } from '@kubebus/shared/kube';
+import type { ObjectKey } from '@kubebus/shared/runtime';
+import { UsageError } from './usage-error.js';
 
 export interface ResolvedResource {
   readonly group: string;
@@ -71,4 +73,43 @@ export async function resolveResource(
       };
   }
   return undefined;
+}
+
+/** One object as a person names it: `kubebus status <resource> <namespace/name | name>`. */
+export interface ObjectRef {
+  /** a kind, plural, singular or short name, optionally .group */
+  readonly resource: string;
+  /** undefined: cluster-scoped, or the namespace the apiserver says it has not */
+  readonly namespace?: string | undefined;
+  readonly name: string;
+}
+
+export type ResolvedObject = ObjectKey & {
+  readonly version?: string;
+  readonly namespaced?: boolean;
+};
+
+/** The object's key: its resource resolved through discovery when `kube` is given. */
+export async function resolveObject(
+  kube: KubeClient | undefined,
+  ref: ObjectRef,
+): Promise<ResolvedObject> {
+  if (kube === undefined) {
+    const { group, resource } = literalResource(ref.resource);
+    return { group, resource, namespace: ref.namespace ?? '', name: ref.name };
+  }
+  const resolved = await resolveResource(kube, ref.resource);
+  if (resolved === undefined)
+    throw new UsageError(
+      `the apiserver serves no resource called "${ref.resource}"; kubectl api-resources lists them`,
+    );
+  const { group, resource, version, namespaced } = resolved;
+  return {
+    group,
+    resource,
+    version,
+    namespaced,
+    namespace: namespaced ? (ref.namespace ?? '') : '',
+    name: ref.name,
+  };
 }

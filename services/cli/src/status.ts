@@ -18,6 +18,7 @@ import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { readDeadLettersOf } from './history.js';
 import { formatAge, table } from './table.js';
+import { printable, safeText } from './terminal-safe.js';
 
 interface Condition {
   type: string;
@@ -191,14 +192,13 @@ function ago(time: string | undefined, now: number): string {
   return time === undefined || time === '' ? '-' : formatAge(Math.max(0, now - Date.parse(time)));
 }
 
-const oneLine = (text: string | undefined, max = 80) => {
-  const line = (text ?? '').split('\n')[0] ?? '';
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-};
+/** The first line of a field off the bus or the apiserver, terminal-safe, cut at `max`. */
+const oneLine = (text: string | undefined, max = 80) =>
+  printable((text ?? '').split('\n')[0] ?? '', max);
 
 export function formatStatus(status: ObjectStatus, now = Date.now()): string {
   const { key } = status;
-  const where = key.namespace === '' ? key.name : `${key.namespace}/${key.name}`;
+  const where = printable(key.namespace === '' ? key.name : `${key.namespace}/${key.name}`);
   const out: string[] = [];
   if (status.found === 'nowhere') {
     out.push(
@@ -284,10 +284,11 @@ export function formatStatus(status: ObjectStatus, now = Date.now()): string {
         : `\n${status.letters
             .map(
               (l) =>
-                `  ${l.time} from ${l.origin} after ${l.attempts} attempts: ${oneLine(l.reason, 120)} (kubebus dlq list --origin ${l.origin})`,
+                `  ${printable(l.time)} from ${printable(l.origin)} after ${l.attempts} attempts: ${oneLine(l.reason, 120)} (kubebus dlq list --origin ${printable(l.origin)})`,
             )
             .join('\n')}`
     }`,
   );
-  return `${out.join('\n')}\n`;
+  // every field is printed terminal-safe (tables escape their cells); the whole once more, as a net
+  return safeText(`${out.join('\n')}\n`);
 }

@@ -1,7 +1,9 @@
 // How the CLI prints for people: aligned tables, ages in the largest fitting unit.
+import { safeField } from './terminal-safe.js';
 
-/** An aligned table, widest cell per column. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+/** An aligned table, widest cell per column; every cell printed terminal-safe. */
+export function table(header: readonly string[], cells: readonly (readonly string[])[]): string {
+  const rows = cells.map((row) => row.map(safeField));
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
   );

@@ -5,6 +5,7 @@ import { Streams, encodeToken } from '@kubebus/shared/bus';
 import { opOf, decodeNatsMessage } from '@kubebus/shared/events';
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { safeField } from './terminal-safe.js';
 
 export interface TailFilter {
   readonly resource?: string;
@@ -65,14 +66,17 @@ export async function tail(
   }
 }
 
+/** One change per line; every field came off the bus, so each is printed terminal-safe. */
 export function formatTailLine(line: TailLine): string {
-  return [
-    line.time,
-    line.op.padEnd(6),
-    line.object,
-    `rv ${line.resourceVersion}`,
-    ...(line.generation === undefined ? [] : [`generation ${line.generation}`]),
-    `(${line.reason})`,
-    ...(line.traceId === undefined ? [] : [`trace ${line.traceId}`]),
-  ].join(' ');
+  return safeField(
+    [
+      line.time,
+      line.op.padEnd(6),
+      line.object,
+      `rv ${line.resourceVersion}`,
+      ...(line.generation === undefined ? [] : [`generation ${line.generation}`]),
+      `(${line.reason})`,
+      ...(line.traceId === undefined ? [] : [`trace ${line.traceId}`]),
+    ].join(' '),
+  );
 }

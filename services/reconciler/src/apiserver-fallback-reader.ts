@@ -1,6 +1,7 @@
 // The reader of a reconciler that runs behind Knative without a watcher: the
 // stream has no record of the objects, so what it lacks is read from the
-// apiserver. Not from the event that triggered the reconcile: Knative's
+// apiserver. (Beside a watcher, only the object reconciled is: its record may
+// have been discarded from a full KUBEBUS_EVENTS.) Not from the event that triggered the reconcile: Knative's
 // Broker redelivers, and an older event retried after a newer one would make
 // the reconcile act on a spec that is no longer there.
 import type { ObjectReader } from '@kubebus/shared/bus';
@@ -24,6 +25,8 @@ export class ApiserverFallbackReader implements Pick<ObjectReader, 'read' | 'rea
     /** the resources it may read: the operator's for, owns and watches */
     resources: readonly ResourceRef[],
     private readonly log: Logger,
+    /** owned: false reads only what read() asks (the object reconciled) from the apiserver */
+    private readonly fallback: { readonly owned: boolean } = { owned: true },
   ) {
     for (const resource of resources)
       this.#resources.set(`${resource.group}/${resource.resource}`, resource);
@@ -35,6 +38,7 @@ export class ApiserverFallbackReader implements Pick<ObjectReader, 'read' | 'rea
 
   async readAll(keys: readonly ObjectKey[]): Promise<(KubeObject | undefined)[]> {
     const recorded = await this.stream.readAll(keys);
+    if (!this.fallback.owned) return recorded;
     return Promise.all(
       recorded.map((object, i) =>
         object === undefined ? this.#fromApiserver(keys[i] as ObjectKey) : Promise.resolve(object),

@@ -6,6 +6,7 @@
 // object (Resource mode) or an ObjectReference {apiVersion, kind, name,
 // namespace} (Reference mode). No uid or resourceVersion outside the object.
 import { KubeObjectSchema, controllerOf, type KubeObject } from '@kubebus/shared/events';
+import { nameProblem, namespaceProblem, validateObjectKey } from '@kubebus/shared/kube';
 import type { ObjectKey } from '@kubebus/shared/runtime';
 import { z } from 'zod';
 
@@ -20,6 +21,8 @@ const ReferenceSchema = z.object({
 
 export interface ApiServerSourceEvent {
   readonly id: string;
+  /** the CloudEvent's source (the apiserver's URL); with id, what makes it unique */
+  readonly source: string;
   readonly mode: 'resource' | 'ref';
   readonly op: 'add' | 'update' | 'delete';
   readonly apiVersion: string;
@@ -50,6 +53,7 @@ export function parseApiServerSourceEvent(
     typeof attributes['traceparent'] === 'string' ? attributes['traceparent'] : undefined;
   const common = {
     id: typeof attributes['id'] === 'string' ? attributes['id'] : '',
+    source: typeof attributes['source'] === 'string' ? attributes['source'] : '',
     mode,
     op,
     ...(traceparent === undefined ? {} : { traceparent }),
@@ -98,10 +102,30 @@ export interface KnownResource {
 }
 
 /**
+ * What an event asks of this controller: reconcile a key, nothing (not one of
+ * its objects), or it cannot be right (a name no object can have: refused
+ * before it reaches a subject or an apiserver path).
+ */
+export type EventKey =
+  | { readonly kind: 'key'; readonly key: ObjectKey }
+  | { readonly kind: 'ignored' }
+  | { readonly kind: 'invalid'; readonly reason: string };
+
+/** The key, checked by Kubernetes' naming rules. */
+export function checkedKey(key: ObjectKey): EventKey {
+  const checked = validateObjectKey(key);
+  return checked.ok ? { kind: 'key', key } : { kind: 'invalid', reason: checked.reason };
+}
+
+const IGNORED: EventKey = { kind: 'ignored' };
+
+/**
  * The object to reconcile for an ApiServerSource event: the object itself if
  * it is of the primary resource, else its controller owner if that is. A
  * reference to an owned object is read from the apiserver to find its owner
- * (a deleted one cannot be: its owner is reconciled at its next change).
+ * (a deleted one cannot be: its owner is reconciled at its next change) —
+ * only once its name and namespace are ones an object can have, so that no
+ * `..` or over-long name bends the path read.
  */
 export async function keyOfApiServerSourceEvent(
   event: ApiServerSourceEvent,
@@ -112,16 +136,23 @@ export async function keyOfApiServerSourceEvent(
     namespace: string,
     name: string,
   ) => Promise<KubeObject | undefined>,
-): Promise<ObjectKey | undefined> {
+): Promise<EventKey> {
+  const invalid = nameProblem(event.name) ?? namespaceProblem(event.namespace);
+  if (invalid !== undefined) return { kind: 'invalid', reason: `invalid key: ${invalid}` };
   const groupOf = (apiVersion: string) =>
     apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
   const namespace = primary.namespaced ? event.namespace : '';
   if (event.kind === primary.kind && groupOf(event.apiVersion) === primary.group)
-    return { group: primary.group, resource: primary.resource, namespace, name: event.name };
+    return checkedKey({
+      group: primary.group,
+      resource: primary.resource,
+      namespace,
+      name: event.name,
+    });
   const resource = resources.find(
     (known) => known.kind === event.kind && known.group === groupOf(event.apiVersion),
   );
-  if (resource === undefined) return undefined;
+  if (resource === undefined) return IGNORED;
   const object =
     event.object ??
     (event.op === 'delete' ? undefined : await read(resource, event.namespace, event.name));
@@ -131,6 +162,11 @@ export async function keyOfApiServerSourceEvent(
     owner.kind !== primary.kind ||
     groupOf(owner.apiVersion) !== primary.group
   )
-    return undefined;
-  return { group: primary.group, resource: primary.resource, namespace, name: owner.name };
+    return IGNORED;
+  return checkedKey({
+    group: primary.group,
+    resource: primary.resource,
+    namespace,
+    name: owner.name,
+  });
 }

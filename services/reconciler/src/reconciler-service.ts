@@ -13,13 +13,15 @@ import {
   ObjectReader,
   StatusPublisher,
   Streams,
-  WorkMarkSchema,
+  parseWorkMark,
   deadLetter,
   openJetStream,
   partitionOf,
   parkMalformed,
   publishDeadLetter,
+  DEAD_LETTERED,
   publishDegraded,
+  UpgradeSweeper,
   runPartitioned,
   subjects,
   watchConsumerLag,
@@ -30,24 +32,18 @@ import { ErrorCodes, isKubebusError } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   AppliedObjects,
-  KubeClient,
+  type KubeClient,
+  recordEvent,
   requireKubernetesVersion,
-  PerResourceThrottle,
-  type KubeCredentials,
 } from '@kubebus/shared/kube';
-import {
-  perRegistry,
-  restClientMetrics,
-  type Logger,
-  type Registry,
-  type Spans,
-} from '@kubebus/shared/obs';
+import { perRegistry, type Logger, type Registry, type Spans } from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics, type Reconciler } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
 import { Counter } from 'prom-client';
 import type { ReconcilerConfig } from './config.js';
 import { ApiserverFallbackReader } from './apiserver-fallback-reader.js';
 import { startHttpSource } from './http-source.js';
+import { sinkAuthenticator } from './sink-auth.js';
 import type { KnownResource } from './knative-event.js';
 
 const parkedSkipsMetric = perRegistry(
@@ -89,13 +85,19 @@ export interface ReconcilerPlan {
 
 export async function startReconcilerService(deps: {
   readonly config: ReconcilerConfig;
-  readonly kubeConfig: KubeCredentials;
+  /** the process's apiserver client: shared by the roles of one process (one connection, one throttle) */
+  readonly kube: KubeClient;
   readonly bus: BusConnection;
   readonly log: Logger;
   readonly registry: Registry;
   /** a span per reconcile; traceparents only without it */
   readonly spans?: Spans;
   readonly plan: ReconcilerPlan;
+  /**
+   * This process's version of the operator: a partition last swept by another
+   * version has every object reconciled again when this replica takes it.
+   */
+  readonly operatorVersion?: string;
 }): Promise<RunningReconciler> {
   const { config, bus, log, registry } = deps;
   const { js, jsm } = await openJetStream(
@@ -118,9 +120,7 @@ export async function startReconcilerService(deps: {
     { partitions: config.statusPartitions, registeredBy },
     log,
   );
-  const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
-    throttle: new PerResourceThrottle(config.kubeRate.qps, config.kubeRate.burst),
-  });
+  const client = deps.kube;
   await requireKubernetesVersion(client, log);
   const recorded = new ObjectReader(
     jsm,
@@ -129,9 +129,13 @@ export async function startReconcilerService(deps: {
   );
   // Behind Knative with no watcher the stream records nothing: what it lacks
   // is read from the apiserver. Consuming the work stream, a watcher records
-  // everything, and "no record" means the object is gone.
+  // everything — but KUBEBUS_EVENTS is bounded and discards its oldest
+  // messages when full, the only revision of a long-unchanged object among
+  // them: "no record" of the object reconciled is asked of the apiserver (one
+  // GET, for a deleted object), of what it owns it is not (a stale read costs
+  // a redundant apply, never a lost change).
   const reader = config.consume
-    ? recorded
+    ? new ApiserverFallbackReader(recorded, client, deps.plan.resources, log, { owned: false })
     : new ApiserverFallbackReader(recorded, client, deps.plan.resources, log);
   const status = new StatusPublisher(js, config.statusPartitions);
   const parkedSkips = parkedSkipsMetric(registry);
@@ -182,17 +186,36 @@ export async function startReconcilerService(deps: {
       );
       const object = await reader.read(item.key);
       if (object !== undefined) {
-        await publishDegraded(
-          status,
-          item.key,
-          object,
-          `${attempts} attempts failed: ${reason}`,
-          item.traceparent,
-        );
+        const message = `${attempts} attempts failed: ${reason}`;
+        await publishDegraded(status, item.key, object, message, item.traceparent);
+        // one Warning Event per dead letter: what `kubectl describe` and `kubectl events` show
+        await recordEvent(client, object, {
+          type: 'Warning',
+          reason: DEAD_LETTERED,
+          note: `${message}; after the fix: kubebus dlq redrive`,
+          action: 'Reconcile',
+          reportingController: `kubebus.dev/${config.controller}`,
+          reportingInstance: config.replicaId.slice(0, 128),
+        }).catch((error: unknown) => {
+          log.warn({ err: error, key: item.key }, 'could not record the dead-letter Event');
+        });
       }
     },
   });
 
+  const sweeper =
+    deps.operatorVersion === undefined
+      ? undefined
+      : new UpgradeSweeper({
+          nc: bus.nc,
+          js,
+          agreements,
+          controller: config.controller,
+          version: deps.operatorVersion,
+          partitions: config.partitions,
+          primary: deps.plan.primary,
+          log,
+        });
   let partitions: RunningPartitions | undefined;
   if (config.consume) {
     partitions = await runPartitioned(
@@ -206,18 +229,25 @@ export async function startReconcilerService(deps: {
         replicaId: config.replicaId,
         partitions: config.partitions,
         renewEveryMs: config.leaseRenewMs,
+        ...(sweeper === undefined
+          ? {}
+          : { onAcquired: (partition: number) => sweeper.onAcquired(partition) }),
         parse: (message) => {
-          try {
-            const mark = WorkMarkSchema.parse(JSON.parse(new TextDecoder().decode(message.data)));
+          const parsed = parseWorkMark(message.data);
+          if (!parsed.ok) return parsed;
+          const { mark } = parsed;
+          const { primary } = deps.plan;
+          if (mark.key.group !== primary.group || mark.key.resource !== primary.resource)
             return {
-              ok: true,
-              key: mark.key,
-              ...(mark.traceparent === undefined ? {} : { traceparent: mark.traceparent }),
-              ...(mark.eventId === undefined ? {} : { eventId: mark.eventId }),
+              ok: false,
+              reason: `work mark for ${mark.key.resource}.${mark.key.group}, not this controller's ${primary.resource}.${primary.group}`,
             };
-          } catch (error) {
-            return { ok: false, reason: `malformed work mark: ${(error as Error).message}` };
-          }
+          return {
+            ok: true,
+            key: mark.key,
+            ...(mark.traceparent === undefined ? {} : { traceparent: mark.traceparent }),
+            ...(mark.eventId === undefined ? {} : { eventId: mark.eventId }),
+          };
         },
         onMalformed: (message, reason) => parkMalformed(js, config.controller, message, reason),
       },
@@ -241,14 +271,15 @@ export async function startReconcilerService(deps: {
       ? await startHttpSource(
           controller,
           {
-            host: config.health.host,
-            port: config.http.port,
-            maxBytes: config.http.maxBytes,
+            ...config.http,
+            maxPayload: () => bus.nc.info?.max_payload ?? 1024 * 1024,
+            authenticator: await sinkAuthenticator(config.http.auth, client, log),
             primary: deps.plan.primary,
             resources: deps.plan.resources,
             client,
             ready: () => (bus.connected() ? true : 'nats is not connected'),
-            deadLetter: (key, reason, traceparent) =>
+            // one letter per CloudEvent, however often Knative sends it (Nats-Msg-Id)
+            deadLetter: ({ key, reason, eventId, msgId, traceparent }) =>
               publishDeadLetter(
                 js,
                 deadLetter({
@@ -262,8 +293,10 @@ export async function startReconcilerService(deps: {
                     key,
                   ),
                   attempts: 1,
+                  eventId,
                   ...(traceparent === undefined ? {} : { traceparent }),
                 }),
+                `${config.controller}/${msgId}`,
               ),
           },
           log,

@@ -3,9 +3,19 @@
 // it reads as they were at each revision (their own recorded history), every
 // apiserver write sent with dryRun=All and shown as what it would change,
 // status intents captured instead of published — and show, for each
-// revision, where the status it computes differs from the status recorded
-// after it (what the reconciles of that revision came to).
-import { readRevisions, type ObjectReader, type Revision } from '@kubebus/shared/bus';
+// revision, where the status it computes differs from the status that
+// revision's own reconcile recorded. Which status that was, and the world it
+// read, come from the outcomes on the bus: the operator's outcome for the
+// revision's event, and the status writer's outcome in the same trace. A
+// revision never reconciled on its own (coalesced into a later one) is not
+// compared: there is nothing it came to.
+import {
+  readOutcomes,
+  readRevisions,
+  type ObjectReader,
+  type OutcomeRecord,
+  type Revision,
+} from '@kubebus/shared/bus';
 import { opOf, type KubeObject } from '@kubebus/shared/events';
 import {
   AppliedObjects,
@@ -53,8 +63,10 @@ export interface ReplayStep {
   readonly generation: number | undefined;
   /** the status this revision makes the reconciler publish, if any */
   readonly computed: Record<string, unknown> | undefined;
-  /** the status recorded next (what reconciling this revision came to), or the last */
+  /** the status this revision's own reconcile recorded; undefined when there is none to compare */
   readonly recorded: Record<string, unknown> | undefined;
+  /** why the computed status was not compared */
+  readonly uncompared?: string;
   readonly differences: Change[];
   /** what the reconcile would write, each answered by the apiserver's dry run */
   readonly writes: ReplayWrite[];
@@ -123,6 +135,8 @@ export async function replay(deps: {
   readonly key: ObjectKey;
   readonly log: Logger;
   readonly build: (tools: ReplayTools) => Reconciler;
+  /** the replayed controller's name, as its outcomes record it */
+  readonly controller: string;
   /** only revisions with a sequence in this range (inclusive) */
   readonly from?: number;
   readonly to?: number;
@@ -133,19 +147,21 @@ export async function replay(deps: {
   // Every other object as it was when the replayed revision was recorded: its
   // last revision before that one in KUBEBUS_EVENTS (one sequence for all).
   const histories = new Map<string, Promise<Revision[]>>();
-  const asOf = async (key: ObjectKey, seq: number): Promise<KubeObject | undefined> => {
+  /** the object as it was at a point of the log: before a sequence, or at a time */
+  const asOf = async (key: ObjectKey, seq: number | Date): Promise<KubeObject | undefined> => {
     const id = keyString(key);
     let history = histories.get(id);
     if (history === undefined) {
       history = readRevisions(deps.nc, key);
       histories.set(id, history);
     }
-    const before = (await history).filter((r) => r.seq < seq).at(-1);
+    const before = (await history).filter((r) => isBefore(r, seq)).at(-1);
     if (before === undefined || opOf(before.event) === 'delete') return undefined;
     if (before.event.data === undefined) return live.getIfExists<KubeObject>(before.event.subject);
     return before.event.data;
   };
 
+  const outcomes = await readOutcomes(deps.nc, deps.key);
   const steps: ReplayStep[] = [];
   for (const [index, revision] of revisions.entries()) {
     if (deps.from !== undefined && revision.seq < deps.from) continue;
@@ -154,7 +170,10 @@ export async function replay(deps: {
     // What handling this revision came to is recorded in the next one (the status
     // write); what the reconciles before it read is the world just before it.
     const next = revisions[index + 1];
-    const snapshot = next?.seq ?? Number.MAX_SAFE_INTEGER;
+    const own = recordedOutcome(revision, revisions, outcomes, deps.controller);
+    // the world the recorded reconcile read: as it was when it started; without
+    // a record, as it was just before the next revision
+    const snapshot = own?.started ?? next?.seq ?? Number.MAX_SAFE_INTEGER;
     const captured: Record<string, unknown>[] = [];
     const client = new RecordingClient(deps.kubeConfig, metrics, { dryRun: true });
     const reconciler = deps.build({
@@ -187,8 +206,7 @@ export async function replay(deps: {
       error = failure instanceof Error ? failure.message : String(failure);
     }
     const computed = captured.at(-1);
-    const recorded = (next ?? revision).event.data?.['status'] as
-      Record<string, unknown> | undefined;
+    const recorded = own?.status;
     const writes: ReplayWrite[] = [];
     for (const write of client.writes) {
       if (write.method === 'POST') {
@@ -210,7 +228,13 @@ export async function replay(deps: {
       generation: event.kbgeneration,
       computed,
       recorded,
-      differences: computed === undefined ? [] : diff(comparable(recorded), comparable(computed)),
+      differences:
+        computed === undefined || own === undefined
+          ? []
+          : diff(comparable(recorded), comparable(computed)),
+      ...(own === undefined
+        ? { uncompared: 'not reconciled on its own (coalesced into a later change)' }
+        : {}),
       writes,
       ...(error === undefined ? {} : { error }),
     });
@@ -226,6 +250,10 @@ export function formatReplay(steps: readonly ReplayStep[]): string {
     if (step.computed === undefined) {
       lines.push(
         `${head}: no status computed${step.error === undefined ? '' : ` (${step.error})`}`,
+      );
+    } else if (step.uncompared !== undefined) {
+      lines.push(
+        `${head}: ${step.uncompared}${step.error === undefined ? '' : ` (then: ${step.error})`}`,
       );
     } else if (step.differences.length === 0) {
       lines.push(
@@ -250,6 +278,53 @@ export function formatReplay(steps: readonly ReplayStep[]): string {
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** A revision recorded before a sequence number, or by a time. */
+function isBefore(revision: Revision, point: number | Date): boolean {
+  if (typeof point === 'number') return revision.seq < point;
+  const time = revision.event.time === undefined ? Number.NaN : Date.parse(revision.event.time);
+  return !Number.isNaN(time) && time <= point.getTime();
+}
+
+const traceIdOf = (traceparent: string) => traceparent.split('-')[1] ?? traceparent;
+
+/**
+ * What the revision's own reconcile came to: the last successful outcome of
+ * the controller for the revision's event, the status the status writer wrote
+ * in the same trace (or, when it skipped a no-op, the status in place then),
+ * and when that reconcile started. Undefined when the revision was never
+ * reconciled on its own.
+ */
+export function recordedOutcome(
+  revision: Revision,
+  revisions: readonly Revision[],
+  outcomes: readonly OutcomeRecord[],
+  controller: string,
+): { status: Record<string, unknown> | undefined; started: Date } | undefined {
+  const reconcile = outcomes
+    .filter(
+      (o) =>
+        o.controller === controller && o.result === 'success' && o.eventId === revision.event.id,
+    )
+    .at(-1);
+  if (reconcile === undefined) return undefined;
+  const started = new Date(Date.parse(reconcile.at) - reconcile.ms);
+  const trace = traceIdOf(reconcile.traceparent);
+  const write = outcomes.find(
+    (o) => o.controller === 'status-writer' && traceIdOf(o.traceparent) === trace,
+  );
+  const statusOf = (r: Revision | undefined) =>
+    r?.event.data?.['status'] as Record<string, unknown> | undefined;
+  if (write?.wrote !== undefined) {
+    const written = revisions.find((r) => r.event.kbrv === write.wrote);
+    // the written revision is gone from the history (limits): nothing to compare with
+    return written === undefined ? undefined : { status: statusOf(written), started };
+  }
+  // no write (a no-op skipped, or none needed): the status in place when it was decided
+  const decided = new Date(Date.parse((write ?? reconcile).at));
+  const inPlace = revisions.filter((r) => r.seq >= revision.seq && isBefore(r, decided)).at(-1);
+  return { status: statusOf(inPlace ?? revision), started };
 }
 
 /** A reader from a function of one key (reads of several are made one by one). */

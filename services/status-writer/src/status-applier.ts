@@ -12,10 +12,10 @@ import {
 } from '@kubebus/shared/kube';
 import {
   TerminalError,
-  type ReconcileContext,
   type ReconcileRequest,
-  type ReconcileResult,
   type Reconciler,
+  type RuntimeContext,
+  type RuntimeResult,
 } from '@kubebus/shared/runtime';
 import { isDeepStrictEqual } from 'node:util';
 import type { StatusWriterMetrics } from './metrics.js';
@@ -112,7 +112,7 @@ export class StatusApplier implements Reconciler {
 
   constructor(private readonly deps: StatusApplierDeps) {}
 
-  async reconcile(request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileResult> {
+  async reconcile(request: ReconcileRequest, context: RuntimeContext): Promise<RuntimeResult> {
     const intent = parseIntent(request.body);
     const resource = resourceOf(intent);
     const { client, metrics } = this.deps;
@@ -180,7 +180,7 @@ export class StatusApplier implements Reconciler {
     }
   }
 
-  #failed(error: unknown): ReconcileResult {
+  #failed(error: unknown): RuntimeResult {
     if (isKubeApiError(error) && error.status === 429 && error.retryAfterMs !== undefined) {
       this.deps.metrics.patches.inc({ result: 'throttled' });
       return { requeueAfterMs: error.retryAfterMs };

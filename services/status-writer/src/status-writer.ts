@@ -21,13 +21,8 @@ import {
 } from '@kubebus/shared/bus';
 import { ErrorCodes } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
-import {
-  KubeClient,
-  requireKubernetesVersion,
-  PerResourceThrottle,
-  type KubeCredentials,
-} from '@kubebus/shared/kube';
-import { restClientMetrics, type Logger, type Registry, type Spans } from '@kubebus/shared/obs';
+import { type KubeClient, requireKubernetesVersion } from '@kubebus/shared/kube';
+import { type Logger, type Registry, type Spans } from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics, type WorkItem } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
 import type { StatusWriterConfig } from './config.js';
@@ -43,7 +38,8 @@ export interface RunningStatusWriter {
 
 export async function startStatusWriter(deps: {
   readonly config: StatusWriterConfig;
-  readonly kubeConfig: KubeCredentials;
+  /** the process's apiserver client: shared by the roles of one process (one connection, one throttle) */
+  readonly kube: KubeClient;
   readonly bus: BusConnection;
   readonly log: Logger;
   readonly registry: Registry;
@@ -62,9 +58,7 @@ export async function startStatusWriter(deps: {
     { partitions: config.partitions, registeredBy: `status writer ${config.replicaId}` },
     log,
   );
-  const client = new KubeClient(deps.kubeConfig, restClientMetrics(registry), {
-    throttle: new PerResourceThrottle(config.kubeRate.qps, config.kubeRate.burst),
-  });
+  const client = deps.kube;
   await requireKubernetesVersion(client, log);
   const metrics = statusWriterMetrics(registry);
   const reader = new ObjectReader(jsm, (path) => client.getIfExists<KubeObject>(path));

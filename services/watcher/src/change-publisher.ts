@@ -12,7 +12,7 @@ import {
   type Submitted,
   type WorkReason,
 } from '@kubebus/shared/bus';
-import { ErrorCodes } from '@kubebus/shared/errors';
+import { ErrorCodes, hasCode } from '@kubebus/shared/errors';
 import {
   byReference,
   encodeStructured,
@@ -91,22 +91,16 @@ export class ChangePublisher {
       namespace: object.metadata.namespace ?? '',
       name: object.metadata.name,
     };
-    const messages: OutgoingMessage[] = [
-      {
-        subject: subjects.event(key),
-        payload: encoded.payload,
-        headers: { ...encoded.headers, traceparent },
-        msgId: event.id,
-      },
-      ...this.deps.targets.marksFor(resource, object).map((mark) =>
-        this.#mark(mark.controller, mark.key, {
-          reason: sameKey(mark.key, key) ? reason : 'owned',
-          eventId: event.id,
-          traceparent,
-          msgId: `${mark.controller}/${event.id}`,
-        }),
-      ),
-    ];
+    let messages: OutgoingMessage[];
+    try {
+      messages = this.#messagesOf(key, resource, object, event, encoded, reason, traceparent);
+    } catch (error) {
+      // a key whose subject would be too long to publish (kube names that are
+      // not DNS names, say RBAC's): parked with the reason, the watch goes on
+      if (!hasCode(error, ErrorCodes.InvalidKey)) throw error;
+      span.end((error as Error).message);
+      return { completion: this.#park(key, event.id, traceparent, error) };
+    }
     this.deps.log.debug(
       {
         eventId: event.id,
@@ -131,6 +125,33 @@ export class ChangePublisher {
         },
       ),
     };
+  }
+
+  #messagesOf(
+    key: ObjectKey,
+    resource: WatchedResource,
+    object: KubeObject,
+    event: { readonly id: string },
+    encoded: { readonly payload: Uint8Array; readonly headers: Readonly<Record<string, string>> },
+    reason: SendReason,
+    traceparent: string,
+  ): OutgoingMessage[] {
+    return [
+      {
+        subject: subjects.event(key),
+        payload: encoded.payload,
+        headers: { ...encoded.headers, traceparent },
+        msgId: event.id,
+      },
+      ...this.deps.targets.marksFor(resource, object).map((mark) =>
+        this.#mark(mark.controller, mark.key, {
+          reason: sameKey(mark.key, key) ? reason : 'owned',
+          eventId: event.id,
+          traceparent,
+          msgId: `${mark.controller}/${event.id}`,
+        }),
+      ),
+    ];
   }
 
   /** A work mark alone (the periodic resync): the object did not change. */

@@ -1,58 +1,33 @@
-// The watcher's configuration: environment variables, parsed once by zod.
+// The watcher's configuration: its settings from environment variables,
+// parsed once by zod, and what the operator definition decides, from the host.
 import { CommonEnv, commonConfig, durationMs, positiveInt } from '@kubebus/shared/config';
 import type { KubeObject } from '@kubebus/shared/events';
 import { z } from 'zod';
 
-/** "resource.version.group" (kubectl's notation; core kinds are "resource.version"). */
-const resourceName = z
-  .string()
-  .regex(
-    /^[a-z0-9-]+\.v[0-9a-z]+(\.[a-z0-9.-]+)?$/,
-    'expected resource.version.group, e.g. statefulsets.v1.apps',
-  );
-
-export const ControllerSpecSchema = z.object({
+/** What the watcher tells apart: a controller, its primary resource and what it owns. */
+export interface ControllerSpec {
   /** the controller's name: its work subjects and consumers carry it */
-  name: z.string().regex(/^[a-z0-9-]+$/, 'lower-case letters, digits and dashes'),
-  for: resourceName,
-  owns: z.array(resourceName).default([]),
-});
-/** A watched resource whose changes reconcile the primary objects `map` names (hosts only: code, not JSON). */
+  readonly name: string;
+  /** the primary resource, as "resource.version.group" */
+  readonly for: string;
+  readonly owns: readonly string[];
+  readonly watches?: readonly WatchMapping[];
+}
+
+/** A watched resource whose changes reconcile the primary objects `map` names. */
 export interface WatchMapping {
   readonly resource: string;
   map(object: KubeObject): readonly { readonly name: string; readonly namespace?: string }[];
 }
 
-export type ControllerSpec = z.infer<typeof ControllerSpecSchema> & {
-  readonly watches?: readonly WatchMapping[];
-};
-
-const json = <T extends z.ZodType>(schema: T) =>
-  z.string().transform((text, ctx): z.output<T> => {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'expected JSON' });
-      return z.NEVER;
-    }
-    const parsed = schema.safeParse(value);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) {
-        ctx.addIssue({ code: 'custom', message: `${issue.path.join('.')}: ${issue.message}` });
-      }
-      return z.NEVER;
-    }
-    return parsed.data;
-  });
-
-/** As parsed from JSON (no watches: mappings are code, given by a host). */
-const controllerSpecs = (parsed: readonly ControllerSpec[]): readonly ControllerSpec[] => parsed;
-
+/**
+ * The watcher's settings from the environment. What the operator definition
+ * decides — its controllers and their work partitions — is not among them:
+ * the host derives it and passes it typed (WatcherConfig).
+ */
 export const WatcherConfigSchema = z
   .object({
     ...CommonEnv,
-    KUBEBUS_CONTROLLERS: json(z.array(ControllerSpecSchema).min(1)),
     /** comma-separated namespaces to watch; empty: all */
     KUBEBUS_WATCH_NAMESPACES: z
       .string()
@@ -69,7 +44,6 @@ export const WatcherConfigSchema = z
         ),
       ),
     KUBEBUS_WATCH_LABEL_SELECTOR: z.string().optional(),
-    KUBEBUS_WORK_PARTITIONS: positiveInt(16),
     KUBEBUS_RESYNC_PERIOD: durationMs('10h'),
     KUBEBUS_WATCH_INACTIVITY: durationMs('150s'),
     KUBEBUS_WATCH_TIMEOUT: durationMs('5m'),
@@ -82,10 +56,8 @@ export const WatcherConfigSchema = z
   })
   .transform((env) => ({
     ...commonConfig(env),
-    controllers: controllerSpecs(env.KUBEBUS_CONTROLLERS),
     namespaces: env.KUBEBUS_WATCH_NAMESPACES,
     labelSelector: env.KUBEBUS_WATCH_LABEL_SELECTOR,
-    partitions: env.KUBEBUS_WORK_PARTITIONS,
     resyncPeriodMs: env.KUBEBUS_RESYNC_PERIOD,
     inactivityMs: env.KUBEBUS_WATCH_INACTIVITY,
     watchTimeoutMs: env.KUBEBUS_WATCH_TIMEOUT,
@@ -96,4 +68,10 @@ export const WatcherConfigSchema = z
     watcherId: env.KUBEBUS_WATCHER_ID,
   }));
 
-export type WatcherConfig = z.output<typeof WatcherConfigSchema>;
+export type WatcherSettings = z.output<typeof WatcherConfigSchema>;
+
+export interface WatcherConfig extends WatcherSettings {
+  readonly controllers: readonly ControllerSpec[];
+  /** the work partitions the controllers' reconcilers consume */
+  readonly partitions: number;
+}

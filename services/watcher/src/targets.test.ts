@@ -4,6 +4,7 @@ import type { KubeObject } from '@kubebus/shared/events';
 import type { KubeClient } from '@kubebus/shared/kube';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { discoverTargets } from './targets.js';
 
 /** Answers discovery only: the apiserver's resource lists for the groups used here. */
@@ -18,6 +19,12 @@ const discovery = {
       },
       '/apis/sites.example.com/v1': {
         resources: [{ name: 'staticsites', namespaced: true, kind: 'StaticSite' }],
+      },
+      '/apis/tenancy.example.com/v1': {
+        resources: [{ name: 'tenants', namespaced: false, kind: 'Tenant' }],
+      },
+      '/apis/rbac.authorization.k8s.io/v1': {
+        resources: [{ name: 'rolebindings', namespaced: true, kind: 'RoleBinding' }],
       },
     };
     const list = lists[path];
@@ -107,5 +114,105 @@ describe('watch targets', () => {
     ]);
     for (const resource of targets.resources.filter((r) => r.resource !== 'staticsites'))
       assert.deepEqual(targets.marksFor(resource, object(resource.kind, 'any')), []);
+  });
+});
+
+describe('what the watcher selects', () => {
+  it('watches a kind only as kubebus children when every controller only owns it', async () => {
+    const targets = await discoverTargets(discovery, [
+      {
+        name: 'tenant',
+        for: 'tenants.v1.tenancy.example.com',
+        owns: ['configmaps.v1', 'namespaces.v1'],
+      },
+      {
+        name: 'staticsite',
+        for: 'staticsites.v1.sites.example.com',
+        owns: ['configmaps.v1'],
+        watches: [{ resource: 'namespaces.v1', map: () => [] }],
+      },
+    ]);
+    const only = Object.fromEntries(
+      targets.resources.map((r) => [r.resource, targets.ownedOnly(r)]),
+    );
+    // owned by both: only kubebus' own; watched by a mapping: all of them; primaries: all of them
+    assert.deepEqual(only, {
+      tenants: false,
+      configmaps: true,
+      namespaces: false,
+      staticsites: false,
+    });
+  });
+});
+
+describe('owner keys for every ownership shape', () => {
+  const owner = (apiVersion: string, kind: string, name: string) => ({
+    metadata: {
+      ownerReferences: [{ apiVersion, kind, name, uid: `${name}-uid`, controller: true }],
+    },
+  });
+  const dns = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z0-9]$/);
+
+  it('keys a change of a child by its owner: in the child namespace, or none for a cluster-scoped owner', async () => {
+    const targets = await discoverTargets(discovery, [
+      {
+        name: 'tenant',
+        for: 'tenants.v1.tenancy.example.com',
+        owns: ['configmaps.v1', 'namespaces.v1', 'rolebindings.v1.rbac.authorization.k8s.io'],
+      },
+      {
+        name: 'staticsite',
+        for: 'staticsites.v1.sites.example.com',
+        owns: ['configmaps.v1', 'namespaces.v1'],
+      },
+    ]);
+    const resource = (name: string) => {
+      const found = targets.resources.find((r) => r.resource === name);
+      assert.ok(found, name);
+      return found;
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(
+          { owner: ['tenancy.example.com/v1', 'Tenant'] as const, ownerNamespaced: false },
+          { owner: ['sites.example.com/v1', 'StaticSite'] as const, ownerNamespaced: true },
+        ),
+        fc.constantFrom(
+          { child: 'configmaps', kind: 'ConfigMap', namespaced: true },
+          { child: 'rolebindings', kind: 'RoleBinding', namespaced: true },
+          { child: 'namespaces', kind: 'Namespace', namespaced: false },
+        ),
+        dns,
+        dns,
+        dns,
+        async (shape, child, ownerName, childName, childNamespace) => {
+          const changed = object(
+            child.kind,
+            childName,
+            child.namespaced ? childNamespace : undefined,
+            {
+              metadata: {
+                name: childName,
+                uid: 'u',
+                resourceVersion: '1',
+                ...(child.namespaced ? { namespace: childNamespace } : {}),
+                ...owner(shape.owner[0], shape.owner[1], ownerName).metadata,
+              },
+            },
+          );
+          const marks = targets.marksFor(resource(child.child), changed);
+          if (shape.ownerNamespaced && !child.namespaced) {
+            // Kubernetes has no such shape: a cluster-scoped object's owner cannot be namespaced
+            assert.deepEqual(marks, []);
+            return;
+          }
+          assert.equal(marks.length, 1);
+          const [mark] = marks;
+          assert.equal(mark?.key.name, ownerName);
+          assert.equal(mark?.key.namespace, shape.ownerNamespaced ? childNamespace : '');
+          assert.equal(mark?.controller, shape.ownerNamespaced ? 'staticsite' : 'tenant');
+        },
+      ),
+    );
   });
 });

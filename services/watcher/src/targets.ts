@@ -19,6 +19,11 @@ export interface WatchTargets {
   readonly resources: readonly WatchedResource[];
   /** controllers whose primary resource this is (resync marks their objects) */
   primaryOf(resource: WatchedResource): readonly string[];
+  /**
+   * Only owned, by every controller that names it: its objects matter only as
+   * kubebus' own children, so only those (labelled managed-by kubebus) are watched.
+   */
+  ownedOnly(resource: WatchedResource): boolean;
   /** the work marks a change to `object` of `resource` makes */
   marksFor(resource: WatchedResource, object: KubeObject): Mark[];
 }
@@ -57,6 +62,7 @@ export async function discoverTargets(
   };
 
   const primaries = new Map<WatchedResource, string[]>();
+  const owned = new Set<WatchedResource>();
   const ownersByKind = new Map<string, { controller: string; primary: WatchedResource }[]>();
   const mappings = new Map<
     WatchedResource,
@@ -70,7 +76,7 @@ export async function discoverTargets(
       ...(ownersByKind.get(ownerKind) ?? []),
       { controller: spec.name, primary },
     ]);
-    for (const owned of spec.owns) await discover(owned);
+    for (const name of spec.owns) owned.add(await discover(name));
     for (const watch of spec.watches ?? []) {
       const watched = await discover(watch.resource);
       mappings.set(watched, [
@@ -83,6 +89,8 @@ export async function discoverTargets(
   return {
     resources: [...resources.values()],
     primaryOf: (resource) => primaries.get(resource) ?? [],
+    ownedOnly: (resource) =>
+      owned.has(resource) && !primaries.has(resource) && !mappings.has(resource),
     marksFor(resource, object) {
       const namespace = object.metadata.namespace ?? '';
       const marks: Mark[] = (primaries.get(resource) ?? []).map((controller) => ({
@@ -101,9 +109,18 @@ export async function discoverTargets(
           : '';
         for (const { controller, primary } of ownersByKind.get(`${ownerGroup}/${owner.kind}`) ??
           []) {
+          // An owner reference names no namespace: a namespaced owner lives in its
+          // child's namespace, a cluster-scoped one in none. A cluster-scoped child
+          // cannot have a namespaced owner (the garbage collector refuses it too).
+          if (primary.namespaced && namespace === '') continue;
           marks.push({
             controller,
-            key: { group: primary.group, resource: primary.resource, namespace, name: owner.name },
+            key: {
+              group: primary.group,
+              resource: primary.resource,
+              namespace: primary.namespaced ? namespace : '',
+              name: owner.name,
+            },
           });
         }
       }

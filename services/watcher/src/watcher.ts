@@ -9,12 +9,7 @@ import {
   openJetStream,
   type BusConnection,
 } from '@kubebus/shared/bus';
-import {
-  KubeClient,
-  PerResourceThrottle,
-  requireKubernetesVersion,
-  type KubeCredentials,
-} from '@kubebus/shared/kube';
+import { managedSelector, type KubeClient, requireKubernetesVersion } from '@kubebus/shared/kube';
 import { spans, type Logger, type Registry, type Spans } from '@kubebus/shared/obs';
 import { backoffDelay } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
@@ -37,7 +32,8 @@ export interface RunningWatcher {
 
 export async function startWatcher(deps: {
   readonly config: WatcherConfig;
-  readonly kubeConfig: KubeCredentials;
+  /** the process's apiserver client: shared by the roles of one process (one connection, one throttle) */
+  readonly kube: KubeClient;
   readonly bus: BusConnection;
   readonly log: Logger;
   readonly registry: Registry;
@@ -46,9 +42,7 @@ export async function startWatcher(deps: {
 }): Promise<RunningWatcher> {
   const { config, bus, log } = deps;
   const metrics = watcherMetrics(deps.registry);
-  const client = new KubeClient(deps.kubeConfig, metrics.rest, {
-    throttle: new PerResourceThrottle(deps.config.kubeRate.qps, deps.config.kubeRate.burst),
-  });
+  const client = deps.kube;
   const abort = new AbortController();
   await requireKubernetesVersion(client, log);
 
@@ -116,6 +110,9 @@ export async function startWatcher(deps: {
     // One watch per namespace asked for (cluster-scoped kinds and "all": one watch).
     const namespaces =
       resource.namespaced && config.namespaces.length > 0 ? config.namespaces : [''];
+    const labelSelector = targets.ownedOnly(resource)
+      ? managedSelector(config.labelSelector)
+      : config.labelSelector;
     for (const namespace of namespaces) {
       watchers.push(
         new ResourceWatcher(
@@ -124,12 +121,12 @@ export async function startWatcher(deps: {
             client,
             changes,
             cursors,
-            cursorKey: cursorKey(resource, namespace, config.labelSelector),
+            cursorKey: cursorKey(resource, namespace, labelSelector),
             known,
             metrics,
             log: log.child({ resource: resource.resource, group: resource.group, namespace }),
           },
-          { ...config, namespace },
+          { ...config, namespace, labelSelector },
         ),
       );
     }

@@ -1,10 +1,19 @@
 // A dead letter: what could not be processed, why, and where it came from, so
-// `kubebus dlq` can show it and re-drive it.
+// `kubebus dlq` can show it and re-drive it. A letter is bounded: its reason is
+// cut at MAX_REASON_CHARS and its payload at 64 KiB, so it fits KUBEBUS_DLQ's
+// max_msg_size (topology-limits.ts); its key may be one no object can have
+// (that is often why it is a letter), so it is shown, never trusted.
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { z } from 'zod';
+import { validateObjectKey } from '../kube/names.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import { keyOfSubject, subjects } from './subjects.js';
+
+/** A reason longer than this is cut (with a note of how long it was). */
+export const MAX_REASON_CHARS = 4096;
+/** The most of a malformed message's payload a letter keeps. */
+const MAX_KEPT_PAYLOAD = 64 * 1024;
 
 export const DeadLetterSchema = z.object({
   /** which component parked it: watcher, reconciler, status-writer */
@@ -33,8 +42,16 @@ export type DeadLetter = z.infer<typeof DeadLetterSchema>;
 export function deadLetter(
   fields: Omit<DeadLetter, 'time' | 'key'> & { key: ObjectKey; time?: Date },
 ): DeadLetter {
-  const { time, key, ...rest } = fields;
-  return { ...rest, key: { ...key }, time: (time ?? new Date()).toISOString() };
+  const { time, key, reason, ...rest } = fields;
+  return {
+    ...rest,
+    key: { ...key },
+    reason:
+      reason.length <= MAX_REASON_CHARS
+        ? reason
+        : `${reason.slice(0, MAX_REASON_CHARS)}… (${reason.length} characters)`,
+    time: (time ?? new Date()).toISOString(),
+  };
 }
 
 /** Parks a dead letter in KUBEBUS_DLQ; throws when JetStream does not store it. */
@@ -62,7 +79,9 @@ export async function parkMalformed(
 ): Promise<void> {
   let key: ObjectKey = { group: '', resource: 'unknown', namespace: '', name: 'unknown' };
   try {
-    key = keyOfSubject(message.subject);
+    const named = keyOfSubject(message.subject);
+    // a key no object can have stays in the reason, not in the letter's subject
+    if (validateObjectKey(named).ok) key = named;
   } catch {
     // the subject names no object either
   }
@@ -75,7 +94,7 @@ export async function parkMalformed(
       code: 'KUBEBUS_MALFORMED_MESSAGE',
       subject: message.subject,
       attempts: 1,
-      payload: Buffer.from(message.data.subarray(0, 64 * 1024)).toString('base64'),
+      payload: Buffer.from(message.data.subarray(0, MAX_KEPT_PAYLOAD)).toString('base64'),
     }),
   );
 }

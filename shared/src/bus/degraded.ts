@@ -1,5 +1,6 @@
 // What the object shows once its retry budget is spent: its current status
-// with Degraded=True and the error, so a person sees it without reading logs.
+// with Degraded=True and Ready=False (reason RetryBudgetSpent) and the error,
+// so a person sees it in `kubectl get` and `kubectl wait`, without reading logs.
 // That condition also parks the object: its own Degraded write, or any other
 // change that leaves the spec (generation) alone, does not start another
 // round of retries — a spec change or `kubebus dlq redrive` does.
@@ -23,13 +24,17 @@ export async function publishDegraded(
     string,
     unknown
   >;
-  const conditions = setCondition(current.conditions, {
-    type: 'Degraded',
-    status: 'True',
+  const parked = {
+    status: 'True' as const,
     reason: DEAD_LETTERED,
     message: reason.slice(0, 2_000),
     observedGeneration: object.metadata.generation ?? 0,
-  });
+  };
+  // Ready keeps no stale True: the object is not being reconciled any more
+  const conditions = setCondition(
+    setCondition(current.conditions, { type: 'Degraded', ...parked }),
+    { type: 'Ready', ...parked, status: 'False' },
+  );
   await status.publish({
     key,
     apiVersion: object.apiVersion,

@@ -1,8 +1,21 @@
 // The bus: subjects, streams, connection and publishing on NATS JetStream.
 export { EMPTY_TOKEN, decodeToken, encodeToken } from './subject-token.js';
-export { SUBJECT_ROOT, keyOfSubject, partitionOf, subjects } from './subjects.js';
+export {
+  MAX_SUBJECT_BYTES,
+  SUBJECT_ROOT,
+  keyOfSubject,
+  partitionOf,
+  subjects,
+} from './subjects.js';
 export { Buckets, Streams, bucketConfigs, defaultTopology, streamConfigs } from './topology.js';
-export type { TopologyOptions } from './topology.js';
+export type { BucketConfig, TopologyOptions } from './topology.js';
+export {
+  defaultStorageLimits,
+  isStreamFull,
+  parseByteSize,
+  parseStorageLimits,
+} from './topology-limits.js';
+export type { StorageLimits } from './topology-limits.js';
 export { applyTopology, isPermissionRefusal, openJetStream } from './topology-apply.js';
 export type { TopologyChange, TopologyMode } from './topology-apply.js';
 export { connectBus, serverAtLeast } from './connect.js';
@@ -11,7 +24,7 @@ export { OrderedPublisher, PublishRejectedError } from './ordered-publisher.js';
 export type { OutgoingMessage, PublisherOptions, Submitted } from './ordered-publisher.js';
 export { DeadLetterSchema, deadLetter, parkMalformed, publishDeadLetter } from './dead-letter.js';
 export type { DeadLetter } from './dead-letter.js';
-export { WorkMarkSchema, WorkReasons, encodeWorkMark } from './work-mark.js';
+export { WorkMarkSchema, WorkReasons, encodeWorkMark, parseWorkMark } from './work-mark.js';
 export type { WorkMark, WorkReason } from './work-mark.js';
 export { PartitionLeases } from './partition-leases.js';
 export type { PartitionLeaseOptions } from './partition-leases.js';
@@ -31,3 +44,4 @@ export { BatchingReader } from './batching-reader.js';
 export { OutcomeRecorder, OutcomeRecordSchema, readOutcomes } from './outcomes.js';
 export type { OutcomeRecord } from './outcomes.js';
 export { watchConsumerLag } from './consumer-lag.js';
+export { UpgradeSweeper, sweepKey } from './upgrade-sweep.js';

@@ -1,11 +1,14 @@
 // Publishes to JetStream asynchronously with a bounded number of units in flight,
 // keeping order per key: the units of one key are published one after another,
 // units of different keys side by side. Transport failures (NATS down, timeouts)
-// are retried for ever with backoff — a unit is never skipped; a message the
-// server rejects is retried a few times and then reported to the caller.
+// are retried for ever with backoff — a unit is never skipped; so is a stream at
+// its max_bytes (a work queue full until its consumers ack: back-pressure, see
+// topology-limits.ts); a message the server rejects otherwise is retried a few
+// times and then reported to the caller.
 import { JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { backoffDelay, type BackoffPolicy } from '../runtime/backoff.js';
+import { isStreamFull } from './topology-limits.js';
 
 export interface OutgoingMessage {
   readonly subject: string;
@@ -110,7 +113,11 @@ export class OrderedPublisher {
         return;
       } catch (error) {
         if (this.#stopped) throw error;
-        if (error instanceof JetStreamApiError && ++rejections >= this.options.maxRejections) {
+        if (
+          error instanceof JetStreamApiError &&
+          !isStreamFull(error) &&
+          ++rejections >= this.options.maxRejections
+        ) {
           throw new PublishRejectedError(message, error);
         }
         this.options.onRetry?.(message, attempt, error);

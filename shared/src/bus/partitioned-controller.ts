@@ -22,6 +22,8 @@ export interface PartitionedControllerOptions extends Omit<
   readonly renewEveryMs: number;
   /** the lease bucket's TTL (defaultTopology.leaseTtlMs unless the topology says otherwise) */
   readonly leaseTtlMs?: number;
+  /** told of each partition this replica takes, once it consumes it (the upgrade sweep) */
+  readonly onAcquired?: (partition: number) => Promise<unknown>;
 }
 
 /**
@@ -65,7 +67,12 @@ export async function runPartitioned(
     renewEveryMs: options.renewEveryMs,
     ttlMs: options.leaseTtlMs ?? defaultTopology.leaseTtlMs,
     log,
-    onAcquired: (partition) => consumers.start(partition),
+    onAcquired: async (partition) => {
+      await consumers.start(partition);
+      options.onAcquired?.(partition).catch((error: unknown) => {
+        log.warn({ err: error, partition }, 'after taking a partition');
+      });
+    },
     onReleasing: async (partition) => {
       await consumers.stop(partition);
       controller.release(inPartition(partition));

@@ -3,16 +3,13 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { z } from 'zod';
+import { ObjectKeySchema } from '../kube/names.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import { partitionOf, subjects } from './subjects.js';
 
 export const StatusIntentSchema = z.object({
-  key: z.object({
-    group: z.string(),
-    resource: z.string().min(1),
-    namespace: z.string(),
-    name: z.string().min(1),
-  }),
+  /** checked by Kubernetes' naming rules: the writer builds the /status path from it */
+  key: ObjectKeySchema,
   apiVersion: z.string().min(1),
   kind: z.string().min(1),
   /** the object's incarnation: an intent never applies to a re-created object */

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ErrorCodes, hasCode } from '../errors/mod.js';
 import type { ObjectKey } from '../kube/refs.js';
-import { keyOfSubject, partitionOf, subjects } from './subjects.js';
+import { MAX_SUBJECT_BYTES, keyOfSubject, partitionOf, subjects } from './subjects.js';
 
 const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?$/);
 const dnsName = fc.array(label, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('.'));
@@ -64,5 +65,33 @@ describe('object subjects', () => {
       counts[p] = (counts[p] ?? 0) + 1;
     }
     for (const count of counts) assert.ok(count > 800 && count < 1_200, `uneven: ${counts.join()}`);
+  });
+});
+
+describe('subject length', () => {
+  const long: ObjectKey = {
+    group: '',
+    resource: 'configmaps',
+    namespace: 'ns',
+    name: 'x'.repeat(4_200),
+  };
+
+  it('is checked before any publish: a key too long for a subject throws KUBEBUS_INVALID_KEY', () => {
+    for (const build of [
+      () => subjects.event(long),
+      () => subjects.work('ctl', 1, long),
+      () => subjects.status(1, long),
+      () => subjects.outcome('ctl', long),
+      () => subjects.outcomesOf(long),
+    ])
+      assert.throws(build, (error: unknown) => hasCode(error, ErrorCodes.InvalidKey));
+  });
+
+  it('never stops a dead letter: its subject names a digest of the key instead', () => {
+    const subject = subjects.deadLetter('watcher', long);
+    assert.match(subject, /^kubebus\.dlq\.watcher\.~\.invalid-key\.~\.[0-9a-f]{32}$/);
+    assert.ok(Buffer.byteLength(subject) <= MAX_SUBJECT_BYTES);
+    assert.notEqual(subject, subjects.deadLetter('watcher', { ...long, name: 'y'.repeat(4_200) }));
+    assert.deepEqual(keyOfSubject(subject).resource, 'invalid-key');
   });
 });

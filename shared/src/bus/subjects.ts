@@ -1,10 +1,36 @@
 // The subjects of kubebus' streams. An object's identity (group, resource,
 // namespace, name) is carried in tokens encoded by subject-token.ts, so filters
 // can select one object, one namespace or one resource.
+//
+// Every subject an object key goes into is bounded (MAX_SUBJECT_BYTES): a
+// longer one throws KUBEBUS_INVALID_KEY here, before any publish. nats-server
+// reads a PUB line of at most max_control_line (4 KiB by default) and drops the
+// connection of a client that sends a longer one — with it every subscription
+// and in-flight publish of the process.
+import { createHash } from 'node:crypto';
+import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import type { ObjectKey } from '../kube/refs.js';
 import { decodeToken, encodeToken } from './subject-token.js';
 
 export const SUBJECT_ROOT = 'kubebus';
+
+/**
+ * The longest subject kubebus publishes or asks for: half of nats-server's
+ * default max_control_line, leaving room for the reply inbox, the sizes and
+ * the `$JS.API.DIRECT.GET.<stream>.` prefix of a read by subject. A key that
+ * follows Kubernetes' naming rules (kube/names.ts) needs at most ~720 bytes.
+ */
+export const MAX_SUBJECT_BYTES = 2048;
+
+function bounded(subject: string): string {
+  const bytes = Buffer.byteLength(subject);
+  if (bytes > MAX_SUBJECT_BYTES)
+    throw new KubebusError(
+      ErrorCodes.InvalidKey,
+      `invalid key: its subject would be ${bytes} bytes, more than the ${MAX_SUBJECT_BYTES} kubebus publishes (${subject.slice(0, 80)}…)`,
+    );
+  return subject;
+}
 
 function keyTokens(key: ObjectKey): string {
   return [key.group, key.resource, key.namespace, key.name].map(encodeToken).join('.');
@@ -14,35 +40,51 @@ function resourceTokens(key: Pick<ObjectKey, 'group' | 'resource'>): string {
   return `${encodeToken(key.group)}.${encodeToken(key.resource)}`;
 }
 
+/** The key tokens of a dead letter whose key cannot make a subject: a digest of it. */
+function unsubjectableKeyTokens(key: ObjectKey): string {
+  const digest = createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 32);
+  return `~.invalid-key.~.${digest}`;
+}
+
 export const subjects = {
   /** Full objects, the history of each: kubebus.events.<group>.<resource>.<ns>.<name> */
-  event: (key: ObjectKey) => `${SUBJECT_ROOT}.events.${keyTokens(key)}`,
+  event: (key: ObjectKey) => bounded(`${SUBJECT_ROOT}.events.${keyTokens(key)}`),
   eventsOf: (resource: Pick<ObjectKey, 'group' | 'resource'>) =>
-    `${SUBJECT_ROOT}.events.${resourceTokens(resource)}.>`,
+    bounded(`${SUBJECT_ROOT}.events.${resourceTokens(resource)}.>`),
   allEvents: `${SUBJECT_ROOT}.events.>`,
 
   /** "This object needs a reconcile": kubebus.work.<controller>.<partition>.<key> */
   work: (controller: string, partition: number, key: ObjectKey) =>
-    `${SUBJECT_ROOT}.work.${encodeToken(controller)}.p${partition}.${keyTokens(key)}`,
+    bounded(`${SUBJECT_ROOT}.work.${encodeToken(controller)}.p${partition}.${keyTokens(key)}`),
   workOfPartition: (controller: string, partition: number) =>
-    `${SUBJECT_ROOT}.work.${encodeToken(controller)}.p${partition}.>`,
+    bounded(`${SUBJECT_ROOT}.work.${encodeToken(controller)}.p${partition}.>`),
   allWork: `${SUBJECT_ROOT}.work.>`,
 
   /** Desired status: kubebus.status.<partition>.<key> */
   status: (partition: number, key: ObjectKey) =>
-    `${SUBJECT_ROOT}.status.p${partition}.${keyTokens(key)}`,
+    bounded(`${SUBJECT_ROOT}.status.p${partition}.${keyTokens(key)}`),
   statusOfPartition: (partition: number) => `${SUBJECT_ROOT}.status.p${partition}.>`,
   allStatus: `${SUBJECT_ROOT}.status.>`,
 
   /** What a controller did with an object: kubebus.outcomes.<controller>.<key> */
   outcome: (controller: string, key: ObjectKey) =>
-    `${SUBJECT_ROOT}.outcomes.${encodeToken(controller)}.${keyTokens(key)}`,
-  outcomesOf: (key: ObjectKey) => `${SUBJECT_ROOT}.outcomes.*.${keyTokens(key)}`,
+    bounded(`${SUBJECT_ROOT}.outcomes.${encodeToken(controller)}.${keyTokens(key)}`),
+  outcomesOf: (key: ObjectKey) => bounded(`${SUBJECT_ROOT}.outcomes.*.${keyTokens(key)}`),
   allOutcomes: `${SUBJECT_ROOT}.outcomes.>`,
 
-  /** Dead letters: kubebus.dlq.<origin>.<key-or-reason tokens> */
-  deadLetter: (origin: string, key: ObjectKey) =>
-    `${SUBJECT_ROOT}.dlq.${encodeToken(origin)}.${keyTokens(key)}`,
+  /**
+   * Dead letters: kubebus.dlq.<origin>.<key tokens>. Never throws: a key too
+   * long for a subject (the letter is often about exactly that) is replaced in
+   * the subject by a digest, under the resource `invalid-key`; the letter's
+   * body keeps the key.
+   */
+  deadLetter: (origin: string, key: ObjectKey) => {
+    const prefix = `${SUBJECT_ROOT}.dlq.${encodeToken(origin)}`;
+    const subject = `${prefix}.${keyTokens(key)}`;
+    return Buffer.byteLength(subject) <= MAX_SUBJECT_BYTES
+      ? subject
+      : bounded(`${prefix}.${unsubjectableKeyTokens(key)}`);
+  },
   allDeadLetters: `${SUBJECT_ROOT}.dlq.>`,
 } as const;
 

@@ -20,7 +20,13 @@ import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../obs/mod.js';
 import { backoffDelay } from '../runtime/backoff.js';
-import { bucketConfigs, defaultTopology, streamConfigs, type TopologyOptions } from './topology.js';
+import {
+  bucketConfigs,
+  defaultTopology,
+  streamConfigs,
+  type BucketConfig,
+  type TopologyOptions,
+} from './topology.js';
 
 export interface TopologyChange {
   /** a stream, or a KV bucket's stream (KV_<bucket>) */
@@ -41,10 +47,27 @@ function isStreamNotFound(error: unknown): boolean {
   return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
 }
 
-/** The fields of `wanted` the server's configuration does not have as declared. */
-function differingFields(wanted: Partial<StreamConfig>, actual: StreamConfig): string[] {
+/** Storage bounds: the topology step sets them exactly; a service only sees that there is one. */
+const SIZE_FIELDS: ReadonlySet<string> = new Set(['max_bytes', 'max_msg_size']);
+
+/**
+ * The fields of `wanted` the server's configuration does not have as declared.
+ * A service (where-allowed) takes any bound the topology step sized as its own
+ * and reports only an unbounded size: the sizes are the topology step's
+ * settings (`kubebus topology apply`), which a service does not know.
+ */
+function differingFields(
+  wanted: Partial<StreamConfig>,
+  actual: StreamConfig,
+  mode: TopologyMode,
+): string[] {
   return Object.entries(wanted)
-    .filter(([field, value]) => !isDeepStrictEqual(value, actual[field as keyof StreamConfig]))
+    .filter(([field, value]) => {
+      const have = actual[field as keyof StreamConfig];
+      if (mode === 'where-allowed' && SIZE_FIELDS.has(field))
+        return typeof have !== 'number' || have <= 0;
+      return !isDeepStrictEqual(value, have);
+    })
     .map(([field]) => field);
 }
 
@@ -63,7 +86,7 @@ async function applyStream(
   const mayRefuse = mode === 'where-allowed';
   try {
     const { config } = await jsm.streams.info(stream);
-    const fields = differingFields(wanted, config);
+    const fields = differingFields(wanted, config, mode);
     if (fields.length === 0) return { stream, result: 'unchanged' };
     if (mode === 'check') return { stream, result: 'differs', fields };
     try {
@@ -92,13 +115,24 @@ async function applyStream(
 async function applyBucket(
   nc: NatsConnection,
   jsm: JetStreamManager,
-  bucket: ReturnType<typeof bucketConfigs>[number],
+  bucket: BucketConfig,
   mode: TopologyMode,
 ): Promise<TopologyChange> {
   const stream = `KV_${bucket.name}`;
   try {
-    await jsm.streams.info(stream);
-    return { stream, result: 'unchanged' };
+    const { config } = await jsm.streams.info(stream);
+    // a bucket's stream is the KV client's; only its bound is kubebus' to keep
+    const fields = differingFields({ max_bytes: bucket.max_bytes }, config, mode);
+    if (fields.length === 0) return { stream, result: 'unchanged' };
+    if (mode === 'check') return { stream, result: 'differs', fields };
+    try {
+      await jsm.streams.update(stream, { ...config, max_bytes: bucket.max_bytes });
+      return { stream, result: 'updated', fields };
+    } catch (error) {
+      if (mode === 'where-allowed' && isPermissionRefusal(error))
+        return { stream, result: 'differs', fields };
+      throw error;
+    }
   } catch (error) {
     if (!isStreamNotFound(error)) throw error;
   }

@@ -2,6 +2,7 @@
 // CLI agree on them (topology-apply.ts creates and checks them).
 import { DiscardPolicy, RetentionPolicy, StorageType, type StreamConfig } from '@nats-io/jetstream';
 import { subjects } from './subjects.js';
+import { defaultStorageLimits, type StorageLimits } from './topology-limits.js';
 
 export const Streams = {
   events: 'KUBEBUS_EVENTS',
@@ -31,6 +32,8 @@ export interface TopologyOptions {
   readonly duplicateWindowMs: number;
   /** lease lifetime: a reconciler that stops renewing loses its partitions after it */
   readonly leaseTtlMs: number;
+  /** max_bytes of every stream and bucket, max_msg_size of the DLQ (topology-limits.ts) */
+  readonly limits: StorageLimits;
 }
 
 export const defaultTopology: TopologyOptions = {
@@ -40,6 +43,7 @@ export const defaultTopology: TopologyOptions = {
   deadLettersMaxAgeMs: 30 * 24 * 3_600_000,
   duplicateWindowMs: 10 * 60_000,
   leaseTtlMs: 15_000,
+  limits: defaultStorageLimits,
 };
 
 const ns = (ms: number) => ms * 1_000_000;
@@ -51,13 +55,16 @@ export function streamConfigs(options: TopologyOptions): StreamConfig[] {
     duplicate_window: ns(options.duplicateWindowMs),
     allow_direct: true,
   };
+  const { limits } = options;
   // Work queues keep one pending message per subject: a burst for one object
-  // coalesces into the latest mark (latest wins).
+  // coalesces into the latest mark (latest wins). Full, they refuse new
+  // subjects (discard new) instead of dropping pending work; the publisher
+  // retries (topology-limits.ts).
   const workQueue = {
     ...common,
     retention: RetentionPolicy.Workqueue,
     max_msgs_per_subject: 1,
-    discard: DiscardPolicy.Old,
+    discard: DiscardPolicy.New,
   };
   return [
     {
@@ -67,16 +74,29 @@ export function streamConfigs(options: TopologyOptions): StreamConfig[] {
       retention: RetentionPolicy.Limits,
       max_msgs_per_subject: options.historyPerObject,
       max_age: ns(options.eventsMaxAgeMs),
+      max_bytes: limits.eventsBytes,
       discard: DiscardPolicy.Old,
     } as StreamConfig,
-    { ...workQueue, name: Streams.work, subjects: [subjects.allWork] } as StreamConfig,
-    { ...workQueue, name: Streams.status, subjects: [subjects.allStatus] } as StreamConfig,
+    {
+      ...workQueue,
+      name: Streams.work,
+      subjects: [subjects.allWork],
+      max_bytes: limits.workBytes,
+    } as StreamConfig,
+    {
+      ...workQueue,
+      name: Streams.status,
+      subjects: [subjects.allStatus],
+      max_bytes: limits.statusBytes,
+    } as StreamConfig,
     {
       ...common,
       name: Streams.deadLetters,
       subjects: [subjects.allDeadLetters],
       retention: RetentionPolicy.Limits,
       max_age: ns(options.deadLettersMaxAgeMs),
+      max_bytes: limits.deadLettersBytes,
+      max_msg_size: limits.deadLetterBytes,
       discard: DiscardPolicy.Old,
     } as StreamConfig,
     {
@@ -88,18 +108,27 @@ export function streamConfigs(options: TopologyOptions): StreamConfig[] {
       max_msgs_per_subject: options.historyPerObject,
       max_age: ns(options.eventsMaxAgeMs),
       max_msg_size: 8 * 1024,
+      max_bytes: limits.outcomesBytes,
       discard: DiscardPolicy.Old,
     } as StreamConfig,
   ];
 }
 
+export interface BucketConfig {
+  readonly name: string;
+  readonly history: number;
+  readonly replicas: number;
+  readonly ttl?: number;
+  /** the bucket's stream's max_bytes (KV buckets discard new: a put past it is refused) */
+  readonly max_bytes: number;
+}
+
 /** The KV buckets, with the options they are created with. */
-export function bucketConfigs(
-  options: TopologyOptions,
-): { name: string; history: number; replicas: number; ttl?: number }[] {
+export function bucketConfigs(options: TopologyOptions): BucketConfig[] {
+  const common = { history: 1, replicas: options.replicas, max_bytes: options.limits.bucketBytes };
   return [
-    { name: Buckets.cursors, history: 1, replicas: options.replicas },
-    { name: Buckets.agreements, history: 1, replicas: options.replicas },
-    { name: Buckets.leases, history: 1, replicas: options.replicas, ttl: options.leaseTtlMs },
+    { name: Buckets.cursors, ...common },
+    { name: Buckets.agreements, ...common },
+    { name: Buckets.leases, ...common, ttl: options.leaseTtlMs },
   ];
 }

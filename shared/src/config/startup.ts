@@ -4,7 +4,7 @@
 // load the kubeconfig (exit 2 with what to do when there is none).
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { loadKubeConfig, type KubeCredentials } from '../kube/kubeconfig.js';
+import { kubeconfigFiles, loadKubeConfig, type KubeCredentials } from '../kube/kubeconfig.js';
 import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import { loadConfig, type Environment } from './mod.js';
 
@@ -44,10 +44,21 @@ export const KNOWN_VARIABLES = new Set([
   'KUBEBUS_FIELD_MANAGER',
   'KUBEBUS_HTTP_PORT',
   'KUBEBUS_HTTP_MAX_BYTES',
+  'KUBEBUS_HTTP_HOST',
+  'KUBEBUS_HTTP_AUTH',
+  'KUBEBUS_HTTP_OIDC_AUDIENCE',
+  'KUBEBUS_HTTP_OIDC_SUBJECTS',
+  'KUBEBUS_HTTP_TOKEN_FILE',
+  'KUBEBUS_HTTP_MAX_IN_FLIGHT',
+  'KUBEBUS_HTTP_MAX_CONNECTIONS',
+  'KUBEBUS_HTTP_HEADERS_TIMEOUT',
+  'KUBEBUS_HTTP_REQUEST_TIMEOUT',
+  'KUBEBUS_HTTP_KEEPALIVE_TIMEOUT',
   'KUBEBUS_CONSUME',
   'KUBEBUS_CACHE',
   'KUBEBUS_KEEP_TESTBED',
   'KUBEBUS_SERVERS',
+  'KUBEBUS_OPERATOR_VERSION',
 ]);
 
 export function unknownVariables(env: Environment): string[] {
@@ -75,29 +86,35 @@ export function configOrExit<S extends z.ZodType>(
   }
 }
 
-/** The kubeconfig the service runs with, or exit 2 with one line saying what to do. */
+/**
+ * The kubeconfig the process runs with, by client-go's rules (KUBECONFIG, a
+ * list; ~/.kube/config; the pod's service account), at its current context or
+ * the one named; or exit 2 with one line saying what to do.
+ */
 export async function kubeConfigOrExit(
   service: string,
   path: string | undefined,
   env: Environment,
+  options: { readonly context?: string } = {},
 ): Promise<KubeCredentials> {
   const inCluster =
     env['KUBERNETES_SERVICE_HOST'] !== undefined &&
     existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
   const hint =
     'set KUBECONFIG to a readable kubeconfig file, or run in a pod with a service account';
-  if (path !== undefined && !existsSync(path)) {
+  const files = kubeconfigFiles({ ...env, KUBECONFIG: path });
+  if (path !== undefined && path !== '' && files.length === 0) {
     process.stderr.write(
       `kubebus ${service}: KUBECONFIG names ${path}, which does not exist: ${hint}\n`,
     );
     process.exit(2);
   }
-  if (path === undefined && !inCluster) {
-    process.stderr.write(`kubebus ${service}: no kubeconfig: ${hint}\n`);
+  if (files.length === 0 && !inCluster) {
+    process.stderr.write(`kubebus ${service}: no kubeconfig (nor ~/.kube/config): ${hint}\n`);
     process.exit(2);
   }
   try {
-    const kc = await loadKubeConfig(path, env);
+    const kc = await loadKubeConfig(files.length === 0 ? undefined : files, env, options);
     if (kc.getCurrentCluster() === null) throw new Error('it names no current cluster');
     return kc;
   } catch (error) {

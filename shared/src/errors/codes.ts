@@ -10,6 +10,8 @@ export const ErrorCodes = {
   MessageTooLarge: 'KUBEBUS_MESSAGE_TOO_LARGE',
   /** A name cannot be carried in a subject token. */
   InvalidSubjectToken: 'KUBEBUS_INVALID_SUBJECT_TOKEN',
+  /** An object key breaks Kubernetes' naming rules, or its subject would be too long to publish. */
+  InvalidKey: 'KUBEBUS_INVALID_KEY',
   /** The apiserver answered with an error status. */
   KubeApi: 'KUBEBUS_KUBE_API',
   /** The watch's resourceVersion is too old (410 Gone): relist. */

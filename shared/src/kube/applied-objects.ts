@@ -30,7 +30,8 @@ export class AppliedObjects {
 
   /**
    * Applies `body` unless `recorded` (the object as last seen) shows it is
-   * already in place from this process' own apply of the same body.
+   * already in place from this process' own apply of the same body. Answers
+   * what the apiserver answered, or `recorded` when the apply was skipped.
    */
   async apply(
     client: KubeClient,
@@ -38,7 +39,7 @@ export class AppliedObjects {
     body: ApplyBody,
     options: ApplyOptions,
     recorded: KubeObject | undefined,
-  ): Promise<'applied' | 'unchanged'> {
+  ): Promise<{ readonly outcome: 'applied' | 'unchanged'; readonly object: KubeObject }> {
     const id = `${resource.group}/${resource.resource}/${body.metadata.namespace ?? ''}/${body.metadata.name}`;
     const digest = createHash('sha256')
       .update(options.fieldManager)
@@ -52,7 +53,7 @@ export class AppliedObjects {
       last.uid === recorded.metadata.uid &&
       last.version === versionOf(recorded)
     ) {
-      return 'unchanged';
+      return { outcome: 'unchanged', object: recorded };
     }
     const answer = await apply(client, resource, body, options);
     this.#applied.delete(id); // re-insert: the map's order is the LRU order
@@ -61,6 +62,6 @@ export class AppliedObjects {
       const oldest = this.#applied.keys().next().value;
       if (oldest !== undefined) this.#applied.delete(oldest);
     }
-    return 'applied';
+    return { outcome: 'applied', object: answer };
   }
 }

@@ -10,6 +10,7 @@ import { apiErrorFrom, KubeApiError } from './api-error.js';
 import type { KubeResponse } from './http2-connection.js';
 import type { KubeCredentials } from './kubeconfig.js';
 import { KubeTransport } from './transport.js';
+import { ApiserverWarnings, processWarnings, type WarningSink } from './warnings.js';
 
 export interface RequestInit {
   readonly method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -28,6 +29,10 @@ export interface KubeClientOptions {
   readonly throttle?: { take(path: string): Promise<void> };
   /** every write is sent with dryRun=All (replay) */
   readonly dryRun?: boolean;
+  /** sent on every request, as client-go does: it names the manager in managedFields and audit logs */
+  readonly userAgent?: string;
+  /** where the apiserver's warnings are logged, each distinct one once (default: process warnings) */
+  readonly log?: WarningSink;
 }
 
 export const ContentTypes = {
@@ -47,7 +52,9 @@ export class KubeClient {
   readonly #timeoutMs: number;
   readonly #throttle: { take(path: string): Promise<void> } | undefined;
   readonly #dryRun: boolean;
+  readonly #userAgent: string | undefined;
   readonly #transport: KubeTransport;
+  readonly #warnings: ApiserverWarnings;
 
   constructor(
     kc: KubeCredentials,
@@ -57,6 +64,8 @@ export class KubeClient {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#throttle = options.throttle;
     this.#dryRun = options.dryRun ?? false;
+    this.#userAgent = options.userAgent;
+    this.#warnings = new ApiserverWarnings(options.log ?? processWarnings, metrics.warnings);
     const cluster = kc.getCurrentCluster();
     if (cluster === null) throw new Error('the kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/$/, '');
@@ -89,6 +98,7 @@ export class KubeClient {
         `no answer from the apiserver: ${(error as Error).message}`,
       );
     }
+    this.#warnings.record(res.headers['warning'], method, path);
     const body = await readBody(res);
     this.#count(method, String(res.statusCode), started);
     const status = res.statusCode;
@@ -126,6 +136,7 @@ export class KubeClient {
     }
     const status = res.statusCode;
     this.#count('GET', String(status), started);
+    this.#warnings.record(res.headers['warning'], 'GET', path);
     if (status !== 200) throw apiErrorFrom(status, await readBody(res), res.headers);
     return res;
   }
@@ -147,6 +158,7 @@ export class KubeClient {
         ? {}
         : { authorization: `Basic ${Buffer.from(transport.auth).toString('base64')}` }),
       accept: init.accept ?? 'application/json',
+      ...(this.#userAgent === undefined ? {} : { 'user-agent': this.#userAgent }),
       ...(body === undefined
         ? {}
         : {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { loadKubeConfig } from './kubeconfig.js';
+import { kubeconfigFiles, loadKubeConfig } from './kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kubebus-kubeconfig-'));
 after(() => {
@@ -85,5 +85,59 @@ describe('kubeconfig', () => {
     const path = join(dir, 'empty');
     writeFileSync(path, 'apiVersion: v1\n');
     await assert.rejects(loadKubeConfig(path), /no current context/);
+  });
+});
+
+describe('kubeconfig loading rules (client-go)', () => {
+  const write = (name: string, content: object) => {
+    const path = join(dir, name);
+    writeFileSync(path, JSON.stringify(content));
+    return path;
+  };
+
+  it('reads the KUBECONFIG list (missing files skipped), else ~/.kube/config, else none', () => {
+    const a = write('list-a', {});
+    const b = write('list-b', {});
+    const missing = join(dir, 'missing');
+    assert.deepEqual(kubeconfigFiles({ KUBECONFIG: `${a}:${missing}:${b}` }), [a, b]);
+    const home = mkdtempSync(join(dir, 'home-'));
+    assert.deepEqual(kubeconfigFiles({ HOME: home }), []);
+    mkdirSync(join(home, '.kube'));
+    writeFileSync(join(home, '.kube', 'config'), '{}');
+    assert.deepEqual(kubeconfigFiles({ HOME: home }), [join(home, '.kube', 'config')]);
+    // KUBECONFIG, when set, is the whole answer
+    assert.deepEqual(kubeconfigFiles({ HOME: home, KUBECONFIG: missing }), []);
+  });
+
+  it('merges a list as client-go does: the first current-context and the first entry of each name win', async () => {
+    const first = write('merge-first', {
+      'current-context': 'dev',
+      contexts: [{ name: 'dev', context: { cluster: 'dev', user: 'me' } }],
+      clusters: [{ name: 'dev', cluster: { server: 'https://dev' } }],
+    });
+    const second = write('merge-second', {
+      'current-context': 'prod',
+      contexts: [
+        { name: 'prod', context: { cluster: 'prod', user: 'me' } },
+        { name: 'dev', context: { cluster: 'prod', user: 'me' } },
+      ],
+      clusters: [
+        { name: 'prod', cluster: { server: 'https://prod' } },
+        { name: 'dev', cluster: { server: 'https://shadowed' } },
+      ],
+      users: [{ name: 'me', user: { token: 'from-second' } }],
+    });
+    const merged = await loadKubeConfig([first, second]);
+    assert.equal(merged.getCurrentCluster()?.server, 'https://dev');
+    const options: RequestOptions = {};
+    await merged.applyToHTTPSOptions(options);
+    assert.equal(
+      (options.headers as Record<string, string>)['Authorization'],
+      'Bearer from-second',
+    );
+    // --context picks another one
+    const prod = await loadKubeConfig([first, second], {}, { context: 'prod' });
+    assert.equal(prod.getCurrentCluster()?.server, 'https://prod');
+    await assert.rejects(loadKubeConfig([first], {}, { context: 'nope' }), /no context named nope/);
   });
 });

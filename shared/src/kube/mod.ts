@@ -8,9 +8,21 @@ export {
   resourceId,
 } from './refs.js';
 export type { ObjectKey, ResourceRef } from './refs.js';
+export {
+  NameLimits,
+  ObjectKeySchema,
+  groupProblem,
+  isDns1123Label,
+  isDns1123Subdomain,
+  nameProblem,
+  namespaceProblem,
+  resourceProblem,
+  validateObjectKey,
+} from './names.js';
+export type { KeyValidation } from './names.js';
 export { KubeApiError, isConflict, isGone, isKubeApiError, isNotFound } from './api-error.js';
 export { ContentTypes, KubeClient } from './client.js';
-export { loadKubeConfig } from './kubeconfig.js';
+export { kubeconfigFiles, loadKubeConfig } from './kubeconfig.js';
 export type { KubeCredentials } from './kubeconfig.js';
 export type { KubeClientOptions, RequestInit } from './client.js';
 export { listPages, watchEvents } from './list-watch.js';
@@ -28,7 +40,9 @@ export {
 export type { ApplyBody, ApplyOptions, EventInput, OwnerReference } from './apply.js';
 export { PerResourceThrottle, TokenBucket, resourceOfPath } from './rate-limiter.js';
 export { AppliedObjects } from './applied-objects.js';
+export type { WarningSink } from './warnings.js';
 export { diff, formatChange } from './object-diff.js';
 export type { Change } from './object-diff.js';
 export { CONDITIONS_SCHEMA, CONDITION_SCHEMA, openApiOf, structural } from './crd-schema.js';
 export { MIN_KUBERNETES, requireKubernetesVersion } from './server-version.js';
+export { MANAGED_BY, MANAGED_BY_LABEL, managedSelector } from './managed-by.js';

@@ -8,6 +8,8 @@ export interface RestClientMetrics {
   readonly latency: Histogram<'verb'>;
   /** connections opened to the apiserver (keep-alive: a handful per process) */
   readonly connections?: Counter<'host'>;
+  /** Warning headers the apiserver answered with (each distinct text is logged once) */
+  readonly warnings?: Counter;
 }
 
 export const restClientMetrics = perRegistry((registry: Registry): RestClientMetrics => ({
@@ -28,6 +30,11 @@ export const restClientMetrics = perRegistry((registry: Registry): RestClientMet
     name: 'kubebus_rest_client_connections_total',
     help: 'Connections opened to the apiserver (kept alive and reused)',
     labelNames: ['host'],
+    registers: [registry],
+  }),
+  warnings: new Counter({
+    name: 'kubebus_apiserver_warnings_total',
+    help: 'Warning headers in apiserver responses (deprecated APIs, dropped fields); each distinct text is logged once',
     registers: [registry],
   }),
 }));

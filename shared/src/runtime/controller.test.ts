@@ -9,7 +9,8 @@ import { Controller, type ControllerOptions } from './controller.js';
 import { runtimeMetrics } from './metrics.js';
 import type { ObjectKey } from './object-key.js';
 import { KubeApiError } from '../kube/api-error.js';
-import { TerminalError, reconcilerFunc, type ReconcileResult } from './reconciler.js';
+import { TerminalError } from '../definition/terminal-error.js';
+import { reconcilerFunc, type RuntimeResult } from './reconciler.js';
 import type { WorkItem } from './work-item.js';
 
 const silent = createLogger({
@@ -124,7 +125,7 @@ describe('controller work loop', () => {
       setTimeout(() => controller.dispatch(item('poison', fates, redeliver)), 1);
     };
     const controller: Controller = new Controller(
-      reconcilerFunc(async ({ key }, { attempt }): Promise<ReconcileResult> => {
+      reconcilerFunc(async ({ key }, { attempt }): Promise<RuntimeResult> => {
         if (key.name === 'poison') {
           attempts.push(attempt);
           throw new Error('always fails');

@@ -4,13 +4,11 @@ export { backoffDelay } from './backoff.js';
 export type { BackoffPolicy } from './backoff.js';
 export { keyString } from './object-key.js';
 export type { ObjectKey } from './object-key.js';
-export { TerminalError, isTerminalError, reconcilerFunc } from './reconciler.js';
-export type {
-  ReconcileContext,
-  ReconcileRequest,
-  ReconcileResult,
-  Reconciler,
-} from './reconciler.js';
+export { reconcilerFunc } from './reconciler.js';
+export type { ReconcileRequest, Reconciler, RuntimeResult } from './reconciler.js';
+// the contract's context and terminal failure: the definition API's, one of each
+export type { RuntimeContext } from '../definition/context.js';
+export { TerminalError, isTerminalError } from '../definition/terminal-error.js';
 export { decide, resultLabel } from './outcome.js';
 export type { Action, Attempts, Outcome, ResultLabel, RetryPolicy } from './outcome.js';
 export type { WorkItem } from './work-item.js';

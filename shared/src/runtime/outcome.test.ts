@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError } from '../kube/api-error.js';
 import { decide, resultLabel, type RetryPolicy } from './outcome.js';
-import { TerminalError } from './reconciler.js';
+import { TerminalError } from '../definition/terminal-error.js';
 
 const policy: RetryPolicy = { baseMs: 100, capMs: 10_000, maxAttempts: 5 };
 const always = () => 1;

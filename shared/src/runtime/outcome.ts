@@ -5,10 +5,11 @@
 // object causes gets a few tries, anything else the full budget.
 import { classifyFailure, type FailureClass } from '../errors/failure-class.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
-import { isTerminalError, type ReconcileResult } from './reconciler.js';
+import { isTerminalError } from '../definition/terminal-error.js';
+import type { RuntimeResult } from './reconciler.js';
 
 export type Outcome =
-  | { readonly ok: true; readonly result: ReconcileResult }
+  | { readonly ok: true; readonly result: RuntimeResult }
   | { readonly ok: false; readonly error: unknown };
 
 export type Action =

@@ -2,4 +2,7 @@
 
 package tools
 
-import _ "sigs.k8s.io/kustomize/kustomize/v5"
+import (
+	_ "helm.sh/helm/v3/cmd/helm"
+	_ "sigs.k8s.io/kustomize/kustomize/v5"
+)

@@ -3,7 +3,7 @@
 // fix-ups a structural schema needs, the status subresource, and the columns
 // `kubectl get` shows (Ready and Age always).
 import { CONDITIONS_SCHEMA, openApiOf } from '@kubebus/shared/kube';
-import type { CustomResource } from './resource.js';
+import type { CustomResource } from '@kubebus/shared/definition';
 
 type Schema = Record<string, unknown>;
 

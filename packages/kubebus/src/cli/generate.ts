@@ -1,68 +1,81 @@
-// kubebus generate <operator>: its CRD, RBAC per role and NATS users per role.
+// kubebus generate <operator>: a deployable package for it (--out): a
+// kustomize base and a Helm chart; without --out, its CRD and RBAC on
+// stdout (or, with --only nats, its NATS users).
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { dirname, join } from 'node:path';
 import { crdOf } from '../api/crd.js';
 import { natsUsersOf } from '../generate/nats-users.js';
+import { FORMATS, packageFiles, type Format } from '../generate/package-files.js';
 import { rbacOf } from '../generate/rbac.js';
+import { DEFAULT_NAMESPACE } from '../generate/settings.js';
+import { yamlDocuments } from '../generate/yaml-documents.js';
 import { ROLES } from '../host/role-configs.js';
-import { operatorArgument, usageError, type CommandLine } from './commands.js';
+import type { Host } from './command-spec.js';
+import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
 
 const USAGE =
-  'kubebus generate <operator.ts|.js> [--out <dir>] [--namespace <ns>] [--watch-namespaces a,b] [--only crd,rbac,nats]';
+  'kubebus generate <operator.ts|.js> [--out <dir>] [--namespace <ns>] [--image <ref>] [--module <path in the image>] [--format kustomize|helm|all] [--watch-namespaces a,b] [--only crd,rbac,nats]';
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const PARTS = ['crd', 'rbac', 'nats'] as const;
 
-function yamlDocuments(objects: readonly object[]): string {
-  return objects.map((object) => `---\n${stringify(object, { lineWidth: 0 })}`).join('');
-}
+const text = stringOption;
 
-export async function generate(line: CommandLine): Promise<void> {
-  const only = line.values['only'];
+export async function generate(line: CommandLine, host: Pick<Host, 'stdout'>): Promise<void> {
+  const only = text(line, 'only');
   const parts =
-    typeof only === 'string'
-      ? only.split(',').map((part) => {
+    only === undefined
+      ? PARTS
+      : only.split(',').map((part) => {
           const known = PARTS.find((name) => name === part.trim());
           return known ?? usageError(`--only takes ${PARTS.join(', ')}; got "${part}"`);
-        })
-      : PARTS;
-  const namespace =
-    typeof line.values['namespace'] === 'string' ? line.values['namespace'] : 'kubebus';
+        });
+  const namespace = text(line, 'namespace') ?? DEFAULT_NAMESPACE;
   if (!NAMESPACE.test(namespace)) usageError(`--namespace "${namespace}" is not a namespace name`);
-  const watched = line.values['watch-namespaces'];
-  const watchNamespaces =
-    typeof watched === 'string'
-      ? watched
-          .split(',')
-          .map((ns) => ns.trim())
-          .filter((ns) => ns !== '')
-      : [];
+  const watchNamespaces = (text(line, 'watch-namespaces') ?? '')
+    .split(',')
+    .map((ns) => ns.trim())
+    .filter((ns) => ns !== '');
   for (const ns of watchNamespaces)
     if (!NAMESPACE.test(ns)) usageError(`--watch-namespaces: "${ns}" is not a namespace name`);
+  const formatText = text(line, 'format') ?? 'all';
+  const format: Format =
+    FORMATS.find((known) => known === formatText) ??
+    usageError(`--format takes ${FORMATS.join(', ')}; got "${formatText}"`);
+  const file = line.positionals[0];
   const operator = await operatorArgument(line, USAGE);
   if (watchNamespaces.length > 0 && operator.for.scope === 'Cluster')
     usageError(
       `${operator.for.kind} is cluster-scoped: it cannot be watched in some namespaces only`,
     );
 
-  const files = {
-    'crds.yaml': parts.includes('crd') ? yamlDocuments([crdOf(operator.for)]) : undefined,
-    'rbac.yaml': parts.includes('rbac')
-      ? yamlDocuments(rbacOf(operator, namespace, ROLES, watchNamespaces))
-      : undefined,
-    'nats-users.conf': parts.includes('nats') ? natsUsersOf(operator, ROLES) : undefined,
-  };
-  const out = line.values['out'];
-  if (typeof out === 'string') {
-    mkdirSync(out, { recursive: true });
-    for (const [name, text] of Object.entries(files))
-      if (text !== undefined) {
-        writeFileSync(join(out, name), text);
-        process.stdout.write(`wrote ${join(out, name)}\n`);
-      }
+  const out = text(line, 'out');
+  if (out !== undefined) {
+    if (only !== undefined)
+      usageError('--only is for stdout; with --out the whole package is written');
+    const files = packageFiles(operator, ROLES, {
+      namespace,
+      image: text(line, 'image') ?? `kubebus-${operator.name}:latest`,
+      // by default the module sits in the image where it sits here (kubebus init's Dockerfile)
+      module: text(line, 'module') ?? file ?? '',
+      watchNamespaces,
+      format,
+    });
+    for (const [path, content] of Object.entries(files)) {
+      const target = join(out, path);
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, content);
+    }
+    host.stdout.write(`wrote ${Object.keys(files).length} files under ${out}\n`);
     return;
   }
   // stdout: YAML for kubectl apply -f -; the NATS users only when asked for alone
-  const yaml = [files['crds.yaml'], files['rbac.yaml']].filter((text) => text !== undefined);
-  process.stdout.write(yaml.length > 0 ? yaml.join('') : (files['nats-users.conf'] ?? ''));
+  const yaml = [
+    parts.includes('crd') ? yamlDocuments([crdOf(operator.for)]) : undefined,
+    parts.includes('rbac')
+      ? yamlDocuments(rbacOf(operator, namespace, ROLES, watchNamespaces))
+      : undefined,
+  ].filter((part) => part !== undefined);
+  host.stdout.write(
+    yaml.length > 0 ? yaml.join('') : parts.includes('nats') ? natsUsersOf(operator, ROLES) : '',
+  );
 }

@@ -1,13 +1,18 @@
-// kubebus init <dir>: a new operator project — package.json depending on
-// kubebus, operator.ts, a test on the test kit, a Dockerfile.
+// kubebus init <dir> [--group <g>] [--kind <K>]: a new operator project —
+// package.json depending on kubebus, operator.ts, a test on the test kit, a
+// tsconfig its `npm test` type-checks with, a Dockerfile.
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { usageError, type CommandLine } from './commands.js';
-import { projectFiles } from './templates.js';
+import { stringOption, usageError, type CommandLine } from './commands.js';
+import { projectFiles, type ProjectResource } from './templates.js';
+
+const KIND = /^[A-Z][A-Za-z0-9]{0,62}$/;
+const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 
 export function init(line: CommandLine): void {
   const target = line.positionals[0];
   if (target === undefined) usageError('missing the directory: kubebus init <dir>');
+  const resource = resourceOptions(line);
   const dir = resolve(target);
   if (existsSync(dir) && readdirSync(dir).length > 0)
     usageError(`${target} is not empty: give a new or empty directory`);
@@ -15,9 +20,19 @@ export function init(line: CommandLine): void {
     .toLowerCase()
     .replace(/[^a-z0-9-]/g, '-');
   mkdirSync(dir, { recursive: true });
-  for (const [file, text] of Object.entries(projectFiles(name))) {
+  for (const [file, text] of Object.entries(projectFiles(name, resource))) {
     writeFileSync(join(dir, file), text);
     process.stdout.write(`wrote ${join(target, file)}\n`);
   }
   process.stdout.write(`\nnext: cd ${target} && npm install && npm run dev\n`);
+}
+
+function resourceOptions(line: CommandLine): ProjectResource {
+  const group = stringOption(line, 'group');
+  const kind = stringOption(line, 'kind');
+  if (kind !== undefined && !KIND.test(kind))
+    usageError(`--kind ${kind}: a kind is UpperCamelCase letters and digits (StaticSite)`);
+  if (group !== undefined && (!GROUP.test(group) || group.length > 253))
+    usageError(`--group ${group}: an API group is a DNS name with a dot (sites.example.com)`);
+  return { ...(group !== undefined && { group }), ...(kind !== undefined && { kind }) };
 }

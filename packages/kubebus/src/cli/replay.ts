@@ -1,82 +1,65 @@
 // kubebus replay <operator> <namespace/name>: the operator re-run over the
-// object's recorded history, as a dry run.
-import { loadConfig } from '@kubebus/shared/config';
-import { loadKubeConfig } from '@kubebus/shared/kube';
+// object's recorded history, as a dry run. It connects like every bus command
+// (bus-session.ts): flags, nats context, or KUBEBUS_NATS_*.
+import { machine } from '@kubebus/cli/commands';
 import { createLogger } from '@kubebus/shared/obs';
-import {
-  OperatorReconciler,
-  ReplayEnvSchema,
-  formatReplay,
-  replay,
-  type ReplayEnv,
-} from '@kubebus/reconciler/service';
-import { connect } from '@nats-io/transport-node';
-import { operatorArgument, usageError, type CommandLine } from './commands.js';
+import { OperatorReconciler, formatReplay, replay } from '@kubebus/reconciler/service';
+import { outputFormatOf } from './bus-options.js';
+import { connectNats, kubeConfigOf } from './bus-session.js';
+import { cliEnv } from './cli-env.js';
+import { ExitCodes, type Exit, type Host } from './command-spec.js';
+import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
 
 const USAGE =
-  'kubebus replay <operator.ts|.js> <namespace/name | name> [--from <seq>] [--to <seq>] [--json]';
+  'kubebus replay <operator.ts|.js> <namespace/name | name> [--from <seq>] [--to <seq>]';
 
-/** A revision sequence from --from/--to, or exit 2. */
+/** A revision sequence from --from/--to. */
 function sequenceOption(line: CommandLine, name: string): number | undefined {
-  const value = line.values[name];
+  const value = stringOption(line, name);
   if (value === undefined) return undefined;
   const seq = Number(value);
-  if (typeof value !== 'string' || !Number.isInteger(seq) || seq < 1)
-    return usageError(`--${name} takes a revision's sequence number (kubebus history shows them)`);
+  if (!Number.isInteger(seq) || seq < 1)
+    return usageError(
+      `--${name} "${value}" is not a revision's sequence number; kubebus history shows them`,
+    );
   return seq;
 }
 
-export async function replayCommand(line: CommandLine): Promise<void> {
+export async function replayCommand(line: CommandLine, host: Host): Promise<Exit> {
   const from = sequenceOption(line, 'from');
   const to = sequenceOption(line, 'to');
-  const target = line.positionals[1];
-  if (target === undefined) usageError(`missing the object: ${USAGE}`);
+  const format = outputFormatOf(line);
+  const env = cliEnv(host.env);
+  const target = line.positionals[1] ?? usageError(`missing the object; usage: ${USAGE}`);
   const operator = await operatorArgument(line, USAGE);
   const namespaced = operator.for.scope === 'Namespaced';
-  const [namespace, name] = target.includes('/') ? target.split('/', 2) : ['', target];
+  const slash = target.indexOf('/');
+  const [namespace, name] =
+    slash < 0 ? ['', target] : [target.slice(0, slash), target.slice(slash + 1)];
   if (namespaced && namespace === '')
-    usageError(`${operator.for.kind} is namespaced: give <namespace/name>`);
-  let env: ReplayEnv;
-  try {
-    env = loadConfig(ReplayEnvSchema, process.env);
-  } catch (error) {
-    return usageError((error as Error).message);
-  }
-  const nc = await connect({
-    servers: env.KUBEBUS_NATS_URL.split(','),
-    ...(env.KUBEBUS_NATS_USER === undefined ? {} : { user: env.KUBEBUS_NATS_USER }),
-    ...(env.KUBEBUS_NATS_PASSWORD === undefined ? {} : { pass: env.KUBEBUS_NATS_PASSWORD }),
-  }).catch((error: unknown) =>
-    usageError(
-      `cannot connect to NATS at ${env.KUBEBUS_NATS_URL}: ${(error as Error).message}; check KUBEBUS_NATS_URL and the user`,
-    ),
-  );
+    usageError(`${operator.for.kind} is namespaced; give <namespace/name>`);
+  const kubeConfig = await kubeConfigOf(env, host);
+  const nc = await connectNats(line, env);
   try {
     const log = createLogger({ service: 'replay', level: env.KUBEBUS_LOG_LEVEL });
     const deps: unknown = await operator.setup?.({ nats: nc, streamReplicas: 1, log });
     const steps = await replay({
       nc,
-      kubeConfig: await loadKubeConfig(env.KUBECONFIG, process.env),
+      kubeConfig,
       key: {
         group: operator.for.group,
         resource: operator.for.plural,
-        namespace: namespaced ? (namespace ?? '') : '',
-        name: name ?? '',
+        namespace: namespaced ? namespace : '',
+        name,
       },
       log,
+      controller: operator.name,
       ...(from === undefined ? {} : { from }),
       ...(to === undefined ? {} : { to }),
       build: (tools) => new OperatorReconciler(operator, { ...tools, deps, dryRun: true }),
     });
-    process.stdout.write(
-      line.values['json'] === true ? `${JSON.stringify(steps, null, 2)}\n` : formatReplay(steps),
-    );
-    if (steps.some((step) => step.differences.length > 0)) process.exitCode = 1;
-  } catch (error) {
-    process.stderr.write(
-      `kubebus: replay failed: ${(error as Error).message.split('\n')[0] ?? ''}\n`,
-    );
-    process.exitCode = 1;
+    host.stdout.write(format === 'table' ? formatReplay(steps) : machine(format, steps));
+    return steps.some((step) => step.differences.length > 0) ? ExitCodes.problem : ExitCodes.ok;
   } finally {
     await nc.close();
   }

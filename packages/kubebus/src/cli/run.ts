@@ -3,6 +3,7 @@ import { VERSION } from './version.js';
 import { CommonEnv, commonConfig, configOrExit, kubeConfigOrExit } from '@kubebus/shared/config';
 import { gracefulShutdown, startServiceShell } from '@kubebus/shared/obs';
 import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ROLES, derivedVariablesSet, type Role } from '../host/role-configs.js';
 import { operatorArgument, usageError, type CommandLine } from './commands.js';
@@ -22,6 +23,12 @@ export async function run(line: CommandLine): Promise<void> {
   if (line.positionals.length > 1)
     usageError(`unexpected argument "${line.positionals[1] ?? ''}": ${USAGE}`);
   const operator = await operatorArgument(line, USAGE);
+  const { operatorVersionOf } = await import('../host/operator-version.js');
+  const operatorVersion = operatorVersionOf(
+    resolve(line.positionals[0] ?? ''),
+    operator,
+    process.env['KUBEBUS_OPERATOR_VERSION'],
+  );
   const env: Record<string, string | undefined> = { ...process.env };
   for (const name of derivedVariablesSet(env)) {
     process.stderr.write(
@@ -30,6 +37,17 @@ export async function run(line: CommandLine): Promise<void> {
     env[name] = undefined;
   }
   const common = commonConfig(configOrExit('run', z.object(CommonEnv), env));
+  // each replica needs its own id: the host name is one (the pod or container name)
+  const replicaId = env['KUBEBUS_REPLICA_ID'] ?? hostname().replace(/[^-_a-zA-Z0-9]/g, '-');
+  const { roleConfigsOf, runOperator } = await import('../host/run-operator.js');
+  let configs: ReturnType<typeof roleConfigsOf>;
+  try {
+    // every role's variables are checked before anything connects: a bad one is reported at once
+    configs = roleConfigsOf(operator, roles, env, replicaId);
+  } catch (error) {
+    process.stderr.write(`kubebus run: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
   const kubeConfig = await kubeConfigOrExit('run', common.kubeconfig, env);
   const shell = await startServiceShell({
     service: operator.name,
@@ -38,17 +56,17 @@ export async function run(line: CommandLine): Promise<void> {
     tracing: common.tracing,
     version: VERSION,
   });
-  const { runOperator } = await import('../host/run-operator.js');
   let running: Awaited<ReturnType<typeof runOperator>>;
   try {
     running = await runOperator({
       operator,
       roles,
-      env,
-      // each replica needs its own id: the host name is one (the pod or container name)
-      replicaId: env['KUBEBUS_REPLICA_ID'] ?? hostname().replace(/[^-_a-zA-Z0-9]/g, '-'),
+      configs,
+      replicaId,
       kubeConfig,
       shell,
+      version: VERSION,
+      operatorVersion,
     });
   } catch (error) {
     shell.log.flush();

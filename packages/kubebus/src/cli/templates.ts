@@ -1,6 +1,7 @@
 // What `kubebus init` writes. The operator and its test are the StaticSite
 // example (examples/staticsite), built in at bundle time so that what a new
-// project starts from is exactly what kubebus' own CI tests.
+// project starts from is exactly what kubebus' own CI tests; --group and
+// --kind rename its resource.
 import { readFileSync } from 'node:fs';
 
 declare const KUBEBUS_VERSION: string | undefined;
@@ -16,9 +17,29 @@ function example(file: string): string {
   return readFileSync(new URL(`../../../../examples/staticsite/${file}`, import.meta.url), 'utf8');
 }
 
-export function projectFiles(name: string): Record<string, string> {
+/** The custom resource of a new project; the StaticSite example's where not given. */
+export interface ProjectResource {
+  readonly group?: string;
+  readonly kind?: string;
+}
+
+const EXAMPLE = { group: 'sites.example.com', kind: 'StaticSite' } as const;
+
+/** The example's text with its resource renamed. */
+function renamed(text: string, resource: ProjectResource): string {
+  const { group = EXAMPLE.group, kind = EXAMPLE.kind } = resource;
+  let out = text.replaceAll(`'${EXAMPLE.group}`, `'${group}`);
+  if (kind !== EXAMPLE.kind)
+    out = out
+      .replace(/\bStaticSite\b/g, kind)
+      .replace(`name: '${EXAMPLE.kind.toLowerCase()}'`, `name: '${kind.toLowerCase()}'`)
+      .replace(/^ *shortNames: \[.*\],\n/m, '');
+  return out;
+}
+
+export function projectFiles(name: string, resource: ProjectResource = {}): Record<string, string> {
   const version = typeof KUBEBUS_VERSION === 'string' ? KUBEBUS_VERSION : '0.1.0';
-  const tsx = typeof KUBEBUS_TSX_VERSION === 'string' ? KUBEBUS_TSX_VERSION : '4.23.15';
+  const tsx = typeof KUBEBUS_TSX_VERSION === 'string' ? KUBEBUS_TSX_VERSION : '^4.23.15';
   const manifest = {
     name,
     version: '0.1.0',
@@ -29,17 +50,34 @@ export function projectFiles(name: string): Record<string, string> {
       dev: 'kubebus dev operator.ts',
       start: 'kubebus run operator.ts',
       generate: 'kubebus generate operator.ts --out deploy',
-      test: 'node --import tsx --test operator.test.ts',
+      typecheck: 'tsc --noEmit',
+      test: 'tsc --noEmit && node --import tsx --test operator.test.ts',
     },
     dependencies: { kubebus: `^${version}`, zod: '^4.1.0' },
-    devDependencies: { tsx: tsx },
+    devDependencies: { '@types/node': '^20.19.0', tsx, typescript: '^5.9.3' },
+  };
+  const tsconfig = {
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      verbatimModuleSyntax: true,
+      skipLibCheck: true,
+      noEmit: true,
+      types: ['node'],
+    },
+    include: ['*.ts'],
   };
   return {
     'package.json': `${JSON.stringify(manifest, null, 2)}\n`,
-    'operator.ts': example('operator.ts'),
-    'operator.test.ts': example('operator.test.ts'),
+    'tsconfig.json': `${JSON.stringify(tsconfig, null, 2)}\n`,
+    'operator.ts': renamed(example('operator.ts'), resource),
+    'operator.test.ts': renamed(example('operator.test.ts'), resource),
     Dockerfile: [
-      '# One image for every role: kubebus run operator.ts [--role watcher|reconciler|status-writer]',
+      '# One image for every role: the generated Deployments pass',
+      '# `run operator.ts --role watcher|reconciler|status-writer` as args',
       'FROM node:22-bookworm-slim',
       'ENV NODE_ENV=production',
       'WORKDIR /operator',
@@ -48,7 +86,9 @@ export function projectFiles(name: string): Record<string, string> {
       'COPY operator.ts ./',
       '# numeric: the kubelet checks runAsNonRoot against a uid, not a name',
       'USER 10001:10001',
-      'ENTRYPOINT ["node_modules/.bin/kubebus", "run", "operator.ts"]',
+      'ENTRYPOINT ["node_modules/.bin/kubebus"]',
+      '# `docker run <image>` alone: every role in one process',
+      'CMD ["run", "operator.ts"]',
       '',
     ].join('\n'),
     '.gitignore': 'node_modules/\n',
@@ -59,12 +99,15 @@ export function projectFiles(name: string): Record<string, string> {
       'A Kubernetes operator on [kubebus](https://www.npmjs.com/package/kubebus).',
       '',
       '    npm install',
-      '    npm run dev        # real apiserver + NATS on loopback, the CRD installed, the operator running',
-      '    npm test           # the operator against real servers (kubebus/testing)',
-      '    npm run generate   # deploy/: the CRD, RBAC per role, NATS users per role',
+      '    npm run dev        # kubebus dev operator.ts: real apiserver + NATS on loopback, the CRD installed, the operator running',
+      '    npm test           # type-check, then the operator against real servers (kubebus/testing)',
+      '    npm run generate   # kubebus generate operator.ts --out deploy: the CRD, RBAC and NATS users per role',
       '',
       'The first `dev` or `test` builds kube-apiserver, etcd and nats-server from their Go',
       'modules (Go >= 1.26 on PATH; 10-20 minutes, then cached in ~/.cache/kubebus).',
+      '',
+      'The image (`docker build -t ' + name + ':dev .`) runs `kubebus`; the Deployments',
+      'in deploy/ pass it `run operator.ts --role <role>`.',
       '',
     ].join('\n'),
   };

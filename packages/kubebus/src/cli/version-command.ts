@@ -1,22 +1,29 @@
 // kubebus version: this client's version, and the servers' when they can be
-// reached (NATS from KUBEBUS_NATS_URL, the apiserver from KUBECONFIG), each on
-// its own line; a server that cannot be reached says so and why.
-import { loadKubeConfig, KubeClient } from '@kubebus/shared/kube';
+// reached (NATS as every bus command finds it, the apiserver from KUBECONFIG),
+// each on its own line; a server that cannot be reached says so and why.
+import { NoNatsServerError, connectionOf } from '@kubebus/cli/commands';
+import { KubeClient } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
-import { connect } from '@nats-io/transport-node';
+import { connectNats, connectionFlagsOf, kubeConfigOf } from './bus-session.js';
+import { cliEnv, type CliEnv } from './cli-env.js';
+import { ExitCodes, type CommandSpec, type Host } from './command-spec.js';
+import type { CommandLine } from './commands.js';
+import { CONNECTION } from './shared-options.js';
 import { VERSION } from './version.js';
 
 const firstLine = (error: unknown) => ((error as Error).message.split('\n')[0] ?? '').slice(0, 200);
 
-async function natsVersion(url: string, env: NodeJS.ProcessEnv): Promise<string> {
+/** The NATS line; none when nothing names a server. */
+async function natsVersion(line: CommandLine, env: CliEnv): Promise<string | undefined> {
+  let url: string;
   try {
-    const nc = await connect({
-      servers: url.split(','),
-      timeout: 3_000,
-      maxReconnectAttempts: 0,
-      ...(env['KUBEBUS_NATS_USER'] === undefined ? {} : { user: env['KUBEBUS_NATS_USER'] }),
-      ...(env['KUBEBUS_NATS_PASSWORD'] === undefined ? {} : { pass: env['KUBEBUS_NATS_PASSWORD'] }),
-    });
+    url = connectionOf(connectionFlagsOf(line), env).url;
+  } catch (error) {
+    if (error instanceof NoNatsServerError) return undefined;
+    throw error;
+  }
+  try {
+    const nc = await connectNats(line, env, { timeout: 3_000, maxReconnectAttempts: 0 });
     const version = nc.info?.version ?? 'unknown';
     await nc.close();
     return `nats-server ${version} (${url})`;
@@ -25,25 +32,34 @@ async function natsVersion(url: string, env: NodeJS.ProcessEnv): Promise<string>
   }
 }
 
-async function apiserverVersion(kubeconfig: string | undefined, env: NodeJS.ProcessEnv) {
+async function apiserverVersion(env: CliEnv, host: Host): Promise<string> {
+  let client: KubeClient | undefined;
   try {
-    const client = new KubeClient(
-      await loadKubeConfig(kubeconfig, env),
-      restClientMetrics(new Registry()),
-    );
+    client = new KubeClient(await kubeConfigOf(env, host), restClientMetrics(new Registry()));
     const version = await client.request<{ gitVersion?: string }>('/version', { timeoutMs: 3_000 });
-    return `kube-apiserver ${version.gitVersion ?? 'unknown'}`;
+    return `kube-apiserver ${version.gitVersion ?? 'unknown'} (${client.server})`;
   } catch (error) {
     return `kube-apiserver unreachable: ${firstLine(error)}`;
+  } finally {
+    client?.close();
   }
 }
 
-export async function versionCommand(env: NodeJS.ProcessEnv): Promise<void> {
-  const lines = [`kubebus ${VERSION} (node ${process.version})`];
-  const url = env['KUBEBUS_NATS_URL'];
-  if (url !== undefined) lines.push(await natsVersion(url, env));
-  if (env['KUBECONFIG'] !== undefined) lines.push(await apiserverVersion(env['KUBECONFIG'], env));
-  process.stdout.write(`${lines.join('\n')}\n`);
-  // the kube client keeps its connection open: this command is done
-  process.exit(0);
-}
+export const VERSION_COMMAND: CommandSpec = {
+  name: 'version',
+  section: 'client',
+  arguments: '',
+  takes: { min: 0, max: 0 },
+  summary: ["this client's version, and the NATS server's and apiserver's it is pointed at"],
+  options: {},
+  shared: [CONNECTION],
+  run: async (line, host) => {
+    const env = cliEnv(host.env);
+    const lines = [`kubebus ${VERSION} (node ${process.version})`];
+    const nats = await natsVersion(line, env);
+    if (nats !== undefined) lines.push(nats);
+    if (env.KUBECONFIG !== undefined) lines.push(await apiserverVersion(env, host));
+    host.stdout.write(`${lines.join('\n')}\n`);
+    return ExitCodes.ok;
+  },
+};

@@ -2,13 +2,13 @@
 // role gets exactly the verbs its code sends for each resource, nothing else.
 //   watcher       list + watch everything declared (for, owns, watches)
 //   reconciler    get what it may read by reference (objects too large for
-//                 the bus); patch the primary (finalizer, only with
-//                 `finalize`); create + patch what it owns (server-side apply
-//                 that creates needs both); create Events
+//                 the bus) — never Secrets: the bus carries them without
+//                 their data, and nothing else may read it; patch the
+//                 primary (finalizer, only with `finalize`); create + patch
+//                 what it owns (server-side apply that creates needs both);
+//                 create Events
 //   status-writer get + patch the primary's /status
-import type { Operator } from '../api/operator.js';
-import type { Resource } from '../api/resource.js';
-import { declaredResources } from '../api/operator.js';
+import { declaredResources, type Operator, type Resource } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
 
 interface PolicyRule {
@@ -25,6 +25,8 @@ function rule(resource: Resource, verbs: string[], subresource?: string): Policy
   };
 }
 
+const isSecrets = (resource: Resource) => resource.group === '' && resource.plural === 'secrets';
+
 export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
   const declared = declaredResources(operator);
   switch (role) {
@@ -33,12 +35,14 @@ export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
     case 'reconciler': {
       const owned = new Set(operator.owns ?? []);
       return [
-        ...declared.map((resource) => {
-          const verbs = ['get'];
-          if (owned.has(resource)) verbs.push('create', 'patch');
-          if (resource === operator.for && operator.finalize !== undefined) verbs.push('patch');
-          return rule(resource, verbs);
-        }),
+        ...declared
+          .map((resource) => {
+            const verbs = isSecrets(resource) ? [] : ['get'];
+            if (owned.has(resource)) verbs.push('create', 'patch');
+            if (resource === operator.for && operator.finalize !== undefined) verbs.push('patch');
+            return rule(resource, verbs);
+          })
+          .filter((granted) => granted.verbs.length > 0),
         { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
       ];
     }
@@ -60,7 +64,11 @@ export function rbacOf(
 ): object[] {
   return roles.flatMap((role) => {
     const name = `kubebus-${operator.name}-${role}`;
-    const labels = { 'app.kubernetes.io/name': 'kubebus', 'app.kubernetes.io/component': role };
+    const labels = {
+      'app.kubernetes.io/name': 'kubebus',
+      'app.kubernetes.io/instance': operator.name,
+      'app.kubernetes.io/component': role,
+    };
     const account = {
       apiVersion: 'v1',
       kind: 'ServiceAccount',

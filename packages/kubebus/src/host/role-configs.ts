@@ -29,27 +29,17 @@ export function partitionsOf(operator: Operator): number {
 }
 
 export function watcherConfig(operator: Operator, env: Environment): WatcherConfig {
-  const config = loadConfig(WatcherConfigSchema, {
-    KUBEBUS_WATCHER_ID: operator.name,
-    ...env,
-    KUBEBUS_CONTROLLERS: JSON.stringify([
-      {
-        name: operator.name,
-        for: resourceName(operator.for),
-        owns: (operator.owns ?? []).map(resourceName),
-      },
-    ]),
-    KUBEBUS_WORK_PARTITIONS: String(partitionsOf(operator)),
-  });
-  const watches: WatchMapping[] = (operator.watches ?? []).map((watch) => ({
-    resource: resourceName(watch.resource),
-    map: (object) => watch.map(object),
-  }));
-  const controllers: ControllerSpec[] = config.controllers.map((controller) => ({
-    ...controller,
-    watches,
-  }));
-  return { ...config, controllers };
+  const settings = loadConfig(WatcherConfigSchema, { KUBEBUS_WATCHER_ID: operator.name, ...env });
+  const controller: ControllerSpec = {
+    name: operator.name,
+    for: resourceName(operator.for),
+    owns: (operator.owns ?? []).map(resourceName),
+    watches: (operator.watches ?? []).map((watch): WatchMapping => ({
+      resource: resourceName(watch.resource),
+      map: (object) => watch.map(object),
+    })),
+  };
+  return { ...settings, controllers: [controller], partitions: partitionsOf(operator) };
 }
 
 export function reconcilerConfig(
@@ -57,16 +47,15 @@ export function reconcilerConfig(
   env: Environment,
   replicaId: string,
 ): ReconcilerConfig {
-  return loadConfig(ReconcilerConfigSchema, {
+  const settings = loadConfig(ReconcilerConfigSchema, {
     KUBEBUS_REPLICA_ID: replicaId,
     KUBEBUS_FIELD_MANAGER: `kubebus-${operator.name}`,
     ...(operator.maxAttempts === undefined
       ? {}
       : { KUBEBUS_MAX_ATTEMPTS: String(operator.maxAttempts) }),
     ...env,
-    KUBEBUS_CONTROLLER: operator.name,
-    KUBEBUS_WORK_PARTITIONS: String(partitionsOf(operator)),
   });
+  return { ...settings, controller: operator.name, partitions: partitionsOf(operator) };
 }
 
 export function statusWriterConfig(env: Environment, replicaId: string): StatusWriterConfig {

@@ -1,13 +1,20 @@
 // Runs an operator's roles in this process: all three by default (the
-// small-footprint mode: one NATS connection, one apiserver connection per
-// role, one health server), or one of them per process in production.
+// small-footprint mode), or one of them per process in production. The roles
+// of one process share one NATS connection, one apiserver client (one HTTP/2
+// connection and one client-side throttle, as a controller-runtime manager
+// does) and one health server.
+import { arch, platform } from 'node:os';
 import { connectBus, serverAtLeast, type BusConnection } from '@kubebus/shared/bus';
-import type { KubeCredentials } from '@kubebus/shared/kube';
-import type { Logger, ServiceShell } from '@kubebus/shared/obs';
+import { KubeClient, PerResourceThrottle, type KubeCredentials } from '@kubebus/shared/kube';
+import { restClientMetrics, type Logger, type ServiceShell } from '@kubebus/shared/obs';
 import type { Environment } from '@kubebus/shared/config';
-import { operatorPlan, startReconcilerService } from '@kubebus/reconciler/service';
-import { startStatusWriter } from '@kubebus/status-writer/service';
-import { startWatcher } from '@kubebus/watcher/service';
+import {
+  operatorPlan,
+  startReconcilerService,
+  type ReconcilerConfig,
+} from '@kubebus/reconciler/service';
+import { startStatusWriter, type StatusWriterConfig } from '@kubebus/status-writer/service';
+import { startWatcher, type WatcherConfig } from '@kubebus/watcher/service';
 import type { Operator } from '../api/operator.js';
 import { reconcilerConfig, statusWriterConfig, watcherConfig, type Role } from './role-configs.js';
 
@@ -16,35 +23,59 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
+/** Every role's typed configuration, parsed before anything connects. */
+export interface RoleConfigs {
+  readonly watcher?: WatcherConfig;
+  readonly reconciler?: ReconcilerConfig;
+  readonly statusWriter?: StatusWriterConfig;
+}
+
+/** Parses the roles' configurations; throws a readable message on a bad variable. */
+export function roleConfigsOf(
+  operator: Operator,
+  roles: readonly Role[],
+  env: Environment,
+  replicaId: string,
+): RoleConfigs {
+  return {
+    ...(roles.includes('watcher') ? { watcher: watcherConfig(operator, env) } : {}),
+    ...(roles.includes('reconciler')
+      ? { reconciler: reconcilerConfig(operator, env, replicaId) }
+      : {}),
+    ...(roles.includes('status-writer')
+      ? { statusWriter: statusWriterConfig(env, replicaId) }
+      : {}),
+  };
+}
+
 export async function runOperator(options: {
   readonly operator: Operator;
   readonly roles: readonly Role[];
-  readonly env: Environment;
+  readonly configs: RoleConfigs;
   readonly replicaId: string;
   readonly kubeConfig: KubeCredentials;
   readonly shell: ServiceShell;
+  /** kubebus' version, for the User-Agent */
+  readonly version: string;
+  /** the operator's own version: a new one reconciles every object again (upgrade sweep) */
+  readonly operatorVersion?: string;
 }): Promise<RunningOperator> {
-  const { operator, roles, env, shell } = options;
+  const { operator, roles, configs, shell } = options;
   const log: Logger = shell.log;
-  // parse every role's config before connecting: a bad variable is reported at once
-  const configs = {
-    watcher: roles.includes('watcher') ? watcherConfig(operator, env) : undefined,
-    reconciler: roles.includes('reconciler')
-      ? reconcilerConfig(operator, env, options.replicaId)
-      : undefined,
-    statusWriter: roles.includes('status-writer')
-      ? statusWriterConfig(env, options.replicaId)
-      : undefined,
-  };
-  const nats = (configs.reconciler ?? configs.statusWriter ?? configs.watcher)?.nats;
-  if (nats === undefined) throw new Error('no role to run');
+  const first = configs.reconciler ?? configs.statusWriter ?? configs.watcher;
+  if (first === undefined) throw new Error('no role to run');
+  const { nats, kubeRate } = first;
+  const kube = new KubeClient(options.kubeConfig, restClientMetrics(shell.registry), {
+    throttle: new PerResourceThrottle(kubeRate.qps, kubeRate.burst),
+    userAgent: userAgentOf(options.version, operator.name, roles),
+  });
   const bus = await connectBus(
     { ...nats, name: `kubebus-${operator.name}-${roles.join('+')}-${options.replicaId}` },
     log,
   );
   const stops: (() => Promise<void>)[] = [];
   const common = {
-    kubeConfig: options.kubeConfig,
+    kube,
     bus,
     registry: shell.registry,
     spans: shell.spans,
@@ -64,6 +95,9 @@ export async function runOperator(options: {
       ...common,
       config: configs.reconciler,
       log: log.child({ role: 'reconciler' }),
+      ...(options.operatorVersion === undefined
+        ? {}
+        : { operatorVersion: options.operatorVersion }),
       plan: await operatorPlan(operator, {
         nats: bus.nc,
         streamReplicas: configs.reconciler.streamReplicas,
@@ -93,6 +127,15 @@ export async function runOperator(options: {
       // the watcher first (no new work), the status writer last (it writes what reconciles produced)
       for (const stop of stops.reverse()) await stop();
       await bus.nc.drain();
+      kube.close();
     },
   };
+}
+
+/** client-go's shape: `kubebus/<version> (<os>/<arch>) <operator>/<roles>`. */
+export function userAgentOf(version: string, operator: string, roles: readonly Role[]): string {
+  const os = platform() === 'win32' ? 'windows' : platform();
+  const cpu = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm' }[arch()] ?? arch();
+  const role = roles.length === 3 ? 'all' : roles.join('+');
+  return `kubebus/${version} (${os}/${cpu}) ${operator}/${role}`;
 }

@@ -6,8 +6,9 @@ import { TestBed } from '../../../../test/bed/testbed.js';
 import { crdOf } from '../api/crd.js';
 import type { Condition, ResourceObject } from '../api/objects.js';
 import { apiVersionOf, type Resource } from '../api/resource.js';
-import { runOperator } from '../host/run-operator.js';
+import { roleConfigsOf, runOperator } from '../host/run-operator.js';
 import { ROLES } from '../host/role-configs.js';
+import { VERSION } from '../cli/version.js';
 import { refOf } from '@kubebus/reconciler/service';
 import type { TestEnvironment, TestEnvironmentOptions } from '../testing-api.js';
 import { readableDestination } from '../cli/readable-log.js';
@@ -85,20 +86,27 @@ export async function startEnvironment(
           ? { destination: readableDestination(process.stdout) }
           : {}),
       });
+      const replicaId = `test-${operator.name}`;
       const handle = await runOperator({
         operator,
         roles: ROLES,
-        env: {
-          KUBEBUS_NATS_URL: bed.natsUrl,
-          KUBEBUS_HEALTH_PORT: '0',
-          KUBEBUS_BACKOFF_BASE: '100ms',
-          KUBEBUS_BACKOFF_CAP: '2s',
-          KUBEBUS_CURSOR_FLUSH: '200ms',
-          ...runOptions.env,
-        },
-        replicaId: `test-${operator.name}`,
+        configs: roleConfigsOf(
+          operator,
+          ROLES,
+          {
+            KUBEBUS_NATS_URL: bed.natsUrl,
+            KUBEBUS_HEALTH_PORT: '0',
+            KUBEBUS_BACKOFF_BASE: '100ms',
+            KUBEBUS_BACKOFF_CAP: '2s',
+            KUBEBUS_CURSOR_FLUSH: '200ms',
+            ...runOptions.env,
+          },
+          replicaId,
+        ),
+        replicaId,
         kubeConfig: credentials,
         shell,
+        version: VERSION,
       });
       shell.started();
       const stoppable = {

@@ -1,7 +1,12 @@
 // The resources an operator declared (for, owns, watches), looked up by the
 // apiVersion and kind of an object: what ctx.apply and ctx.get may touch.
 import type { ResourceRef } from '@kubebus/shared/kube';
-import { apiVersionOf, declaredResources, type Operator, type Resource } from 'kubebus';
+import {
+  apiVersionOf,
+  declaredResources,
+  type Operator,
+  type Resource,
+} from '@kubebus/shared/definition';
 
 export function refOf(resource: Resource): ResourceRef {
   return {

@@ -1,18 +1,31 @@
 // The `ctx` a reconcile gets: applies with the owner reference and field
-// manager set, create-once, reads from the bus, Events about the object.
+// manager set, create-once, reads and lists from the bus, deletes, Events
+// about the object. What it applies is remembered for pruning.
 import type { ObjectReader } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   controllerReference,
   createIfAbsent,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
   recordEvent,
   type AppliedObjects,
   type ApplyBody,
   type KubeClient,
 } from '@kubebus/shared/kube';
-import type { ReconcileContext as RuntimeContext } from '@kubebus/shared/runtime';
-import type { DesiredObject, Operator, ReconcileContext, Resource } from 'kubebus';
+import {
+  apiVersionOf,
+  type DesiredBody,
+  type DesiredObject,
+  type Operator,
+  type ReconcileContext,
+  type Resource,
+  type RuntimeContext,
+} from '@kubebus/shared/definition';
 import { refOf, type KnownResources } from './known-resources.js';
+import { labelSelector } from './label-selector.js';
+import type { ObjectLister } from './object-lister.js';
+import { CONTROLLER_LABEL, deleteObject, ownedKey } from './owned-objects.js';
 
 export interface ContextDeps {
   readonly operator: Operator;
@@ -25,6 +38,9 @@ export interface ContextDeps {
   readonly dryRun: boolean;
   /** what the operator's setup made */
   readonly deps: unknown;
+  readonly lister: ObjectLister;
+  /** the owned objects this reconcile applied or created (ownedKey): what pruning keeps */
+  readonly touched: Set<string>;
 }
 
 export function operatorContext(
@@ -53,6 +69,13 @@ export function operatorContext(
         ...object,
         metadata: {
           ...object.metadata,
+          // what the watcher selects owned kinds by (it publishes nothing else of them)
+          // and the operator's name: what pruning requires besides the owner reference
+          labels: {
+            ...object.metadata.labels,
+            [MANAGED_BY_LABEL]: MANAGED_BY,
+            [CONTROLLER_LABEL]: deps.operator.name,
+          },
           ...(namespace === undefined ? {} : { namespace }),
           ownerReferences:
             ownable &&
@@ -73,24 +96,31 @@ export function operatorContext(
       name: body.metadata.name,
     });
 
+  const apply = async (first: Resource | DesiredObject, rest?: DesiredBody) => {
+    const { body, resource } = owned(desiredOf(first, rest), 'ctx.apply');
+    deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
+    const recorded = await recordedOf(body, resource);
+    const { object } = await deps.applied.apply(
+      deps.client,
+      refOf(resource),
+      body,
+      { fieldManager: deps.fieldManager, signal: runtime.signal },
+      recorded,
+    );
+    return withoutSecretData(resource, object);
+  };
+  const createOnce = async (first: Resource | DesiredObject, rest?: DesiredBody) => {
+    const { body, resource } = owned(desiredOf(first, rest), 'ctx.createOnce');
+    deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
+    const recorded = await recordedOf(body, resource);
+    if (recorded !== undefined) return 'exists';
+    return createIfAbsent(deps.client, refOf(resource), body, deps.fieldManager);
+  };
+
   return {
-    async apply(object) {
-      const { body, resource } = owned(object, 'ctx.apply');
-      const recorded = await recordedOf(body, resource);
-      await deps.applied.apply(
-        deps.client,
-        refOf(resource),
-        body,
-        { fieldManager: deps.fieldManager, signal: runtime.signal },
-        recorded,
-      );
-    },
-    async createOnce(object) {
-      const { body, resource } = owned(object, 'ctx.createOnce');
-      const recorded = await recordedOf(body, resource);
-      if (recorded !== undefined) return 'exists';
-      return createIfAbsent(deps.client, refOf(resource), body, deps.fieldManager);
-    },
+    // one implementation for both forms (kind + body, or a whole object)
+    apply,
+    createOnce,
     async get(resource, name, namespace) {
       if (!deps.known.has(resource))
         throw new TypeError(
@@ -105,6 +135,28 @@ export function operatorContext(
       // the recorded object is one of the resource's objects: its type is what the handle says
       return found as never;
     },
+    async list(resource, options = {}) {
+      if (!deps.known.has(resource))
+        throw new TypeError(
+          `ctx.list: ${resource.kind} is not declared by operator "${deps.operator.name}": add it to \`owns\` or \`watches\` so it is recorded`,
+        );
+      const matches = labelSelector(options.labelSelector);
+      const namespace =
+        resource.scope === 'Namespaced'
+          ? (options.namespace ?? (ownerNamespace === '' ? undefined : ownerNamespace))
+          : undefined;
+      const objects = await deps.lister.list(resource, namespace);
+      // recorded objects of the resource: their type is what the handle says
+      return objects.filter((object) => matches(object.metadata.labels ?? {})) as never;
+    },
+    async delete(resource, name, namespace) {
+      if (!(deps.operator.owns ?? []).some((kind) => sameResource(kind, resource)))
+        throw new TypeError(
+          `ctx.delete: ${resource.kind} is not in \`owns\` of operator "${deps.operator.name}": only owned kinds may be deleted (the generated RBAC grants delete on them)`,
+        );
+      const where = resource.scope === 'Namespaced' ? (namespace ?? ownerNamespace) : '';
+      return deleteObject(deps.client, resource, where, name, runtime.signal);
+    },
     async event(type, reason, message) {
       await recordEvent(deps.client, owner, {
         type,
@@ -117,9 +169,28 @@ export function operatorContext(
     },
     log: runtime.log,
     signal: runtime.signal,
+    reconcileId: runtime.reconcileId,
     attempt: runtime.attempt,
     traceparent: runtime.traceparent,
     dryRun: deps.dryRun,
     deps: deps.deps,
   };
+}
+
+/** The object to send: the untyped form as it is, the typed one with its resource's apiVersion and kind. */
+function desiredOf(first: Resource | DesiredObject, body: DesiredBody | undefined): DesiredObject {
+  if (body === undefined) return first as DesiredObject;
+  const resource = first as Resource;
+  return { ...body, apiVersion: apiVersionOf(resource), kind: resource.kind };
+}
+
+/** A Secret is answered as the bus records it, without its data, whether the apply was sent or not. */
+function withoutSecretData(resource: Resource, object: KubeObject): KubeObject {
+  if (resource.group !== '' || resource.kind !== 'Secret') return object;
+  const { data: _data, stringData: _stringData, ...rest } = object;
+  return rest;
+}
+
+function sameResource(a: Resource, b: Resource): boolean {
+  return a.group === b.group && a.plural === b.plural;
 }

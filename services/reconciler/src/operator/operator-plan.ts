@@ -1,6 +1,11 @@
 // An operator as the reconciler service runs it: its setup made once, then
 // the generic operator reconciler over the process' shared clients.
-import { declaredResources, type Operator, type OperatorHost, type Resource } from 'kubebus';
+import {
+  declaredResources,
+  type Operator,
+  type OperatorHost,
+  type Resource,
+} from '@kubebus/shared/definition';
 import type { KnownResource } from '../knative-event.js';
 import type { ReconcilerPlan } from '../reconciler-service.js';
 import { OperatorReconciler } from './operator-reconciler.js';

@@ -1,11 +1,13 @@
 // Any operator's reconcile, run the same way: read the object from the bus,
 // finalize it when it is going, leave it alone while it is parked, refuse a
 // spec its schema rejects (InvalidSpec, one Warning Event per generation, no
-// retries), keep the finalizer, call the operator's reconcile, and publish the
-// status it returns with Ready and Degraded.
+// retries), keep the finalizer, call the operator's reconcile, prune what it
+// no longer applies, and publish the status it returns with Ready and Degraded.
 import {
   BatchingReader,
   leaveParked,
+  serverAtLeast,
+  type BusConnection,
   type ObjectReader,
   type StatusPublisher,
 } from '@kubebus/shared/bus';
@@ -19,14 +21,15 @@ import {
 } from '@kubebus/shared/kube';
 import {
   TerminalError,
-  type ReconcileContext as RuntimeContext,
-  type ReconcileRequest,
-  type ReconcileResult,
-  type Reconciler,
-} from '@kubebus/shared/runtime';
-import type { Operator } from 'kubebus';
+  type Operator,
+  type Resource,
+  type RuntimeContext,
+} from '@kubebus/shared/definition';
+import type { ReconcileRequest, Reconciler, RuntimeResult } from '@kubebus/shared/runtime';
 import { KnownResources, refOf } from './known-resources.js';
+import { ApiserverLister, BusLister, type ObjectLister } from './object-lister.js';
 import { operatorContext } from './operator-context.js';
+import { prunedKinds, pruneOwned } from './pruning.js';
 import {
   alreadyInvalid,
   describeIssues,
@@ -47,18 +50,15 @@ export interface OperatorReconcilerDeps {
   readonly dryRun?: boolean;
   /** what the operator's setup made (ctx.deps) */
   readonly deps?: unknown;
-}
-
-/** A TerminalError from this package or another copy of it (the operator's own install). */
-function isTerminal(error: unknown): error is Error {
-  return (
-    error instanceof Error && (error as { kubebusTerminal?: unknown }).kubebusTerminal === true
-  );
+  /** the bus ctx.list and pruning read from; without it (replay) they list from the apiserver */
+  readonly bus?: BusConnection;
 }
 
 export class OperatorReconciler implements Reconciler {
   readonly #known: KnownResources;
   readonly #reads: BatchingReader;
+  readonly #lister: ObjectLister;
+  readonly #pruned: readonly Resource[];
 
   constructor(
     private readonly operator: Operator,
@@ -66,9 +66,14 @@ export class OperatorReconciler implements Reconciler {
   ) {
     this.#known = new KnownResources(operator);
     this.#reads = new BatchingReader(deps.reader);
+    this.#lister =
+      deps.bus === undefined
+        ? new ApiserverLister(deps.client)
+        : new BusLister(deps.bus, deps.client, serverAtLeast(deps.bus.nc, '2.11.0'));
+    this.#pruned = prunedKinds(operator);
   }
 
-  async reconcile(request: ReconcileRequest, runtime: RuntimeContext): Promise<ReconcileResult> {
+  async reconcile(request: ReconcileRequest, runtime: RuntimeContext): Promise<RuntimeResult> {
     const object = await this.deps.reader.read(request.key);
     // gone: owned objects are garbage-collected
     if (object === undefined) return { skipped: 'the object no longer exists' };
@@ -97,10 +102,9 @@ export class OperatorReconciler implements Reconciler {
     if (this.operator.finalize !== undefined && !hasFinalizer(object, this.operator.finalizer))
       await this.#setFinalizer(object, true);
 
-    const context = this.#context(object, runtime);
-    const result = await this.#guard(() =>
-      this.operator.reconcile({ ...object, spec: parsed.data }, context),
-    );
+    const touched = new Set<string>();
+    const context = this.#context(object, runtime, touched);
+    const result = await this.operator.reconcile({ ...object, spec: parsed.data }, context);
     let status: Status | undefined;
     if (result?.status !== undefined) {
       const checked = definition.status.safeParse(result.status);
@@ -110,6 +114,18 @@ export class OperatorReconciler implements Reconciler {
         );
       status = checked.data as Status;
     }
+    // only after success (a throw above skips it), never in a dry run (replay)
+    if (this.deps.dryRun !== true && this.#pruned.length > 0)
+      await pruneOwned({
+        kinds: this.#pruned,
+        controller: this.operator.name,
+        owner: object,
+        touched,
+        lister: this.#lister,
+        client: this.deps.client,
+        log: runtime.log,
+        signal: runtime.signal,
+      });
     await this.#publishStatus(
       object,
       reconciledStatus(object, status, result?.ready, result?.conditions ?? []),
@@ -119,21 +135,19 @@ export class OperatorReconciler implements Reconciler {
     return requeueAfterMs !== undefined && requeueAfterMs > 0 ? { requeueAfterMs } : undefined;
   }
 
-  async #finalize(object: KubeObject, runtime: RuntimeContext): Promise<ReconcileResult> {
+  async #finalize(object: KubeObject, runtime: RuntimeContext): Promise<RuntimeResult> {
     const operator = this.operator;
     if (operator.finalize === undefined || !hasFinalizer(object, operator.finalizer))
       return undefined;
     if (this.deps.dryRun === true) return undefined; // finalize touches what replay must not
     // A failure here throws: retried with backoff, and the object is not released.
-    const context = this.#context(object, runtime);
-    await this.#guard(async () => {
-      await operator.finalize?.(object as never, context);
-    });
+    const context = this.#context(object, runtime, new Set());
+    await operator.finalize(object as never, context);
     await this.#setFinalizer(object, false);
     return undefined;
   }
 
-  #context(object: KubeObject, runtime: RuntimeContext) {
+  #context(object: KubeObject, runtime: RuntimeContext, touched: Set<string>) {
     return operatorContext(
       {
         ...this.deps,
@@ -143,20 +157,12 @@ export class OperatorReconciler implements Reconciler {
         known: this.#known,
         dryRun: this.deps.dryRun ?? false,
         deps: this.deps.deps,
+        lister: this.#lister,
+        touched,
       },
       object,
       runtime,
     );
-  }
-
-  /** The operator's code, its TerminalError made the runtime's. */
-  async #guard<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      if (isTerminal(error)) throw new TerminalError(error.message, { cause: error });
-      throw error;
-    }
   }
 
   async #setFinalizer(object: KubeObject, present: boolean): Promise<void> {

@@ -3,7 +3,7 @@
 // own conditions set at the object's generation.
 import type { KubeObject } from '@kubebus/shared/events';
 import { setCondition, type Condition, type ConditionStatus } from '@kubebus/shared/kube';
-import type { ConditionReport, InvalidSpecReport } from 'kubebus';
+import type { ConditionReport, InvalidSpecReport } from '@kubebus/shared/definition';
 
 export type Status = Record<string, unknown>;
 

@@ -1,0 +1,39 @@
+// What `kubebus init` writes: an image whose entrypoint is the binary the
+// generated Deployments pass `run <module> --role <role>` to, a README whose
+// commands are the CLI's, a test script that type-checks, --group/--kind.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { projectFiles } from './templates.js';
+
+describe('kubebus init templates', () => {
+  const files = projectFiles('my-operator');
+
+  it('writes an image the generated Deployments can pass their args to', () => {
+    assert.match(files['Dockerfile'] ?? '', /^ENTRYPOINT \["node_modules\/\.bin\/kubebus"\]$/m);
+    assert.match(files['Dockerfile'] ?? '', /^CMD \["run", "operator\.ts"\]$/m);
+  });
+
+  it('documents the generate command as the CLI takes it, and type-checks in npm test', () => {
+    assert.match(files['README.md'] ?? '', /kubebus generate operator\.ts --out deploy/);
+    const manifest = JSON.parse(files['package.json'] ?? '') as {
+      scripts: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    assert.equal(manifest.scripts['generate'], 'kubebus generate operator.ts --out deploy');
+    assert.match(manifest.scripts['test'] ?? '', /^tsc --noEmit && /);
+    assert.ok(manifest.devDependencies['typescript']);
+    assert.ok(files['tsconfig.json']);
+  });
+
+  it('renames the resource with --group and --kind', () => {
+    const renamed = projectFiles('x', { group: 'web.example.org', kind: 'Website' });
+    for (const file of ['operator.ts', 'operator.test.ts']) {
+      const text = renamed[file] ?? '';
+      assert.doesNotMatch(text, /StaticSite|sites\.example\.com|shortNames/);
+      assert.match(text, /Website/);
+    }
+    assert.match(renamed['operator.ts'] ?? '', /group: 'web\.example\.org'/);
+    assert.match(renamed['operator.ts'] ?? '', /name: 'website'/);
+    assert.match(renamed['operator.test.ts'] ?? '', /apiVersion: 'web\.example\.org\/v1'/);
+  });
+});

@@ -1,0 +1,93 @@
+// One Deployment per role, each running `kubebus run <module> --role <role>`
+// under the role's ServiceAccount and NATS user. What the roles must agree on
+// (controller, partitions, watches) comes from the module itself: no
+// KUBEBUS_CONTROLLERS, KUBEBUS_CONTROLLER or KUBEBUS_WORK_PARTITIONS here.
+import type { Operator } from '@kubebus/shared/definition';
+import type { Role } from '../host/role-configs.js';
+import { natsEnv } from './nats-env.js';
+import { natsUserOf, operatorLabels, roleObjectName, selectorLabels } from './names.js';
+import {
+  containerSecurityContext,
+  podSecurityContext,
+  tmpMount,
+  tmpVolume,
+} from './pod-security.js';
+import type { PackageSettings } from './settings.js';
+
+const podName = { valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } };
+
+function roleEnv(role: Role, settings: PackageSettings): object[] {
+  switch (role) {
+    case 'watcher':
+      return [
+        { name: 'KUBEBUS_WATCHER_ID', ...podName },
+        ...(settings.watchNamespaces.length > 0
+          ? [{ name: 'KUBEBUS_WATCH_NAMESPACES', value: settings.watchNamespaces.join(',') }]
+          : []),
+      ];
+    case 'reconciler':
+    case 'status-writer':
+      // each replica holds its own partition leases
+      return [{ name: 'KUBEBUS_REPLICA_ID', ...podName }];
+  }
+}
+
+export function deploymentOf(operator: Operator, role: Role, settings: PackageSettings): object {
+  const name = roleObjectName(operator, role);
+  const selector = selectorLabels(operator, role);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name,
+      namespace: settings.namespace,
+      labels: { ...operatorLabels(operator), ...selector, ...settings.extraLabels },
+    },
+    spec: {
+      replicas: settings.replicas[role],
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: { ...operatorLabels(operator), ...selector } },
+        spec: {
+          serviceAccountName: name,
+          // in-flight reconciles finish and partitions are handed over before the pod goes
+          ...(role === 'reconciler' ? { terminationGracePeriodSeconds: 60 } : {}),
+          securityContext: podSecurityContext,
+          containers: [
+            {
+              name: role,
+              image: settings.image,
+              imagePullPolicy: settings.imagePullPolicy,
+              args: ['run', settings.module, '--role', role],
+              env: [
+                ...natsEnv(settings, natsUserOf(operator, role)),
+                { name: 'KUBEBUS_STREAM_REPLICAS', value: String(settings.streamReplicas) },
+                { name: 'KUBEBUS_HEALTH_PORT', value: String(settings.healthPort) },
+                ...roleEnv(role, settings),
+              ],
+              ports: [{ name: 'health', containerPort: settings.healthPort }],
+              livenessProbe: {
+                httpGet: { path: '/healthz', port: 'health' },
+                periodSeconds: 10,
+                failureThreshold: 3,
+              },
+              readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
+              resources: settings.resources[role],
+              securityContext: containerSecurityContext,
+              volumeMounts: [tmpMount],
+            },
+          ],
+          volumes: [tmpVolume],
+        },
+      },
+    },
+  };
+}
+
+export function deploymentsOf(
+  operator: Operator,
+  roles: readonly Role[],
+  settings: PackageSettings,
+): object[] {
+  return roles.map((role) => deploymentOf(operator, role, settings));
+}

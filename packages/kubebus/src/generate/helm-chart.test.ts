@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { ROLES } from '../host/role-configs.js';
+import { helmChartFiles, splitImage } from './helm-chart.js';
+import { site } from './test-operators.js';
+
+describe('helmChartFiles', () => {
+  const files = helmChartFiles(site, ROLES, {
+    image: 'ghcr.io/me/site:1.2.3',
+    module: 'dist/site.js',
+    watchNamespaces: [],
+  });
+
+  it('has values for the image, replicas and resources per role, NATS and the namespace', () => {
+    const values = parse(files['values.yaml'] ?? '') as Record<string, Record<string, unknown>>;
+    assert.deepEqual(values['image'], {
+      repository: 'ghcr.io/me/site',
+      tag: '1.2.3',
+      pullPolicy: 'IfNotPresent',
+    });
+    assert.equal(values['namespace'], '');
+    assert.deepEqual(Object.keys(values['nats'] ?? {}), [
+      'url',
+      'credentialsSecret',
+      'streamReplicas',
+    ]);
+    for (const key of ['watcher', 'reconciler', 'statusWriter']) {
+      assert.equal(typeof values[key]?.['replicas'], 'number', key);
+      assert.ok(values[key]?.['resources'], key);
+    }
+    // every value a template reads is declared
+    const templates = Object.entries(files)
+      .filter(([path]) => path.startsWith('templates/'))
+      .map(([, text]) => text)
+      .join('\n');
+    for (const [, path] of templates.matchAll(/\.Values\.([\w.]+)/g)) {
+      let node: unknown = values;
+      for (const part of (path ?? '').split('.'))
+        node = (node as Record<string, unknown> | undefined)?.[part];
+      assert.notEqual(node, undefined, `.Values.${path ?? ''} is not in values.yaml`);
+    }
+  });
+
+  it('makes the topology step a hook, deleted before it is created again and once it succeeds', () => {
+    const job = files['templates/topology-job.yaml'] ?? '';
+    assert.match(job, /helm\.sh\/hook: pre-install,pre-upgrade/);
+    assert.match(job, /helm\.sh\/hook-delete-policy: before-hook-creation,hook-succeeded/);
+  });
+
+  it('keeps the CRD on uninstall, and monitoring is opt-in', () => {
+    assert.match(files['templates/crd.yaml'] ?? '', /^\{\{- if \.Values\.crd\.enable \}\}/);
+    assert.match(files['templates/crd.yaml'] ?? '', /helm\.sh\/resource-policy: keep/);
+    assert.match(
+      files['templates/monitoring.yaml'] ?? '',
+      /^\{\{- if \.Values\.monitoring\.enable \}\}/,
+    );
+  });
+
+  it('splits image references', () => {
+    assert.deepEqual(splitImage('localhost:5000/a/b:2'), {
+      repository: 'localhost:5000/a/b',
+      tag: '2',
+    });
+    assert.deepEqual(splitImage('localhost:5000/a/b'), {
+      repository: 'localhost:5000/a/b',
+      tag: '',
+    });
+    assert.deepEqual(splitImage('a/b@sha256:00'), { repository: 'a/b@sha256:00', tag: '' });
+  });
+});

@@ -1,0 +1,212 @@
+// The Helm chart: the same objects as the kustomize base, with what an
+// installer changes taken from values.yaml (image, replicas and resources
+// per role, the NATS URL and credentials Secret, the namespace). The
+// topology step is a pre-install/pre-upgrade hook, deleted once it succeeds
+// and before it is created again, so an upgrade runs it with no manual Job
+// deletion. NATS itself is not in the chart: the hook runs before anything
+// of the release exists, so NATS and its credentials Secret must be there
+// first (nats/nats-server.conf beside the chart is its configuration).
+// Layout and value names follow Kubebuilder's helm plugin (crd.enable,
+// networkPolicy.enable, the CRD kept on uninstall).
+import { stringify } from 'yaml';
+import { crdOf } from '../api/crd.js';
+import type { Operator } from '@kubebus/shared/definition';
+import type { Role } from '../host/role-configs.js';
+import { deploymentsOf } from './deployments.js';
+import { disruptionBudgetsOf } from './disruption-budgets.js';
+import { block, helmTemplate, value, when } from './helm-template.js';
+import { KUBE_PROMETHEUS_STACK_RELEASE, monitoringOf } from './monitoring.js';
+import { natsUsersOfPackage } from './nats-statefulset.js';
+import { KUBE_PROMETHEUS_STACK, networkPoliciesOf } from './network-policies.js';
+import { rbacOf } from './rbac.js';
+import {
+  DEFAULT_NATS_SECRET,
+  DEFAULT_NATS_URL,
+  DEFAULT_REPLICAS,
+  DEFAULT_RESOURCES,
+  HEALTH_PORT,
+  type PackageSettings,
+} from './settings.js';
+import { topologyJobOf } from './topology-job.js';
+import { yamlDocuments } from './yaml-documents.js';
+
+/** The values key of a role (`statusWriter`: Helm paths cannot hold '-'). */
+const valuesKey = (role: Role | 'topology') =>
+  role.replace(/-([a-z])/g, (_dash, letter: string) => letter.toUpperCase());
+
+const NAMESPACE = '.Values.namespace | default .Release.Namespace';
+
+function helmSettings(module: string, watchNamespaces: readonly string[]): PackageSettings {
+  const perRole = <T>(of: (role: Role) => T) => ({
+    watcher: of('watcher'),
+    reconciler: of('reconciler'),
+    'status-writer': of('status-writer'),
+  });
+  return {
+    namespace: value(NAMESPACE),
+    image: `${value('.Values.image.repository')}:${value('.Values.image.tag | default .Chart.AppVersion')}`,
+    imagePullPolicy: value('.Values.image.pullPolicy'),
+    module,
+    natsUrl: value('.Values.nats.url'),
+    natsSecret: value('.Values.nats.credentialsSecret'),
+    replicas: perRole((role) => value(`.Values.${valuesKey(role)}.replicas`)),
+    resources: {
+      ...perRole((role) => block(`.Values.${valuesKey(role)}.resources`)),
+      topology: block('.Values.topology.resources'),
+    },
+    streamReplicas: value('.Values.nats.streamReplicas | quote'),
+    watchNamespaces,
+    extraLabels: {
+      'helm.sh/chart': `${value('.Chart.Name')}-${value('.Chart.Version')}`,
+      'app.kubernetes.io/managed-by': value('.Release.Service'),
+    },
+    healthPort: HEALTH_PORT,
+  };
+}
+
+/** repository and tag of an image reference (a digest stays in the repository). */
+export function splitImage(image: string): { repository: string; tag: string } {
+  const colon = image.lastIndexOf(':');
+  return colon > image.lastIndexOf('/') && !image.includes('@')
+    ? { repository: image.slice(0, colon), tag: image.slice(colon + 1) }
+    : { repository: image, tag: '' };
+}
+
+function valuesYaml(operator: Operator, roles: readonly Role[], image: string): string {
+  const { repository, tag } = splitImage(image);
+  const indent = (object: object, spaces: number) =>
+    stringify(object).trimEnd().replace(/^/gm, ' '.repeat(spaces));
+  const role = (name: Role | 'topology') => {
+    const lines = [`${valuesKey(name)}:`];
+    if (name !== 'topology') lines.push(`  replicas: ${DEFAULT_REPLICAS[name]}`);
+    lines.push('  resources:', indent(DEFAULT_RESOURCES[name], 4));
+    return lines.join('\n');
+  };
+  return `# Values of the ${operator.name} chart, written by \`kubebus generate\`.
+
+# where the operator runs; empty: the release's namespace (helm install -n <ns>)
+namespace: ""
+
+# an image whose entrypoint is the kubebus binary, with the operator module inside
+image:
+  repository: ${repository}
+  # empty: the chart's appVersion
+  tag: ${JSON.stringify(tag)}
+  pullPolicy: IfNotPresent
+
+nats:
+  url: ${DEFAULT_NATS_URL}
+  # a Secret holding each NATS user's password under the user's name:
+  # ${natsUsersOfPackage(operator, roles).join(', ')}
+  credentialsSecret: ${DEFAULT_NATS_SECRET}
+  # replicas of kubebus' streams and buckets: 1 on one NATS server, 3 in a cluster
+  streamReplicas: 1
+
+# replicas and resources per role; watchers run active-active, reconcilers share
+# the work partitions through leases
+${roles.map(role).join('\n')}
+# the topology step (a pre-install/pre-upgrade hook)
+${role('topology')}
+
+crd:
+  # install and upgrade the CRD with the chart; it is kept on uninstall (deleting
+  # it would delete every ${operator.for.kind})
+  enable: true
+
+podDisruptionBudget:
+  enable: true
+
+networkPolicy:
+  # deny ingress but the metrics port; egress to DNS, the apiserver and NATS only
+  enable: true
+  # where Prometheus scrapes from
+  metrics:
+    namespace: ${KUBE_PROMETHEUS_STACK.namespace}
+    podLabels:
+${indent(KUBE_PROMETHEUS_STACK.podLabels as object, 6)}
+
+monitoring:
+  # a PodMonitor and a PrometheusRule (needs the Prometheus Operator's CRDs)
+  enable: false
+  # kube-prometheus-stack selects both by release: <its Helm release name>
+  release: ${KUBE_PROMETHEUS_STACK_RELEASE}
+`;
+}
+
+export function helmChartFiles(
+  operator: Operator,
+  roles: readonly Role[],
+  options: {
+    readonly image: string;
+    readonly module: string;
+    readonly watchNamespaces: readonly string[];
+  },
+): Record<string, string> {
+  const settings = helmSettings(options.module, options.watchNamespaces);
+  const template = (objects: readonly object[], what: string) =>
+    helmTemplate(yamlDocuments(objects, `${what} (kubebus generate)`));
+  const crd = crdOf(operator.for) as { metadata: Record<string, unknown> };
+  const keptCrd = {
+    ...crd,
+    metadata: { ...crd.metadata, annotations: { 'helm.sh/resource-policy': 'keep' } },
+  };
+  const { tag } = splitImage(options.image);
+  return {
+    'Chart.yaml': stringify({
+      apiVersion: 'v2',
+      name: operator.name,
+      description: `The ${operator.name} operator (${operator.for.kind}.${operator.for.group}), run by kubebus on NATS JetStream`,
+      type: 'application',
+      version: '0.1.0',
+      appVersion: tag === '' ? '0.1.0' : tag,
+      keywords: ['operator', 'kubebus', operator.for.kind.toLowerCase()],
+    }),
+    'values.yaml': valuesYaml(operator, roles, options.image),
+    '.helmignore': '.DS_Store\n*.tmp\n*.orig\n',
+    'templates/crd.yaml': when('.Values.crd.enable', template([keptCrd], 'The CRD')),
+    'templates/rbac.yaml': template(
+      rbacOf(operator, settings.namespace, roles, options.watchNamespaces),
+      'ServiceAccounts and least-privilege RBAC per role',
+    ),
+    'templates/deployments.yaml': template(
+      deploymentsOf(operator, roles, settings),
+      'The roles, one Deployment each',
+    ),
+    'templates/pod-disruption-budgets.yaml': when(
+      '.Values.podDisruptionBudget.enable',
+      template(disruptionBudgetsOf(operator, roles, settings), 'PodDisruptionBudgets'),
+    ),
+    'templates/topology-job.yaml': template(
+      [
+        topologyJobOf(operator, settings, {
+          'helm.sh/hook': 'pre-install,pre-upgrade',
+          'helm.sh/hook-weight': '0',
+          'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+        }),
+      ],
+      'The topology step, a hook: it runs before every install and upgrade',
+    ),
+    'templates/network-policies.yaml': when(
+      '.Values.networkPolicy.enable',
+      template(
+        networkPoliciesOf(operator, settings, {
+          namespace: value('.Values.networkPolicy.metrics.namespace'),
+          podLabels: block('.Values.networkPolicy.metrics.podLabels'),
+        }),
+        'NetworkPolicies',
+      ),
+    ),
+    'templates/monitoring.yaml': when(
+      '.Values.monitoring.enable',
+      template(
+        monitoringOf(operator, roles, settings, value('.Values.monitoring.release')),
+        'A PodMonitor and the alerts',
+      ),
+    ),
+    'templates/NOTES.txt': `${operator.name} runs in namespace {{ ${NAMESPACE} }}: kubebus run, one Deployment per role.
+The topology step ran as a hook, as NATS user admin, against {{ .Values.nats.url }}.
+  kubectl -n {{ ${NAMESPACE} }} get deployments,pods -l app.kubernetes.io/instance=${operator.name}
+  kubectl get ${operator.for.plural}.${operator.for.group} -A
+`,
+  };
+}

@@ -1,0 +1,106 @@
+// The kustomize base: every object of the package with plain values, NATS in
+// nats/ (a configMapGenerator hashes its configuration, so a change rolls
+// the servers), monitoring in monitoring/ — not in the base's resources, as
+// it needs the Prometheus Operator's CRDs: an overlay adds it.
+import { crdOf } from '../api/crd.js';
+import type { Operator } from '@kubebus/shared/definition';
+import type { Role } from '../host/role-configs.js';
+import { deploymentsOf } from './deployments.js';
+import { disruptionBudgetsOf } from './disruption-budgets.js';
+import { monitoringOf } from './monitoring.js';
+import { namespaceOf } from './namespace.js';
+import { natsServerConfigOf } from './nats-server.js';
+import { natsObjectsOf, natsUsersOfPackage } from './nats-statefulset.js';
+import { networkPoliciesOf } from './network-policies.js';
+import { rbacOf } from './rbac.js';
+import type { PackageSettings } from './settings.js';
+import { topologyJobOf } from './topology-job.js';
+import { yamlDocuments } from './yaml-documents.js';
+
+export const GENERATED = (operator: Operator, what: string) =>
+  `${what} of operator ${operator.name}, written by \`kubebus generate\`: do not edit,\nregenerate; put changes in an overlay.`;
+
+export function crdFileName(operator: Operator): string {
+  return `${operator.for.plural}.${operator.for.group}.yaml`;
+}
+
+function kustomization(fields: object, header: string): string {
+  const body = {
+    apiVersion: 'kustomize.config.k8s.io/v1beta1',
+    kind: 'Kustomization',
+    ...fields,
+  };
+  return yamlDocuments([body], header).replace(/^---\n/m, '');
+}
+
+/** The base's files, by path relative to the base. */
+export function kustomizeFiles(
+  operator: Operator,
+  roles: readonly Role[],
+  settings: PackageSettings,
+): Record<string, string> {
+  const generated = (what: string) => GENERATED(operator, what);
+  const crd = crdFileName(operator);
+  const users = natsUsersOfPackage(operator, roles);
+  return {
+    'kustomization.yaml': kustomization(
+      {
+        resources: [
+          'namespace.yaml',
+          crd,
+          'rbac.yaml',
+          'nats',
+          'topology-job.yaml',
+          'deployments.yaml',
+          'pod-disruption-budgets.yaml',
+          'network-policies.yaml',
+        ],
+      },
+      `${generated('The kustomize base')}\n\nThe NATS users' passwords come from the Secret ${settings.natsSecret} (keys:\n${users.join(', ')}): create it, or generate it in an overlay.\nmonitoring/ (a PodMonitor and a PrometheusRule) needs the Prometheus Operator's\nCRDs: add it to an overlay's resources.`,
+    ),
+    'namespace.yaml': yamlDocuments([namespaceOf(settings)], generated('The namespace')),
+    [crd]: yamlDocuments([crdOf(operator.for)], generated('The CRD')),
+    'rbac.yaml': yamlDocuments(
+      rbacOf(operator, settings.namespace, roles, settings.watchNamespaces),
+      generated('ServiceAccounts and least-privilege RBAC per role'),
+    ),
+    'topology-job.yaml': yamlDocuments(
+      [topologyJobOf(operator, settings)],
+      `${generated('The topology step')}\nAfter an upgrade that changes it, delete the Job and apply again (its template is immutable).`,
+    ),
+    'deployments.yaml': yamlDocuments(
+      deploymentsOf(operator, roles, settings),
+      generated('The roles, one Deployment each'),
+    ),
+    'pod-disruption-budgets.yaml': yamlDocuments(
+      disruptionBudgetsOf(operator, roles, settings),
+      generated('PodDisruptionBudgets'),
+    ),
+    'network-policies.yaml': yamlDocuments(
+      networkPoliciesOf(operator, settings),
+      generated('NetworkPolicies'),
+    ),
+    'nats/kustomization.yaml': kustomization(
+      {
+        resources: ['nats.yaml'],
+        configMapGenerator: [
+          { name: 'nats-config', namespace: settings.namespace, files: ['nats-server.conf'] },
+        ],
+      },
+      generated('NATS'),
+    ),
+    'nats/nats.yaml': yamlDocuments(
+      natsObjectsOf(operator, roles, settings),
+      generated('NATS with JetStream'),
+    ),
+    'nats/nats-server.conf': natsServerConfigOf(operator, roles),
+    'monitoring/kustomization.yaml': kustomization(
+      { resources: ['monitoring.yaml'] },
+      generated('Monitoring (needs the Prometheus Operator)'),
+    ),
+    'monitoring/monitoring.yaml': yamlDocuments(
+      monitoringOf(operator, roles, settings),
+      generated('A PodMonitor and the alerts'),
+    ),
+  };
+}

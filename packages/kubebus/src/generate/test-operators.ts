@@ -1,0 +1,31 @@
+// Operators the generators' unit tests run on: one with setup (external
+// state on the bus) and owned kinds, one without either.
+import { z } from 'zod';
+import { defineOperator, defineResource, kinds } from '@kubebus/shared/definition';
+
+export const Site = defineResource({
+  group: 'example.test',
+  version: 'v1',
+  kind: 'Site',
+  scope: 'Namespaced',
+  spec: z.object({ html: z.string() }),
+  status: z.object({ url: z.string() }).partial(),
+});
+
+export const site = defineOperator({
+  name: 'site',
+  for: Site,
+  owns: [kinds.ConfigMap, kinds.Deployment],
+  setup: () => ({ bucket: 'b' }),
+  async reconcile() {
+    return undefined;
+  },
+});
+
+export const plain = defineOperator({
+  name: 'plain',
+  for: Site,
+  async reconcile() {
+    return undefined;
+  },
+});

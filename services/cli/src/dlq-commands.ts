@@ -1,0 +1,63 @@
+// `kubebus dlq list|inspect|redrive`: the dead letters that match, one in
+// full, and sending them back where they came from.
+import { machine, print, type BusContext, type CommandOutcome } from './command.js';
+import {
+  formatLetter,
+  inspectDeadLetter,
+  listDeadLetters,
+  printable,
+  redrive,
+  type LetterFilter,
+} from './dlq.js';
+
+export async function dlqListCommand(
+  filter: LetterFilter,
+  context: BusContext,
+): Promise<CommandOutcome> {
+  const letters = await listDeadLetters(context.nc, filter);
+  print(context, letters, () =>
+    letters.length === 0 ? 'no dead letters match\n' : `${letters.map(formatLetter).join('\n')}\n`,
+  );
+  return 'ok';
+}
+
+/** One letter in full: JSON, or YAML with -o yaml (a letter is no table). */
+export async function dlqInspectCommand(
+  options: { readonly seq: number },
+  context: BusContext,
+): Promise<CommandOutcome> {
+  context.stdout.write(machine(context.format, await inspectDeadLetter(context.nc, options.seq)));
+  return 'ok';
+}
+
+/** The letters named by sequence, or every letter a filter matches. */
+export type RedriveOptions = { readonly seqs: readonly number[] } | { readonly all: LetterFilter };
+
+/** A problem when any letter could not be sent back (each named on stderr). */
+export async function dlqRedriveCommand(
+  options: RedriveOptions,
+  context: BusContext,
+): Promise<CommandOutcome> {
+  if ('seqs' in options) {
+    for (const seq of options.seqs) context.stdout.write(`${await redrive(context.nc, seq)}\n`);
+    return 'ok';
+  }
+  const letters = await listDeadLetters(context.nc, options.all);
+  let done = 0;
+  let failed = 0;
+  for (const { seq } of letters) {
+    try {
+      await redrive(context.nc, seq);
+      done++;
+    } catch (error) {
+      failed++;
+      context.stderr.write(`kubebus: #${seq}: ${printable((error as Error).message, 300)}\n`);
+    }
+    context.stderr.write(
+      `\rre-drove ${done}/${letters.length}${failed > 0 ? `, ${failed} failed` : ''}`,
+    );
+  }
+  context.stderr.write('\n');
+  context.stdout.write(`re-drove ${done} of ${letters.length} dead letters\n`);
+  return failed > 0 ? 'problem' : 'ok';
+}

@@ -1,0 +1,39 @@
+// What identifies the objects an operator owns, for pruning, and how one is
+// deleted (ctx.delete and pruning alike).
+import type { Resource } from '@kubebus/shared/definition';
+import { isNotFound, objectPath, type KubeClient } from '@kubebus/shared/kube';
+import { refOf } from './known-resources.js';
+
+/**
+ * Set on every object an operator applies or creates, to its name. Pruning
+ * deletes only objects that carry it and the reconciled object's controller
+ * owner reference: objects that others made and pointed at the owner stay.
+ */
+export const CONTROLLER_LABEL = 'kubebus.dev/controller';
+
+/** An object's identity among the owned ones: group/plural/namespace/name. */
+export function ownedKey(resource: Resource, namespace: string, name: string): string {
+  return `${resource.group}/${resource.plural}/${namespace}/${name}`;
+}
+
+/** DELETE with background propagation; an object already gone is 'absent'. */
+export async function deleteObject(
+  client: KubeClient,
+  resource: Resource,
+  namespace: string,
+  name: string,
+  signal?: AbortSignal,
+): Promise<'deleted' | 'absent'> {
+  try {
+    await client.request(objectPath(refOf(resource), namespace, name), {
+      method: 'DELETE',
+      // DeleteOptions as query parameters: over HTTP/2 a DELETE carries no body (Node ends its stream)
+      query: { propagationPolicy: 'Background' },
+      ...(signal === undefined ? {} : { signal }),
+    });
+    return 'deleted';
+  } catch (error) {
+    if (isNotFound(error)) return 'absent';
+    throw error;
+  }
+}

@@ -1,0 +1,85 @@
+// Which status a revision's own reconcile came to, from the outcomes on the
+// bus: the comparison `kubebus replay` makes must never be against a status
+// some other reconcile wrote.
+import type { OutcomeRecord, Revision } from '@kubebus/shared/bus';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { recordedOutcome } from './replay.js';
+
+const TRACE_A = '00-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-1111111111111111-01';
+const TRACE_B = '00-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-2222222222222222-01';
+
+function revision(seq: number, rv: string, time: string, status?: object): Revision {
+  return {
+    seq,
+    event: {
+      id: `uid/${rv}/update`,
+      kbrv: rv,
+      time,
+      data: {
+        apiVersion: 'v1',
+        kind: 'Thing',
+        metadata: { name: 'x', uid: 'uid', resourceVersion: rv },
+        ...(status === undefined ? {} : { status }),
+      },
+    },
+  } as unknown as Revision;
+}
+
+function outcome(
+  controller: string,
+  at: string,
+  traceparent: string,
+  extra: Partial<OutcomeRecord> = {},
+): OutcomeRecord {
+  return {
+    controller,
+    result: 'success',
+    ms: 10,
+    attempt: 1,
+    reconcileId: 'r',
+    traceparent,
+    at,
+    ...extra,
+  };
+}
+
+describe('replay: the status a revision came to', () => {
+  const created = revision(1, '10', '2026-12-01T10:00:00.000Z');
+  const written = revision(2, '11', '2026-12-01T10:00:01.000Z', { phase: 'Ready' });
+  const later = revision(3, '12', '2026-12-01T10:00:05.000Z', { phase: 'Ready', extra: 1 });
+  const revisions = [created, written, later];
+
+  it('is what the status writer wrote in the same trace, not the next revision', () => {
+    const outcomes = [
+      outcome('op', '2026-12-01T10:00:00.500Z', TRACE_A, { eventId: created.event.id }),
+      outcome('status-writer', '2026-12-01T10:00:01.000Z', TRACE_A, { wrote: '11' }),
+    ];
+    const recorded = recordedOutcome(created, revisions, outcomes, 'op');
+    assert.deepEqual(recorded?.status, { phase: 'Ready' });
+    assert.equal(recorded?.started.toISOString(), '2026-12-01T10:00:00.490Z');
+  });
+
+  it('is the status in place when the writer skipped a no-op', () => {
+    const outcomes = [
+      outcome('op', '2026-12-01T10:00:06.000Z', TRACE_B, { eventId: later.event.id }),
+      outcome('status-writer', '2026-12-01T10:00:06.100Z', TRACE_B, { result: 'skipped' }),
+    ];
+    assert.deepEqual(recordedOutcome(later, revisions, outcomes, 'op')?.status, {
+      phase: 'Ready',
+      extra: 1,
+    });
+  });
+
+  it('is nothing for a revision never reconciled on its own, or reconciled by another controller', () => {
+    const outcomes = [
+      outcome('other', '2026-12-01T10:00:00.500Z', TRACE_A, { eventId: created.event.id }),
+      outcome('op', '2026-12-01T10:00:00.600Z', TRACE_A, {
+        eventId: created.event.id,
+        result: 'error',
+      }),
+    ];
+    assert.equal(recordedOutcome(created, revisions, outcomes, 'op'), undefined);
+    assert.equal(recordedOutcome(written, revisions, [], 'op'), undefined);
+  });
+});

@@ -1,0 +1,102 @@
+// Upgrades reach every object. controller-runtime re-reconciles every object
+// when a new version starts (its informers' initial list); kubebus has no
+// such list, so the reconciler does it per partition: when it takes a
+// partition whose objects were last swept by another version of the
+// operator, it marks every object of that partition dirty. The marks go to
+// the partition it now holds, so the new code reconciles them, paced by the
+// usual work queue and throttle, one reconcile per key as always — and a
+// rolling update sweeps each partition once more per version, whoever held it.
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { decodeNatsMessage } from '../events/nats-binding.js';
+import { keyOfEvent, opOf } from '../events/kube-event.js';
+import type { ObjectKey } from '../kube/refs.js';
+import type { Logger } from '../obs/logger.js';
+import { startTrace } from '../obs/trace.js';
+import { readMessages } from './history.js';
+import { partitionOf, subjects } from './subjects.js';
+import { Streams } from './topology.js';
+import { encodeWorkMark } from './work-mark.js';
+
+/** How long one read of the objects serves further partitions taken (objects created since get their own marks). */
+const REUSE_MS = 10_000;
+
+/** The agreements key recording which version last swept a partition. */
+export const sweepKey = (controller: string, partition: number) =>
+  `sweep.${controller}.p${partition}`;
+
+export interface SweepDeps {
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  /** the agreements bucket */
+  readonly agreements: KV;
+  readonly controller: string;
+  /** this process's version of the operator */
+  readonly version: string;
+  readonly partitions: number;
+  readonly primary: Pick<ObjectKey, 'group' | 'resource'>;
+  readonly log: Logger;
+}
+
+/** The live objects of the primary resource, by uid, from the bus' last record of each. */
+async function primaryObjects(deps: SweepDeps): Promise<{ key: ObjectKey; uid: string }[]> {
+  const messages = await readMessages(
+    deps.nc,
+    Streams.events,
+    subjects.eventsOf(deps.primary),
+    'last-per-subject',
+  );
+  return messages.flatMap((message) => {
+    const decoded = decodeNatsMessage(message.data, undefined);
+    if (!decoded.ok || opOf(decoded.event) === 'delete') return [];
+    return [{ key: keyOfEvent(decoded.event), uid: decoded.event.kbuid }];
+  });
+}
+
+export class UpgradeSweeper {
+  /** one read of the primary's objects for the partitions taken together (at start, a rebalance) */
+  #objects: { read: Promise<{ key: ObjectKey; uid: string }[]>; at: number } | undefined;
+
+  constructor(private readonly deps: SweepDeps) {}
+
+  /** Sweeps the partition unless this version already did; the number of objects marked. */
+  async onAcquired(partition: number): Promise<number> {
+    const { deps } = this;
+    const key = sweepKey(deps.controller, partition);
+    const recorded = await deps.agreements.get(key);
+    if (recorded !== null && recorded.operation === 'PUT' && recorded.string() === deps.version)
+      return 0;
+    if (this.#objects === undefined || Date.now() - this.#objects.at > REUSE_MS)
+      this.#objects = { read: primaryObjects(deps), at: Date.now() };
+    const inPartition = (await this.#objects.read).filter(
+      (object) => partitionOf(object.key, deps.partitions) === partition,
+    );
+    for (const { key: objectKey, uid } of inPartition) {
+      const traceparent = startTrace();
+      await deps.js.publish(
+        subjects.work(deps.controller, partition, objectKey),
+        encodeWorkMark({
+          key: objectKey,
+          reason: 'upgrade',
+          traceparent,
+          time: new Date().toISOString(),
+        }),
+        // once per object and version, however many replicas sweep at once
+        { msgID: `${deps.controller}/upgrade/${deps.version}/${uid}` },
+      );
+    }
+    await deps.agreements.put(key, deps.version);
+    if (recorded !== null)
+      deps.log.info(
+        {
+          partition,
+          version: deps.version,
+          previous: recorded.string(),
+          marked: inPartition.length,
+        },
+        'a new version of the operator: every object of the partition is reconciled again',
+      );
+    return inPartition.length;
+  }
+}

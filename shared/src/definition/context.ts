@@ -1,0 +1,87 @@
+// What a reconcile gets besides the object: the runtime's part (cancellation,
+// a logger, the ids of this try), which every reconciler has, and what an
+// operator's reconcile can do on top of it (apply, get, Events).
+import type { DesiredObject, ResourceObject } from './objects.js';
+import type { BodyOf, ObjectOf, Resource } from './resource.js';
+
+export interface Log {
+  debug(fields: object, message?: string): void;
+  debug(message: string): void;
+  info(fields: object, message?: string): void;
+  info(message: string): void;
+  warn(fields: object, message?: string): void;
+  warn(message: string): void;
+  error(fields: object, message?: string): void;
+  error(message: string): void;
+}
+
+/** What the runtime gives every reconcile, an operator's or a role's own (the status writer). */
+export interface RuntimeContext {
+  /** aborted when the process stops or loses this object's partition */
+  readonly signal: AbortSignal;
+  /** carries the reconcile id, the object's key and the trace */
+  readonly log: Log;
+  /** one per try: in its logs and in its recorded outcome (`kubebus history`) */
+  readonly reconcileId: string;
+  /** the W3C traceparent of this reconcile (a span of the change's trace) */
+  readonly traceparent: string;
+  /** 1 on the first try, then counts retries */
+  readonly attempt: number;
+}
+
+export interface ListOptions {
+  /** default: the primary object's namespace (every namespace when it is cluster-scoped) */
+  readonly namespace?: string;
+  /** a Kubernetes label selector: `app=web,tier!=db`, `env in (a,b)`, `managed`, `!legacy` */
+  readonly labelSelector?: string;
+}
+
+/** What an operator's reconcile can do besides computing a status. */
+export interface ReconcileContext<Deps = undefined> extends RuntimeContext {
+  /**
+   * Server-side apply of an object this operator owns (declared in `owns`):
+   * the namespace defaults to the primary object's, the controller owner
+   * reference is set, the field manager is the operator's. The body is typed
+   * by the resource (`kinds.Deployment`, your own `defineResource`): a
+   * misspelt field does not compile. Answers the object as the apiserver
+   * answered the apply, or — when nothing would change and the apply is not
+   * sent — as last recorded (Secrets without their data).
+   */
+  apply<R extends Resource>(resource: R, body: BodyOf<R>): Promise<ObjectOf<R>>;
+  /** The untyped form: any object of a declared kind, with its apiVersion and kind. */
+  apply(object: DesiredObject): Promise<ResourceObject>;
+  /** Creates the object unless it exists (generated credentials, say); never updates it. */
+  createOnce<R extends Resource>(resource: R, body: BodyOf<R>): Promise<'created' | 'exists'>;
+  createOnce(object: DesiredObject): Promise<'created' | 'exists'>;
+  /**
+   * An object of a resource this operator reconciles, owns or watches, as last
+   * recorded on the bus: no apiserver request. undefined when it does not exist.
+   */
+  get<R extends Resource>(
+    resource: R,
+    name: string,
+    namespace?: string,
+  ): Promise<ObjectOf<R> | undefined>;
+  /**
+   * The objects of a resource this operator reconciles, owns or watches, as
+   * last recorded on the bus (no apiserver request unless the bus cannot
+   * answer: more than 1024 objects in the range). Namespace omitted: the
+   * primary object's (every namespace when it is cluster-scoped).
+   */
+  list<R extends Resource>(resource: R, options?: ListOptions): Promise<ObjectOf<R>[]>;
+  /**
+   * Deletes an object of a resource in `owns` (background propagation) with
+   * the process' apiserver client. Idempotent: an object already gone is
+   * 'absent'. Under `kubebus replay` sent as a dry run.
+   */
+  delete(resource: Resource, name: string, namespace?: string): Promise<'deleted' | 'absent'>;
+  /** Records a Kubernetes Event about the object being reconciled. */
+  event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
+  /**
+   * true under `kubebus replay`: apiserver writes are sent as dry runs and
+   * statuses are compared, not written; touch nothing outside Kubernetes
+   */
+  readonly dryRun: boolean;
+  /** what the operator's `setup` returned, made once per process */
+  readonly deps: Deps;
+}

@@ -1,0 +1,43 @@
+// The definition API: resources, operators, what a reconcile gets and
+// returns, TerminalError. The lowest layer: the runtime, the roles and the
+// public package (which re-exports it as `kubebus`) all speak it; it imports
+// nothing of kubebus but its error codes.
+export {
+  apiVersionOf,
+  defineResource,
+  isCustomResource,
+  resource,
+  resourceName,
+} from './resource.js';
+export type {
+  BodyOf,
+  CustomResource,
+  ObjectOf,
+  PrinterColumn,
+  Resource,
+  ResourceDefinition,
+  Scope,
+  ValidationRule,
+} from './resource.js';
+export { declaredResources, defineOperator, isOperator } from './operator.js';
+export type { Operator, OperatorDefinition, OperatorHost, Watch } from './operator.js';
+export type { ListOptions, Log, ReconcileContext, RuntimeContext } from './context.js';
+export type { ConditionReport, InvalidSpecReport, ReconcileResult } from './result.js';
+export type {
+  Condition,
+  ConditionStatus,
+  CustomBody,
+  DesiredBody,
+  DesiredMeta,
+  DesiredObject,
+  KubeObjectOf,
+  ObjectMeta,
+  ObjectRef,
+  OwnerReference,
+  ResourceObject,
+  RuntimeStatus,
+} from './objects.js';
+export * as kinds from './kinds.js';
+export type { BuiltIn, BuiltInBody, BuiltInObject } from './kinds.js';
+export type { Json } from './json.js';
+export { TerminalError, isTerminalError } from './terminal-error.js';

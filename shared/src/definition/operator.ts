@@ -1,0 +1,123 @@
+// An operator: which resource it reconciles, what it owns and watches, and
+// the reconcile function. Every process that runs it (`kubebus run`) derives
+// its controller name, partitions, watches and RBAC from this one value.
+import type { NatsConnection } from '@nats-io/nats-core';
+import type { Log, ReconcileContext } from './context.js';
+import type { ObjectRef, ResourceObject } from './objects.js';
+import { resourceName, type CustomResource, type ObjectOf, type Resource } from './resource.js';
+import type { InvalidSpecReport, ReconcileResult } from './result.js';
+
+type StatusOf<R extends CustomResource> = NonNullable<ObjectOf<R>['status']>;
+
+/** What the host gives an operator's `setup`: the bus it runs on. */
+export interface OperatorHost {
+  /** the NATS connection of this process (object stores, KV: external state on the bus) */
+  readonly nats: NatsConnection;
+  /** replicas of kubebus' streams (1 on one server, 3 in a NATS cluster) */
+  readonly streamReplicas: number;
+  readonly log: Log;
+}
+
+export interface Watch<Primary extends CustomResource> {
+  readonly resource: Resource;
+  /** which objects of the primary resource a change to `object` concerns */
+  map(object: ResourceObject): readonly ObjectRef[];
+  /** never set: ties the mapping to the operator's primary resource */
+  readonly __primary?: Primary;
+}
+
+export interface OperatorDefinition<Primary extends CustomResource, Deps = undefined> {
+  /** the controller's name: lower-case letters, digits and '-' */
+  readonly name: string;
+  /** the resource it reconciles */
+  readonly for: Primary;
+  /** resources whose objects it creates (their changes reconcile the owner) */
+  readonly owns?: readonly Resource[];
+  /** other resources whose changes reconcile the objects `map` names */
+  readonly watches?: readonly Watch<Primary>[];
+  /** make the actual state match the spec; throw to retry with backoff */
+  reconcile(
+    object: ObjectOf<Primary>,
+    context: ReconcileContext<Deps>,
+    // `async reconcile() { ... }` with no return is Promise<void>: allowed, it means "reconciled"
+    // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
+  ): Promise<ReconcileResult<NoInfer<StatusOf<Primary>>> | undefined | void>;
+  /**
+   * Clean up what Kubernetes cannot (external resources) before the object
+   * goes; with it, the runtime keeps a finalizer on every object.
+   */
+  finalize?(object: ObjectOf<Primary>, context: ReconcileContext<Deps>): Promise<void>;
+  /**
+   * Pruning (default true): after a successful reconcile, owned objects
+   * (kinds in `owns`, with this object as their controller owner) that the
+   * reconcile did not apply or createOnce are deleted, as `kubectl apply
+   * --prune` does. false turns it off; `{ keep: [kinds.Secret] }` never prunes
+   * those kinds. Never on a failed reconcile, never under replay.
+   */
+  readonly prune?: boolean | { readonly keep: readonly Resource[] };
+  /** default: <group>/<name>; set it to keep the finalizer objects already carry */
+  readonly finalizer?: string;
+  /** clients for external resources, made once per process; `ctx.deps` in reconcile */
+  setup?(host: OperatorHost): Deps | Promise<Deps>;
+  /** what else the status says while the spec is invalid (a phase, a condition) */
+  invalidSpec?(message: string): InvalidSpecReport<NoInfer<StatusOf<Primary>>>;
+  /** how the work is split between replicas (default 16); fixed once deployed */
+  readonly partitions?: number;
+  /** failed attempts before an object is dead-lettered (default 10) */
+  readonly maxAttempts?: number;
+}
+
+export interface Operator<
+  Primary extends CustomResource = CustomResource,
+  Deps = unknown,
+> extends OperatorDefinition<Primary, Deps> {
+  readonly kubebus: 'operator/v1';
+  /** the finalizer the runtime sets when `finalize` is defined */
+  readonly finalizer: string;
+}
+
+function check(ok: boolean, what: string): void {
+  if (!ok) throw new TypeError(`defineOperator: ${what}`);
+}
+
+/** An operator for `kubebus run`, `kubebus generate`, `kubebus replay` and the test kit. */
+export function defineOperator<Primary extends CustomResource, Deps = undefined>(
+  definition: OperatorDefinition<Primary, Deps>,
+): Operator<Primary, Deps> {
+  check(
+    /^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$/.test(definition.name),
+    `name "${definition.name}" must be 1-40 lower-case letters, digits and '-'`,
+  );
+  check(
+    typeof definition.for === 'object' && 'definition' in definition.for,
+    '`for` must be a resource made by defineResource',
+  );
+  const partitions = definition.partitions ?? 16;
+  check(
+    Number.isInteger(partitions) && partitions >= 1 && partitions <= 1024,
+    'partitions must be 1-1024',
+  );
+  return Object.freeze({
+    ...definition,
+    kubebus: 'operator/v1' as const,
+    finalizer: definition.finalizer ?? `${definition.for.group}/${definition.name}`,
+  });
+}
+
+export function isOperator(value: unknown): value is Operator {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { kubebus?: unknown }).kubebus === 'operator/v1'
+  );
+}
+
+/** Every resource the operator names (for, owns, watches), once each. */
+export function declaredResources(operator: Operator): Resource[] {
+  const all = [
+    operator.for,
+    ...(operator.owns ?? []),
+    ...(operator.watches ?? []).map((watch) => watch.resource),
+  ];
+  return [...new Map(all.map((resource) => [resourceName(resource), resource])).values()];
+}

@@ -1,0 +1,151 @@
+// Resources an operator names: its own custom resources (defineResource: a zod
+// spec and status, from which the CRD is generated) and built-in kinds.
+import type { z } from 'zod';
+import type { CustomBody, DesiredBody, KubeObjectOf, ResourceObject } from './objects.js';
+
+export type Scope = 'Namespaced' | 'Cluster';
+
+/**
+ * A Kubernetes resource: where it is served and what its objects are called.
+ * The one vocabulary for a resource (group, version, kind, plural, scope),
+ * used alike by the definition, the roles and the generated manifests.
+ */
+export interface Resource<Shape extends ResourceObject = ResourceObject, Body = DesiredBody> {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  /** the plural resource name, e.g. 'deployments' */
+  readonly plural: string;
+  readonly scope: Scope;
+  /** never set: carries the type of the resource's objects */
+  readonly __shape?: Shape;
+  /** never set: carries the type of what `ctx.apply(resource, body)` takes */
+  readonly __body?: Body;
+}
+
+/** The type of a resource's objects (what `ctx.get` and `ctx.apply` answer). */
+export type ObjectOf<R extends Resource> = R extends Resource<infer Shape, unknown> ? Shape : never;
+
+/** What `ctx.apply(resource, body)` takes for a resource: no apiVersion or kind, no status. */
+export type BodyOf<R extends Resource> =
+  R extends Resource<ResourceObject, infer Body> ? Body : never;
+
+export interface PrinterColumn {
+  readonly name: string;
+  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  readonly jsonPath: string;
+  readonly description?: string;
+  /** 0 shows in `kubectl get`, more only with `-o wide` */
+  readonly priority?: number;
+}
+
+/** A CEL validation rule on the whole object (x-kubernetes-validations at the root). */
+export interface ValidationRule {
+  readonly rule: string;
+  readonly message: string;
+  /** the reason the apiserver answers with (default FieldValueInvalid) */
+  readonly reason?:
+    'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
+}
+
+export interface ResourceDefinition<Spec extends z.ZodType, Status extends z.ZodType> {
+  /** the API group, a DNS subdomain such as example.com */
+  readonly group: string;
+  /** e.g. v1alpha1 */
+  readonly version: string;
+  /** the kind, in PascalCase */
+  readonly kind: string;
+  /** default: the kind in lower case with an "s" */
+  readonly plural?: string;
+  readonly scope: Scope;
+  readonly spec: Spec;
+  /** status fields of your own; conditions and observedGeneration are added for you */
+  readonly status: Status;
+  readonly shortNames?: readonly string[];
+  readonly categories?: readonly string[];
+  /** extra columns of `kubectl get`; Ready and Age are added for you */
+  readonly printerColumns?: readonly PrinterColumn[];
+  readonly description?: string;
+  readonly validations?: readonly ValidationRule[];
+}
+
+/** A custom resource defined here: its objects arrive with a typed, validated spec. */
+export interface CustomResource<
+  Spec extends z.ZodType = z.ZodType,
+  Status extends z.ZodType = z.ZodType,
+> extends Resource<KubeObjectOf<z.output<Spec>, z.output<Status>>, CustomBody<z.input<Spec>>> {
+  readonly definition: ResourceDefinition<Spec, Status>;
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const VERSION = /^v[0-9]+((alpha|beta)[0-9]+)?$/;
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
+
+/** Throws one line naming the field when a definition cannot become a valid CRD. */
+function check(ok: boolean, what: string): void {
+  if (!ok) throw new TypeError(`defineResource: ${what}`);
+}
+
+/**
+ * A custom resource: its group, version, kind and scope, and zod schemas for
+ * its spec and status. `kubebus generate` makes its CRD from this.
+ */
+export function defineResource<Spec extends z.ZodType, Status extends z.ZodType>(
+  definition: ResourceDefinition<Spec, Status>,
+): CustomResource<Spec, Status> {
+  check(
+    DNS_SUBDOMAIN.test(definition.group) && definition.group.includes('.'),
+    `group "${definition.group}" must be a DNS subdomain with a dot, e.g. example.com`,
+  );
+  check(
+    VERSION.test(definition.version),
+    `version "${definition.version}" must look like v1, v1alpha1 or v2beta3`,
+  );
+  check(
+    KIND.test(definition.kind),
+    `kind "${definition.kind}" must be PascalCase letters and digits`,
+  );
+  const plural = definition.plural ?? `${definition.kind.toLowerCase()}s`;
+  check(
+    /^[a-z][a-z0-9]*$/.test(plural),
+    `plural "${plural}" must be lower-case letters and digits`,
+  );
+  return Object.freeze({
+    group: definition.group,
+    version: definition.version,
+    kind: definition.kind,
+    plural,
+    scope: definition.scope,
+    definition,
+  });
+}
+
+/** A built-in or third-party resource this operator owns or watches (not defined here). */
+export function resource<
+  Shape extends ResourceObject = ResourceObject,
+  Body = DesiredBody,
+>(reference: {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly scope: Scope;
+}): Resource<Shape, Body> {
+  return Object.freeze({ ...reference });
+}
+
+export function isCustomResource(value: Resource): value is CustomResource {
+  return 'definition' in value;
+}
+
+/** "v1" or "group/version" */
+export function apiVersionOf(resource: Pick<Resource, 'group' | 'version'>): string {
+  return resource.group === '' ? resource.version : `${resource.group}/${resource.version}`;
+}
+
+/** kubectl's "plural.version.group" (core resources: "plural.version"). */
+export function resourceName(resource: Pick<Resource, 'group' | 'version' | 'plural'>): string {
+  return resource.group === ''
+    ? `${resource.plural}.${resource.version}`
+    : `${resource.plural}.${resource.version}.${resource.group}`;
+}

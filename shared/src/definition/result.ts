@@ -1,0 +1,30 @@
+// What an operator's reconcile returns, and what the status shows while a
+// spec is invalid: the status and conditions to publish. The runtime adds
+// observedGeneration, lastTransitionTime, Ready and Degraded.
+import type { ConditionStatus } from './objects.js';
+
+/** A condition a reconcile reports; lastTransitionTime and observedGeneration are the runtime's. */
+export interface ConditionReport {
+  readonly type: string;
+  readonly status: ConditionStatus | boolean;
+  readonly reason: string;
+  readonly message?: string;
+}
+
+/** What a reconcile returns. Nothing means: reconciled, Ready=True, no requeue. */
+export interface ReconcileResult<Status> {
+  /** the status to show (parsed by the resource's status schema); default: unchanged */
+  readonly status?: Omit<Status, 'conditions' | 'observedGeneration'>;
+  /** the Ready condition; default True with reason Reconciled */
+  readonly ready?: Omit<ConditionReport, 'type'>;
+  /** further conditions of your own */
+  readonly conditions?: readonly ConditionReport[];
+  /** reconcile again after this many milliseconds even when nothing changes */
+  readonly requeueAfterMs?: number;
+}
+
+/** What the status shows while the spec is invalid, besides Ready=False/InvalidSpec. */
+export interface InvalidSpecReport<Status> {
+  readonly status?: Partial<Omit<Status, 'conditions' | 'observedGeneration'>>;
+  readonly conditions?: readonly ConditionReport[];
+}
