@@ -13,7 +13,7 @@ import {
   startApiserver,
   type ApiserverConfig,
 } from './apiserver.js';
-import { serversBinDir } from './binaries.js';
+import { requireServers } from './binaries.js';
 import { httpCall } from './http.js';
 import { freePort } from './ports.js';
 import { startControllerManager } from './controller-manager.js';
@@ -52,7 +52,13 @@ export class TestBed {
   static async start(requested: TestBedOptions = {}): Promise<TestBed> {
     // KUBEBUS_KEEP_TESTBED=1 keeps logs and data of every test bed for a post-mortem.
     const options = { keepDir: process.env['KUBEBUS_KEEP_TESTBED'] === '1', ...requested };
-    serversBinDir(); // fail first, and clearly, when the servers cannot be built
+    // fail first, and clearly, when a server can be found or built nowhere
+    requireServers([
+      'kube-apiserver',
+      'etcd',
+      'nats-server',
+      ...(requested.controllerManager === true ? (['kube-controller-manager'] as const) : []),
+    ]);
     const dir = mkdtempSync(join(tmpdir(), 'kubebus-testbed-'));
     try {
       const pki = await createPki(dir);

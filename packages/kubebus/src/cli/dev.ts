@@ -16,7 +16,9 @@ export async function dev(line: CommandLine): Promise<void> {
     usageError(`--log-level takes ${LEVELS.join(', ')}; got ${JSON.stringify(wanted)}`);
   const say = (text: string) => process.stdout.write(`${text}\n`);
   say('starting kube-apiserver, etcd, kube-controller-manager and nats-server');
-  say('(the first run builds them from their Go modules: Go >= 1.26 on PATH, 10-20 minutes)');
+  say(
+    '(from KUBEBUS_ASSETS, else PATH at supported versions, else built once from their Go modules: Go >= 1.26, about 20 minutes)',
+  );
   const { startEnvironment } = await import('../testing/environment.js');
   const environment = await startEnvironment({ controllerManager: true, keepDir: true });
   let standIn: NodeJS.Timeout | undefined;
