@@ -415,7 +415,10 @@ describe('deploy/', { timeout: 300_000 }, () => {
       ['reconciler', 'patch', db, 'databaseclusters', '', true],
       ['reconciler', 'patch', db, 'databaseclusters', 'status', false],
       ['reconciler', 'delete', db, 'databaseclusters', '', false],
-      ['reconciler', 'delete', 'apps', 'statefulsets', '', false],
+      // what it owns it may delete (ctx.delete, pruning); never its primary, never other kinds
+      ['reconciler', 'delete', 'apps', 'statefulsets', '', true],
+      ['reconciler', 'delete', 'apps', 'deployments', '', false],
+      ['reconciler', 'delete', '', 'pods', '', false],
       ['status-writer', 'patch', db, 'databaseclusters', 'status', true],
       ['status-writer', 'patch', db, 'databaseclusters', '', false],
       ['status-writer', 'create', 'apps', 'statefulsets', '', false],

@@ -38,7 +38,8 @@ export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
         ...declared
           .map((resource) => {
             const verbs = isSecrets(resource) ? [] : ['get'];
-            if (owned.has(resource)) verbs.push('create', 'patch');
+            // delete: ctx.delete and pruning (owned objects the last reconcile no longer applied)
+            if (owned.has(resource)) verbs.push('create', 'patch', 'delete');
             if (resource === operator.for && operator.finalize !== undefined) verbs.push('patch');
             return rule(resource, verbs);
           })

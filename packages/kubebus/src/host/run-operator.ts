@@ -68,6 +68,7 @@ export async function runOperator(options: {
   const kube = new KubeClient(options.kubeConfig, restClientMetrics(shell.registry), {
     throttle: new PerResourceThrottle(kubeRate.qps, kubeRate.burst),
     userAgent: userAgentOf(options.version, operator.name, roles),
+    log: log.child({ component: 'kube' }),
   });
   const bus = await connectBus(
     { ...nats, name: `kubebus-${operator.name}-${roles.join('+')}-${options.replicaId}` },

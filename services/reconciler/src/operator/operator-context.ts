@@ -152,9 +152,11 @@ export function operatorContext(
     async delete(resource, name, namespace) {
       if (!(deps.operator.owns ?? []).some((kind) => sameResource(kind, resource)))
         throw new TypeError(
-          `ctx.delete: ${resource.kind} is not in \`owns\` of operator "${deps.operator.name}": only owned kinds may be deleted (the generated RBAC grants delete on them)`,
+          `ctx.delete: ${resource.kind} is not in \`owns\` of operator "${deps.operator.name}": only owned kinds may be deleted`,
         );
       const where = resource.scope === 'Namespaced' ? (namespace ?? ownerNamespace) : '';
+      if (resource.scope === 'Namespaced' && where === '')
+        throw new TypeError(`ctx.delete: ${resource.kind} ${name} needs a namespace`);
       return deleteObject(deps.client, resource, where, name, runtime.signal);
     },
     async event(type, reason, message) {
