@@ -206,13 +206,14 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
     copyFileSync(join(root, 'examples', 'staticsite', 'operator.ts'), join(project, 'operator.ts'));
     kubebus = join(project, 'node_modules', '.bin', 'kubebus');
 
-    await cli(['generate', 'operator.ts', '--out', 'generated']);
+    // the kustomize base, the Helm chart and the NATS users, for the namespace the roles run in here
+    await cli(['generate', 'operator.ts', '--out', 'generated', '--namespace', 'kubebus']);
     await bed
       .kubeConfig()
       .makeApiClient(CoreV1Api)
       .createNamespace({ body: { metadata: { name: 'kubebus' } } });
-    await applyFile(bed, join(project, 'generated', 'crds.yaml'));
-    await applyFile(bed, join(project, 'generated', 'rbac.yaml'));
+    await applyFile(bed, join(project, 'generated', 'kustomize', 'staticsites.sites.example.com.yaml'));
+    await applyFile(bed, join(project, 'generated', 'kustomize', 'rbac.yaml'));
     await waitFor(async () => {
       const crd = await bed
         .kubeConfig()
@@ -239,10 +240,10 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
     // no TypeScript source ships: the package runs on plain node
     assert.ok(!readdirSync(installed).includes('src'));
     // the reconciler's verbs follow `owns`: it may create, patch and delete (prune) what it owns, no wildcard
-    const rbac = readFileSync(join(project, 'generated', 'rbac.yaml'), 'utf8');
+    const rbac = readFileSync(join(project, 'generated', 'kustomize', 'rbac.yaml'), 'utf8');
     assert.match(rbac, /name: kubebus-staticsite-reconciler/);
     assert.doesNotMatch(rbac, /\*/);
-    const nats = readFileSync(join(project, 'generated', 'nats-users.conf'), 'utf8');
+    const nats = readFileSync(join(project, 'generated', 'nats', 'nats-users.conf'), 'utf8');
     assert.match(nats, /"kubebus\.work\.staticsite\.>"/);
     // the client's version, and the servers' it is pointed at
     const { stdout } = await cli(['version']);
@@ -554,12 +555,12 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       '--only',
       'rbac',
     ]);
-    const rbac = readFileSync(join(project, 'generated-namespaced', 'rbac.yaml'), 'utf8');
+    const rbac = readFileSync(join(project, 'generated-namespaced', 'kustomize', 'rbac.yaml'), 'utf8');
     assert.doesNotMatch(rbac, /ClusterRole/);
     const core = bed.kubeConfig().makeApiClient(CoreV1Api);
     for (const name of ['kubebus-ns', 'shop'])
       await core.createNamespace({ body: { metadata: { name } } });
-    await applyFile(bed, join(project, 'generated-namespaced', 'rbac.yaml'));
+    await applyFile(bed, join(project, 'generated-namespaced', 'kustomize', 'rbac.yaml'));
     const can = (namespace: string) =>
       allowed(
         bed,

@@ -86,8 +86,15 @@ async function workFor(nc: NatsConnection, key: ObjectKey): Promise<WorkPlace[]>
   const work: WorkPlace[] = [];
   if (agreements === undefined) return work;
   for await (const name of await agreements.keys()) {
+    // partition counts only: the bucket also records other agreements (upgrade sweeps)
+    if (name !== 'status' && !name.startsWith('work.')) continue;
     const entry = await agreements.get(name);
-    const partitions = (entry?.json<{ partitions?: number }>() ?? {}).partitions;
+    let partitions: number | undefined;
+    try {
+      partitions = (entry?.json<{ partitions?: number }>() ?? {}).partitions;
+    } catch {
+      continue;
+    }
     if (partitions === undefined) continue;
     const partition = partitionOf(key, partitions);
     const [stream, subject, controller] =

@@ -54,6 +54,16 @@ async function primaryObjects(deps: SweepDeps): Promise<{ key: ObjectKey; uid: s
   });
 }
 
+/** The version a sweep record names (JSON, as every agreement is); undefined if unreadable. */
+function sweptVersion(text: string): string | undefined {
+  try {
+    const { version } = JSON.parse(text) as { version?: unknown };
+    return typeof version === 'string' ? version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export class UpgradeSweeper {
   /** one read of the primary's objects for the partitions taken together (at start, a rebalance) */
   #objects: { read: Promise<{ key: ObjectKey; uid: string }[]>; at: number } | undefined;
@@ -65,8 +75,8 @@ export class UpgradeSweeper {
     const { deps } = this;
     const key = sweepKey(deps.controller, partition);
     const recorded = await deps.agreements.get(key);
-    if (recorded !== null && recorded.operation === 'PUT' && recorded.string() === deps.version)
-      return 0;
+    const previous = recorded?.operation === 'PUT' ? sweptVersion(recorded.string()) : undefined;
+    if (previous === deps.version) return 0;
     if (this.#objects === undefined || Date.now() - this.#objects.at > REUSE_MS)
       this.#objects = { read: primaryObjects(deps), at: Date.now() };
     const inPartition = (await this.#objects.read).filter(

@@ -29,7 +29,7 @@ import type { ReconcileRequest, Reconciler, RuntimeResult } from '@kubebus/share
 import { KnownResources, refOf } from './known-resources.js';
 import { ApiserverLister, BusLister, type ObjectLister } from './object-lister.js';
 import { operatorContext } from './operator-context.js';
-import { prunedKinds, pruneOwned } from './pruning.js';
+import { AppliedByOwner, mayHaveDropped, prunedKinds, pruneOwned } from './pruning.js';
 import {
   alreadyInvalid,
   describeIssues,
@@ -59,6 +59,8 @@ export class OperatorReconciler implements Reconciler {
   readonly #reads: BatchingReader;
   readonly #lister: ObjectLister;
   readonly #pruned: readonly Resource[];
+  /** what each owner's last successful reconcile applied: pruning without listing */
+  readonly #applied = new AppliedByOwner();
 
   constructor(
     private readonly operator: Operator,
@@ -115,17 +117,22 @@ export class OperatorReconciler implements Reconciler {
       status = checked.data as Status;
     }
     // only after success (a throw above skips it), never in a dry run (replay)
-    if (this.deps.dryRun !== true && this.#pruned.length > 0)
+    if (this.deps.dryRun !== true && this.#pruned.length > 0) {
+      const previous = this.#applied.get(object.metadata.uid);
       await pruneOwned({
         kinds: this.#pruned,
         controller: this.operator.name,
         owner: object,
         touched,
+        previous,
+        list: previous === undefined && mayHaveDropped(object, request.body),
         lister: this.#lister,
         client: this.deps.client,
         log: runtime.log,
         signal: runtime.signal,
       });
+      this.#applied.set(object.metadata.uid, touched);
+    }
     await this.#publishStatus(
       object,
       reconciledStatus(object, status, result?.ready, result?.conditions ?? []),

@@ -1,8 +1,19 @@
 // Pruning, as `kubectl apply --prune` and ApplySets do it: after a successful
 // reconcile, the objects of the owned kinds that name the reconciled object
 // as their controller owner and carry the operator's label (it applied them),
-// but that this reconcile did not apply or create, are deleted. Never after a failed reconcile (the caller only calls
-// it after success) and never in a dry run.
+// but that this reconcile did not apply or create, are deleted. Never after a
+// failed reconcile (the caller only calls it after success) and never in a
+// dry run.
+//
+// What it costs: listing every owned kind of the namespace from the bus on
+// every reconcile is quadratic in the objects of a namespace (measured: the
+// reconciler's CPU tripled at 300 objects). So the process remembers what each
+// owner's last successful reconcile applied, and deletes what the next one
+// drops without listing anything; it lists only when it has no memory of the
+// owner and the owner's children may have changed under it: its spec changed
+// since the last successful reconcile, or a new version of the operator or a
+// re-drive is reconciling it.
+import { parseWorkMark } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import type { KubeClient } from '@kubebus/shared/kube';
 import type { Log, Operator, Resource } from '@kubebus/shared/definition';
@@ -19,6 +30,44 @@ export function prunedKinds(operator: Operator): Resource[] {
   );
 }
 
+/** What each owner's last successful reconcile applied, by uid; the oldest forgotten first. */
+export class AppliedByOwner {
+  readonly #sets = new Map<string, ReadonlySet<string>>();
+
+  constructor(private readonly capacity = 100_000) {}
+
+  get(uid: string): ReadonlySet<string> | undefined {
+    return this.#sets.get(uid);
+  }
+
+  set(uid: string, touched: ReadonlySet<string>): void {
+    this.#sets.delete(uid);
+    this.#sets.set(uid, touched);
+    if (this.#sets.size > this.capacity) {
+      const oldest = this.#sets.keys().next();
+      if (oldest.done !== true) this.#sets.delete(oldest.value);
+    }
+  }
+
+  forget(uid: string): void {
+    this.#sets.delete(uid);
+  }
+}
+
+/**
+ * With no memory of the owner, whether its children may differ from what
+ * this reconcile applied: its spec changed since its last successful
+ * reconcile, or an upgrade sweep or a re-drive is reconciling it.
+ */
+export function mayHaveDropped(owner: KubeObject, body: Uint8Array | undefined): boolean {
+  const observed = (owner['status'] as { observedGeneration?: unknown } | undefined)
+    ?.observedGeneration;
+  if (typeof observed === 'number' && (owner.metadata.generation ?? 0) > observed) return true;
+  if (body === undefined) return false;
+  const parsed = parseWorkMark(body);
+  return parsed.ok && (parsed.mark.reason === 'upgrade' || parsed.mark.reason === 'redrive');
+}
+
 export async function pruneOwned(options: {
   readonly kinds: readonly Resource[];
   /** the operator's name: the value of CONTROLLER_LABEL on what it applied */
@@ -26,12 +75,18 @@ export async function pruneOwned(options: {
   readonly owner: KubeObject;
   /** ownedKey of what the reconcile applied or created */
   readonly touched: ReadonlySet<string>;
+  /** what the owner's previous successful reconcile in this process applied */
+  readonly previous: ReadonlySet<string> | undefined;
+  /** with no `previous`: list the owned kinds to find what to prune */
+  readonly list: boolean;
   readonly lister: ObjectLister;
   readonly client: KubeClient;
   readonly log: Log;
   readonly signal: AbortSignal;
 }): Promise<number> {
   const { owner } = options;
+  if (options.previous !== undefined) return pruneDropped(options, options.previous);
+  if (!options.list) return 0;
   const ownerNamespace = owner.metadata.namespace ?? '';
   let pruned = 0;
   for (const kind of options.kinds) {
@@ -69,6 +124,33 @@ export async function pruneOwned(options: {
           'pruned: owned object the reconcile no longer applies',
         );
       }
+    }
+  }
+  return pruned;
+}
+
+/** Deletes what the previous reconcile applied and this one did not: no list needed. */
+async function pruneDropped(
+  options: Parameters<typeof pruneOwned>[0],
+  previous: ReadonlySet<string>,
+): Promise<number> {
+  let pruned = 0;
+  for (const key of previous) {
+    if (options.touched.has(key)) continue;
+    const kind = options.kinds.find((candidate) =>
+      key.startsWith(ownedKey(candidate, '', '').slice(0, -1)),
+    );
+    if (kind === undefined) continue; // a kind kept from pruning
+    const [namespace = '', name = ''] = key
+      .slice(`${kind.group}/${kind.plural}/`.length)
+      .split('/');
+    options.signal.throwIfAborted();
+    if ((await deleteObject(options.client, kind, namespace, name, options.signal)) === 'deleted') {
+      pruned += 1;
+      options.log.info(
+        { kind: kind.kind, name, namespace },
+        'pruned: owned object the reconcile no longer applies',
+      );
     }
   }
   return pruned;
