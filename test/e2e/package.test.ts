@@ -212,7 +212,10 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       .kubeConfig()
       .makeApiClient(CoreV1Api)
       .createNamespace({ body: { metadata: { name: 'kubebus' } } });
-    await applyFile(bed, join(project, 'generated', 'kustomize', 'staticsites.sites.example.com.yaml'));
+    await applyFile(
+      bed,
+      join(project, 'generated', 'kustomize', 'staticsites.sites.example.com.yaml'),
+    );
     await applyFile(bed, join(project, 'generated', 'kustomize', 'rbac.yaml'));
     await waitFor(async () => {
       const crd = await bed
@@ -555,7 +558,10 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       '--only',
       'rbac',
     ]);
-    const rbac = readFileSync(join(project, 'generated-namespaced', 'kustomize', 'rbac.yaml'), 'utf8');
+    const rbac = readFileSync(
+      join(project, 'generated-namespaced', 'kustomize', 'rbac.yaml'),
+      'utf8',
+    );
     assert.doesNotMatch(rbac, /ClusterRole/);
     const core = bed.kubeConfig().makeApiClient(CoreV1Api);
     for (const name of ['kubebus-ns', 'shop'])
