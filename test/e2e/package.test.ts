@@ -525,7 +525,10 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
           { namespace: NAMESPACE, verb, group, resource, subresource: sub },
         );
       assert.equal(await can('reconciler', 'patch', 'configmaps'), true);
-      assert.equal(await can('reconciler', 'delete', 'configmaps'), false);
+      // it deletes what it owns (ctx.delete, pruning), nothing else
+      assert.equal(await can('reconciler', 'delete', 'configmaps'), true);
+      assert.equal(await can('reconciler', 'delete', 'secrets'), false);
+      assert.equal(await can('reconciler', 'delete', 'staticsites', 'sites.example.com'), false);
       assert.equal(await can('reconciler', 'get', 'secrets'), false);
       assert.equal(
         await can('reconciler', 'patch', 'staticsites', 'sites.example.com', 'status'),
@@ -555,8 +558,6 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       'kubebus-ns',
       '--watch-namespaces',
       'shop',
-      '--only',
-      'rbac',
     ]);
     const rbac = readFileSync(
       join(project, 'generated-namespaced', 'kustomize', 'rbac.yaml'),

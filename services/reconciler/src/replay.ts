@@ -106,13 +106,30 @@ function writtenFields(before: KubeObject | undefined, after: unknown): Change[]
 /** A dry-run client that keeps what each write would have done. */
 class RecordingClient extends KubeClient {
   readonly writes: { method: string; path: string; answer: unknown }[] = [];
+  /** what the reconcile is told a write answered (the world as of the revision) */
+  asOfRevision: (path: string, answer: unknown) => Promise<unknown> = async (_, answer) => answer;
 
   override async request<T = unknown>(path: string, init: RequestInit = {}): Promise<T> {
     const answer = await super.request<T>(path, init);
     const method = init.method ?? 'GET';
-    if (method !== 'GET') this.writes.push({ method, path, answer });
-    return answer;
+    if (method === 'GET') return answer;
+    this.writes.push({ method, path, answer });
+    return (await this.asOfRevision(path, answer)) as T;
   }
+}
+
+/**
+ * A dry run answers with the object as it is now, changed by the write; the
+ * reconcile being replayed must see it as it was then. The fields the write
+ * sets are the apiserver's answer; the status — which no apply of the
+ * operator's sets, and which a reconcile may read from what apply returns —
+ * is the one recorded at the revision (none for an object not there yet).
+ */
+function withStatusAsOf(answer: unknown, then: KubeObject | undefined): unknown {
+  if (answer === null || typeof answer !== 'object') return answer;
+  const { status: _now, ...rest } = answer as Record<string, unknown>;
+  const status = then?.['status'];
+  return status === undefined ? rest : { ...rest, status };
 }
 
 /** Status fields that differ between any two runs by nature, not by logic. */
@@ -176,6 +193,12 @@ export async function replay(deps: {
     const snapshot = own?.started ?? next?.seq ?? Number.MAX_SAFE_INTEGER;
     const captured: Record<string, unknown>[] = [];
     const client = new RecordingClient(deps.kubeConfig, metrics, { dryRun: true });
+    client.asOfRevision = async (path, answer) => {
+      const target = keyFromPath(path);
+      // a status write is captured, not sent: only object writes come here
+      if (target === undefined || path.split('?')[0]?.endsWith('/status') === true) return answer;
+      return withStatusAsOf(answer, await asOf(target, snapshot));
+    };
     const reconciler = deps.build({
       // the replayed object, and everything it reads, as they were at this revision
       reader: atRevision((key) =>
