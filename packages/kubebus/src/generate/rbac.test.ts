@@ -10,7 +10,12 @@ const verbs = (rules: ReturnType<typeof rulesOf>, resource: string) =>
 describe('rbacOf', () => {
   it('gives each role only the verbs its code sends', () => {
     assert.deepEqual(verbs(rulesOf(site, 'watcher'), 'sites'), ['list', 'watch']);
-    assert.deepEqual(verbs(rulesOf(site, 'reconciler'), 'configmaps'), ['get', 'create', 'patch', 'delete']);
+    assert.deepEqual(verbs(rulesOf(site, 'reconciler'), 'configmaps'), [
+      'get',
+      'create',
+      'patch',
+      'delete',
+    ]);
     assert.deepEqual(verbs(rulesOf(site, 'reconciler'), 'sites'), ['get']);
     assert.deepEqual(verbs(rulesOf(site, 'status-writer'), 'sites/status'), ['get', 'patch']);
     assert.deepEqual(verbs(rulesOf(site, 'status-writer'), 'configmaps'), []);
@@ -18,7 +23,11 @@ describe('rbacOf', () => {
 
   it('never lets the reconciler read Secrets, which the bus carries without their data', () => {
     const withSecrets = { ...site, owns: [...(site.owns ?? []), kinds.Secret] };
-    assert.deepEqual(verbs(rulesOf(withSecrets, 'reconciler'), 'secrets'), ['create', 'patch', 'delete']);
+    assert.deepEqual(verbs(rulesOf(withSecrets, 'reconciler'), 'secrets'), [
+      'create',
+      'patch',
+      'delete',
+    ]);
   });
 
   it('binds Roles in the watched namespaces only, when given', () => {
