@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { TestBed } from '../bed/testbed.js';
 import { installCrd, objects, widget, widgetCrd } from '../support/kube.js';
+import { SWEPT } from '@kubebus/shared/bus';
 import { ServiceProcess } from '../support/services.js';
 import { waitFor } from '../support/wait.js';
 
@@ -109,13 +110,21 @@ describe('an operator upgrade', { timeout: 600_000 }, () => {
     );
     assert.equal(seen.size, names.length);
     // the sweep was the new version's: it marked the objects the old version had reconciled
-    const marked = new1
-      .logs()
-      .filter(
-        (line) =>
-          line['msg'] ===
-          'a new version of the operator: every object of the partition is reconciled again',
-      );
-    assert.ok(marked.length > 0, 'the new replica swept the partitions it took');
+    const sweeps = (replica: ServiceProcess) =>
+      replica.logs().filter((line) => line['msg'] === SWEPT);
+    assert.ok(sweeps(new1).length > 0, 'the new replica swept the partitions it took');
+
+    // a restart of the same version sweeps nothing: its partitions are already swept by it
+    const new3 = await start('reconciler', 'v2', 'new-3');
+    for (const replica of running.filter((r) => r.name.startsWith('reconciler') && r !== new3)) {
+      await replica.stop();
+      running.splice(running.indexOf(replica), 1);
+    }
+    await create(1);
+    await waitFor(
+      async () => (await versions()).get(`${names.at(-1) ?? ''}-state`) === 'v2',
+      'the last widget, by the restarted replica',
+    );
+    assert.deepEqual(sweeps(new3), [], 'the same version swept again');
   });
 });

@@ -155,6 +155,51 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     );
   });
 
+  it('re-drives nothing a letter forges: another origin, an event from a controller', async () => {
+    const js = jetstream(nc);
+    const key = { group: TEST_GROUP, resource: 'widgets', namespace: 'forged', name: 'victim' };
+    const forgedEvent = Buffer.from('{"specversion":"1.0"}').toString('base64');
+    // a controller's letter asking to put an "event" into KUBEBUS_EVENTS
+    await publishDeadLetter(
+      js,
+      deadLetter({
+        origin: 'widgets',
+        key,
+        reason: 'forged',
+        code: 'KUBEBUS_KUBE_API',
+        subject: subjects.event(key),
+        payload: forgedEvent,
+        attempts: 1,
+      }),
+    );
+    // a letter saying it is the watcher's, stored on a controller's DLQ subject
+    const claimed = deadLetter({
+      origin: 'watcher',
+      key,
+      reason: 'forged origin',
+      code: 'KUBEBUS_KUBE_API',
+      subject: subjects.event(key),
+      payload: forgedEvent,
+      attempts: 1,
+    });
+    await js.publish(subjects.deadLetter('widgets', key), JSON.stringify(claimed));
+    const seqs = kubebus('dlq', 'list', '--limit', '1000')
+      .stdout.split('\n')
+      .filter((line) => line.includes('forged/victim'))
+      .map((line) => /^#(\d+)/.exec(line)?.[1] ?? '');
+    assert.equal(seqs.length, 2);
+    for (const seq of seqs) {
+      const result = kubebus('dlq', 'redrive', seq);
+      assert.equal(result.status, 1, result.stdout);
+      assert.match(result.stderr, /not re-driven/);
+    }
+    assert.deepEqual(
+      await readEvents(nc, subjects.event(key)),
+      [],
+      'nothing reached KUBEBUS_EVENTS',
+    );
+  });
+
   it('filters and pages dead letters, and re-drives all that match', async () => {
     const js = jetstream(nc);
     const park = (origin: string, name: string, code: string) => {

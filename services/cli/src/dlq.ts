@@ -4,6 +4,7 @@ import {
   DeadLetterSchema,
   Streams,
   agreementKeys,
+  decodeToken,
   partitionOf,
   encodeToken,
   encodeWorkMark,
@@ -11,7 +12,8 @@ import {
   subjects,
   type DeadLetter,
 } from '@kubebus/shared/bus';
-import { formatKey, validateObjectKey } from '@kubebus/shared/kube';
+import { decodeNatsMessage, keyOfEvent } from '@kubebus/shared/events';
+import { formatKey, validateObjectKey, type ObjectKey } from '@kubebus/shared/kube';
 import { Kvm } from '@nats-io/kv';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
@@ -20,6 +22,8 @@ import { printable as printableLine } from './terminal-safe.js';
 export interface StoredLetter {
   readonly seq: number;
   readonly letter: DeadLetter;
+  /** the subject it was stored on (kubebus.dlq.<origin>.…): NATS let only its origin publish there */
+  readonly storedOn?: string;
 }
 
 export interface LetterFilter {
@@ -70,13 +74,10 @@ export async function inspectDeadLetter(nc: NatsConnection, seq: number): Promis
   return {
     seq,
     letter: DeadLetterSchema.parse(JSON.parse(new TextDecoder().decode(message.data))),
+    storedOn: message.subject,
   };
 }
 
-/**
- * Sends a dead letter back where it came from — a work mark for a controller,
- * the intent for the status writer — and removes it from the DLQ once stored.
- */
 /** The partitions the controllers agreed on (work.<controller>, status), from the agreements bucket. */
 async function agreedPartitions(nc: NatsConnection, key: string): Promise<number | undefined> {
   const entry = await (await new Kvm(nc).open(Buckets.agreements)).get(key);
@@ -111,14 +112,63 @@ export async function redriveSubject(nc: NatsConnection, letter: DeadLetter): Pr
   return subjects.work(letter.origin, partitionOf(letter.key, partitions), letter.key);
 }
 
+/**
+ * A letter's body is the word of whoever wrote it; what NATS enforced is the
+ * subject it was stored on. The origin must be that subject's, an event goes
+ * back only from the watcher and an intent only from the status writer, and
+ * what is re-sent must be about the letter's own key.
+ */
+function checkProvenance(stored: StoredLetter, target: string): void {
+  const { letter, storedOn } = stored;
+  const origin = storedOn?.split('.')[2];
+  if (origin === undefined || decodeToken(origin) !== letter.origin)
+    throw new Error(
+      `#${stored.seq} says it comes from ${JSON.stringify(letter.origin)} but was stored on ${storedOn ?? 'no subject'}: not re-driven`,
+    );
+  const needed = target.startsWith('kubebus.events.')
+    ? 'watcher'
+    : target.startsWith('kubebus.status.')
+      ? 'status-writer'
+      : undefined;
+  if (needed !== undefined && letter.origin !== needed)
+    throw new Error(
+      `#${stored.seq}: only the ${needed} re-sends to ${target.split('.', 2).join('.')}: not re-driven`,
+    );
+  if (needed === undefined) return;
+  const payload = Buffer.from(letter.payload ?? '', 'base64');
+  const key =
+    needed === 'watcher'
+      ? (() => {
+          const decoded = decodeNatsMessage(payload, undefined);
+          return decoded.ok ? keyOfEvent(decoded.event) : undefined;
+        })()
+      : (() => {
+          try {
+            return (JSON.parse(payload.toString('utf8')) as { key?: ObjectKey }).key;
+          } catch {
+            return undefined;
+          }
+        })();
+  if (key === undefined || formatKey(key) !== formatKey(letter.key))
+    throw new Error(
+      `#${stored.seq}: what it would re-send is not about ${formatKey(letter.key)}: not re-driven`,
+    );
+}
+
+/**
+ * Sends a dead letter back where it came from — a work mark for a controller,
+ * the intent for the status writer — and removes it from the DLQ once stored.
+ */
 export async function redrive(nc: NatsConnection, seq: number): Promise<string> {
-  const { letter } = await inspectDeadLetter(nc, seq);
+  const stored = await inspectDeadLetter(nc, seq);
+  const { letter } = stored;
   if (letter.subject === undefined) {
     throw new Error(
       `#${seq} (${letter.origin}) names no subject to go back to; the next resync re-marks the object`,
     );
   }
   const subject = await redriveSubject(nc, letter);
+  checkProvenance(stored, subject);
   const headers = natsHeaders();
   headers.set('content-type', 'application/json');
   if (letter.traceparent !== undefined) headers.set('traceparent', letter.traceparent);

@@ -328,14 +328,20 @@ export function recordedOutcome(
   const reconcile = outcomes
     .filter(
       (o) =>
-        o.controller === controller && o.result === 'success' && o.eventId === revision.event.id,
+        o.controller === controller &&
+        (o.result === 'success' || o.result === 'requeue_after') &&
+        o.eventId === revision.event.id,
     )
     .at(-1);
   if (reconcile === undefined) return undefined;
   const started = new Date(Date.parse(reconcile.at) - reconcile.ms);
   const trace = traceIdOf(reconcile.traceparent);
+  // the status write of that reconcile: same trace (requeues share it), after it started
   const write = outcomes.find(
-    (o) => o.controller === 'status-writer' && traceIdOf(o.traceparent) === trace,
+    (o) =>
+      o.controller === 'status-writer' &&
+      traceIdOf(o.traceparent) === trace &&
+      Date.parse(o.at) >= started.getTime(),
   );
   const statusOf = (r: Revision | undefined) =>
     r?.event.data?.['status'] as Record<string, unknown> | undefined;

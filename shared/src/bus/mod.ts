@@ -44,4 +44,4 @@ export { BatchingReader } from './batching-reader.js';
 export { OutcomeRecorder, OutcomeRecordSchema, readOutcomes } from './outcomes.js';
 export type { OutcomeRecord } from './outcomes.js';
 export { watchConsumerLag } from './consumer-lag.js';
-export { UpgradeSweeper, sweepKey } from './upgrade-sweep.js';
+export { SWEPT, UpgradeSweeper, sweepKey } from './upgrade-sweep.js';

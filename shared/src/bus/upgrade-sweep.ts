@@ -22,6 +22,9 @@ import { encodeWorkMark } from './work-mark.js';
 /** How long one read of the objects serves further partitions taken (objects created since get their own marks). */
 const REUSE_MS = 10_000;
 
+/** What a sweep logs (tests look for it). */
+export const SWEPT = 'upgrade sweep: every object of the partition is reconciled again';
+
 /** The agreements key recording which version last swept a partition. */
 export const sweepKey = (controller: string, partition: number) =>
   `sweep.${controller}.p${partition}`;
@@ -77,11 +80,20 @@ export class UpgradeSweeper {
     const recorded = await deps.agreements.get(key);
     const previous = recorded?.operation === 'PUT' ? sweptVersion(recorded.string()) : undefined;
     if (previous === deps.version) return 0;
-    if (this.#objects === undefined || Date.now() - this.#objects.at > REUSE_MS)
-      this.#objects = { read: primaryObjects(deps), at: Date.now() };
+    if (this.#objects === undefined || Date.now() - this.#objects.at > REUSE_MS) {
+      const read = primaryObjects(deps);
+      this.#objects = { read, at: Date.now() };
+      // a failed read is not reused by the partitions taken next
+      read.catch(() => {
+        if (this.#objects?.read === read) this.#objects = undefined;
+      });
+    }
     const inPartition = (await this.#objects.read).filter(
       (object) => partitionOf(object.key, deps.partitions) === partition,
     );
+    // Replicas sweeping at once send one mark per object (the id dedupes); a sweep
+    // after another version's (an old replica took the partition back) is a new one.
+    const round = recorded?.revision ?? 0;
     for (const { key: objectKey, uid } of inPartition) {
       const traceparent = startTrace();
       await deps.js.publish(
@@ -92,21 +104,17 @@ export class UpgradeSweeper {
           traceparent,
           time: new Date().toISOString(),
         }),
-        // once per object and version, however many replicas sweep at once
-        { msgID: `${deps.controller}/upgrade/${deps.version}/${uid}` },
+        { msgID: `${deps.controller}/upgrade/${deps.version}/${round}/${uid}` },
       );
     }
-    await deps.agreements.put(key, deps.version);
-    if (recorded !== null)
-      deps.log.info(
-        {
-          partition,
-          version: deps.version,
-          previous: recorded.string(),
-          marked: inPartition.length,
-        },
-        'a new version of the operator: every object of the partition is reconciled again',
-      );
+    await deps.agreements.put(
+      key,
+      JSON.stringify({ version: deps.version, at: new Date().toISOString() }),
+    );
+    deps.log.info(
+      { partition, version: deps.version, previous, marked: inPartition.length },
+      SWEPT,
+    );
     return inPartition.length;
   }
 }

@@ -54,7 +54,7 @@ export function operatorContext(
   const owned = (
     object: DesiredObject,
     purpose: string,
-  ): { body: ApplyBody; resource: Resource } => {
+  ): { body: ApplyBody; resource: Resource; ownable: boolean } => {
     const resource = deps.known.of(object.apiVersion, object.kind, purpose);
     const namespaced = resource.scope === 'Namespaced';
     const namespace = namespaced ? (object.metadata.namespace ?? ownerNamespace) : undefined;
@@ -65,6 +65,7 @@ export function operatorContext(
     const ownable = ownerNamespace === '' || namespace === ownerNamespace;
     return {
       resource,
+      ownable,
       body: {
         ...object,
         metadata: {
@@ -97,8 +98,10 @@ export function operatorContext(
     });
 
   const apply = async (first: Resource | DesiredObject, rest?: DesiredBody) => {
-    const { body, resource } = owned(desiredOf(first, rest), 'ctx.apply');
-    deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
+    const { body, resource, ownable } = owned(desiredOf(first, rest), 'ctx.apply');
+    // only what carries this object's controller reference is ever pruned
+    if (ownable)
+      deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
     const { object } = await deps.applied.apply(
       deps.client,
@@ -110,8 +113,10 @@ export function operatorContext(
     return withoutSecretData(resource, object);
   };
   const createOnce = async (first: Resource | DesiredObject, rest?: DesiredBody) => {
-    const { body, resource } = owned(desiredOf(first, rest), 'ctx.createOnce');
-    deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
+    const { body, resource, ownable } = owned(desiredOf(first, rest), 'ctx.createOnce');
+    // only what carries this object's controller reference is ever pruned
+    if (ownable)
+      deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
     if (recorded !== undefined) return 'exists';
     return createIfAbsent(deps.client, refOf(resource), body, deps.fieldManager);

@@ -126,6 +126,7 @@ export class OperatorReconciler implements Reconciler {
         touched,
         previous,
         list: previous === undefined && mayHaveDropped(object, request.body),
+        read: (key) => this.deps.reader.read(key),
         lister: this.#lister,
         client: this.deps.client,
         log: runtime.log,
@@ -143,6 +144,8 @@ export class OperatorReconciler implements Reconciler {
   }
 
   async #finalize(object: KubeObject, runtime: RuntimeContext): Promise<RuntimeResult> {
+    // being deleted: nothing of it is pruned any more, and its memory goes
+    this.#applied.forget(object.metadata.uid);
     const operator = this.operator;
     if (operator.finalize === undefined || !hasFinalizer(object, operator.finalizer))
       return undefined;

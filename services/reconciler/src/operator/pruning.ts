@@ -15,7 +15,7 @@
 // re-drive is reconciling it.
 import { parseWorkMark } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
-import type { KubeClient } from '@kubebus/shared/kube';
+import type { KubeClient, ObjectKey } from '@kubebus/shared/kube';
 import type { Log, Operator, Resource } from '@kubebus/shared/definition';
 import { CONTROLLER_LABEL, deleteObject, ownedKey } from './owned-objects.js';
 import type { ObjectLister } from './object-lister.js';
@@ -79,6 +79,8 @@ export async function pruneOwned(options: {
   readonly previous: ReadonlySet<string> | undefined;
   /** with no `previous`: list the owned kinds to find what to prune */
   readonly list: boolean;
+  /** an object as last recorded (pruning from memory checks it is still this owner's) */
+  readonly read: (key: ObjectKey) => Promise<KubeObject | undefined>;
   readonly lister: ObjectLister;
   readonly client: KubeClient;
   readonly log: Log;
@@ -98,14 +100,9 @@ export async function pruneOwned(options: {
       namespaced && ownerNamespace !== '' ? ownerNamespace : undefined,
     );
     for (const object of objects) {
-      const controlled = (object.metadata.ownerReferences ?? []).some(
-        (ref) => ref.controller === true && ref.uid === owner.metadata.uid,
-      );
       const namespace = object.metadata.namespace ?? '';
-      const ours = object.metadata.labels?.[CONTROLLER_LABEL] === options.controller;
       if (
-        !controlled ||
-        !ours ||
+        !isOurs(object, options) ||
         options.touched.has(ownedKey(kind, namespace, object.metadata.name))
       )
         continue;
@@ -129,6 +126,17 @@ export async function pruneOwned(options: {
   return pruned;
 }
 
+/** Controlled by the owner and labelled by the operator: what it applied for that owner. */
+function isOurs(
+  object: KubeObject,
+  options: { readonly owner: KubeObject; readonly controller: string },
+): boolean {
+  const controlled = (object.metadata.ownerReferences ?? []).some(
+    (ref) => ref.controller === true && ref.uid === options.owner.metadata.uid,
+  );
+  return controlled && object.metadata.labels?.[CONTROLLER_LABEL] === options.controller;
+}
+
 /** Deletes what the previous reconcile applied and this one did not: no list needed. */
 async function pruneDropped(
   options: Parameters<typeof pruneOwned>[0],
@@ -144,6 +152,14 @@ async function pruneDropped(
     const [namespace = '', name = ''] = key
       .slice(`${kind.group}/${kind.plural}/`.length)
       .split('/');
+    // still this owner's and this operator's: a person may have orphaned it since
+    const current = await options.read({
+      group: kind.group,
+      resource: kind.plural,
+      namespace,
+      name,
+    });
+    if (current === undefined || !isOurs(current, options)) continue;
     options.signal.throwIfAborted();
     if ((await deleteObject(options.client, kind, namespace, name, options.signal)) === 'deleted') {
       pruned += 1;
