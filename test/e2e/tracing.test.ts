@@ -144,7 +144,11 @@ describe('OpenTelemetry traces over OTLP', { timeout: 300_000 }, () => {
     assert.equal(patch.traceId, publish.traceId);
     assert.deepEqual(
       [publish.service, reconcile.service, patch.service],
-      ['kubebus-watcher', 'kubebus-reconciler', 'kubebus-status-writer'],
+      [
+        'kubebus-databasecluster-watcher',
+        'kubebus-databasecluster-reconciler',
+        'kubebus-databasecluster-status-writer',
+      ],
     );
     assert.deepEqual(
       [publish.kind, reconcile.kind, patch.kind],

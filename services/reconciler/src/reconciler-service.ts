@@ -33,6 +33,8 @@ import type { KubeObject } from '@kubebus/shared/events';
 import {
   AppliedObjects,
   type KubeClient,
+  listPages,
+  type ObjectKey,
   recordEvent,
   requireKubernetesVersion,
 } from '@kubebus/shared/kube';
@@ -214,6 +216,25 @@ export async function startReconcilerService(deps: {
           version: deps.operatorVersion,
           partitions: config.partitions,
           primary: deps.plan.primary,
+          listLive: async () => {
+            const { primary } = deps.plan;
+            const found: { key: ObjectKey; uid: string }[] = [];
+            for await (const page of listPages(client, {
+              resource: primary,
+              metadataOnly: { kind: primary.kind },
+            }))
+              for (const item of page.items)
+                found.push({
+                  key: {
+                    group: primary.group,
+                    resource: primary.resource,
+                    namespace: item.metadata.namespace ?? '',
+                    name: item.metadata.name,
+                  },
+                  uid: item.metadata.uid,
+                });
+            return found;
+          },
           log,
         });
   let partitions: RunningPartitions | undefined;

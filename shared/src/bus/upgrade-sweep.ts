@@ -39,11 +39,27 @@ export interface SweepDeps {
   readonly version: string;
   readonly partitions: number;
   readonly primary: Pick<ObjectKey, 'group' | 'resource'>;
+  /**
+   * The primary's objects from the apiserver (a metadata-only list): every
+   * one, where the bus keeps only those changed within its retention. When
+   * it fails (no list permission), the bus' records are swept instead.
+   */
+  readonly listLive?: () => Promise<{ key: ObjectKey; uid: string }[]>;
   readonly log: Logger;
 }
 
-/** The live objects of the primary resource, by uid, from the bus' last record of each. */
+/** The live objects of the primary resource: from the apiserver if it may, else the bus' records. */
 async function primaryObjects(deps: SweepDeps): Promise<{ key: ObjectKey; uid: string }[]> {
+  if (deps.listLive !== undefined) {
+    try {
+      return await deps.listLive();
+    } catch (error) {
+      deps.log.warn(
+        { err: error },
+        'upgrade sweep: cannot list the primary from the apiserver; sweeping what the bus recorded',
+      );
+    }
+  }
   const messages = await readMessages(
     deps.nc,
     Streams.events,

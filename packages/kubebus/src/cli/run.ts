@@ -50,7 +50,8 @@ export async function run(line: CommandLine): Promise<void> {
   }
   const kubeConfig = await kubeConfigOrExit('run', common.kubeconfig, env);
   const shell = await startServiceShell({
-    service: operator.name,
+    // one role per process: its spans and logs say which (kubebus-<operator>-<role>)
+    service: roles.length === 1 ? `${operator.name}-${roles[0] ?? ''}` : operator.name,
     logLevel: common.logLevel,
     health: common.health,
     tracing: common.tracing,

@@ -16,7 +16,7 @@ describe('rbacOf', () => {
       'patch',
       'delete',
     ]);
-    assert.deepEqual(verbs(rulesOf(site, 'reconciler'), 'sites'), ['get']);
+    assert.deepEqual(verbs(rulesOf(site, 'reconciler'), 'sites'), ['get', 'list']);
     assert.deepEqual(verbs(rulesOf(site, 'status-writer'), 'sites/status'), ['get', 'patch']);
     assert.deepEqual(verbs(rulesOf(site, 'status-writer'), 'configmaps'), []);
   });

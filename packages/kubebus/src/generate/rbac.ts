@@ -41,6 +41,8 @@ export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
             // delete: ctx.delete and pruning (owned objects the last reconcile no longer applied)
             if (owned.has(resource)) verbs.push('create', 'patch', 'delete');
             if (resource === operator.for && operator.finalize !== undefined) verbs.push('patch');
+            // the upgrade sweep lists the primary (metadata only) to reconcile every object again
+            if (resource === operator.for) verbs.push('list');
             return rule(resource, verbs);
           })
           .filter((granted) => granted.verbs.length > 0),
