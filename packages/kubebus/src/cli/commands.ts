@@ -27,7 +27,7 @@ export function stringOption(line: CommandLine, name: string): string | undefine
 export async function operatorArgument(
   line: CommandLine,
   usage: string,
-): Promise<import('../api/operator.js').Operator> {
+): Promise<import('@kubebus/shared/definition').Operator> {
   const file = line.positionals[0];
   if (file === undefined) return usageError(`missing the operator module; usage: ${usage}`);
   const { loadOperator } = await import('../host/load-operator.js');

@@ -6,7 +6,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isOperator, type Operator } from '../api/operator.js';
+import { isOperator, type Operator } from '@kubebus/shared/definition';
 import { describeLoadFailure } from './load-failure.js';
 
 export class OperatorLoadError extends Error {

@@ -11,8 +11,7 @@ import {
   type WatchMapping,
   type WatcherConfig,
 } from '@kubebus/watcher/service';
-import type { Operator } from '../api/operator.js';
-import { resourceName } from '../api/resource.js';
+import { resourceName, type Operator } from '@kubebus/shared/definition';
 
 export const ROLES = ['watcher', 'reconciler', 'status-writer'] as const;
 export type Role = (typeof ROLES)[number];

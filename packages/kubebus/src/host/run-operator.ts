@@ -15,7 +15,7 @@ import {
 } from '@kubebus/reconciler/service';
 import { startStatusWriter, type StatusWriterConfig } from '@kubebus/status-writer/service';
 import { startWatcher, type WatcherConfig } from '@kubebus/watcher/service';
-import type { Operator } from '../api/operator.js';
+import type { Operator } from '@kubebus/shared/definition';
 import { reconcilerConfig, statusWriterConfig, watcherConfig, type Role } from './role-configs.js';
 
 export interface RunningOperator {

@@ -4,8 +4,12 @@ import { KubeClient, isNotFound, loadKubeConfig, objectPath } from '@kubebus/sha
 import { Registry, restClientMetrics, startServiceShell } from '@kubebus/shared/obs';
 import { TestBed } from '../../../../test/bed/testbed.js';
 import { crdOf } from '../api/crd.js';
-import type { Condition, ResourceObject } from '../api/objects.js';
-import { apiVersionOf, type Resource } from '../api/resource.js';
+import {
+  apiVersionOf,
+  type Condition,
+  type Resource,
+  type ResourceObject,
+} from '@kubebus/shared/definition';
 import { roleConfigsOf, runOperator } from '../host/run-operator.js';
 import { ROLES } from '../host/role-configs.js';
 import { VERSION } from '../cli/version.js';
