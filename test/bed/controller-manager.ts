@@ -1,5 +1,8 @@
 // kube-controller-manager with only the controllers an operator test needs:
-// the garbage collector (owner references) and the namespace lifecycle.
+// the garbage collector (owner references), the namespace lifecycle, service
+// account tokens, and ClusterRole aggregation — without it the bootstrap
+// roles admin, edit and view have no rules, and binding them proves nothing
+// about RBAC (a real cluster refuses a binding whose rules the writer lacks).
 import { join } from 'node:path';
 import { serverBinary } from './binaries.js';
 import { httpCall } from './http.js';
@@ -20,7 +23,12 @@ export async function startControllerManager(
       `--kubeconfig=${kubeconfigPath}`,
       `--authentication-kubeconfig=${kubeconfigPath}`,
       `--authorization-kubeconfig=${kubeconfigPath}`,
-      '--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller',
+      [
+        '--controllers=garbage-collector-controller',
+        'namespace-controller',
+        'serviceaccount-controller',
+        'clusterrole-aggregation-controller',
+      ].join(','),
       '--leader-elect=false',
       '--bind-address=127.0.0.1',
       `--secure-port=${port}`,

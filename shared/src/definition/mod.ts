@@ -21,6 +21,7 @@ export type {
 } from './resource.js';
 export { declaredResources, defineOperator, isOperator } from './operator.js';
 export type { Operator, OperatorDefinition, OperatorHost, Watch } from './operator.js';
+export type { OperatorRbac, RbacRule, RoleReference, RuleVerb } from './rbac.js';
 export type { ListOptions, Log, ReconcileContext, RuntimeContext } from './context.js';
 export type { ConditionReport, InvalidSpecReport, ReconcileResult } from './result.js';
 export type {

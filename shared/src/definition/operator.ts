@@ -4,6 +4,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Log, ReconcileContext } from './context.js';
 import type { ObjectRef, ResourceObject } from './objects.js';
+import { checkRbac, type OperatorRbac } from './rbac.js';
 import { resourceName, type CustomResource, type ObjectOf, type Resource } from './resource.js';
 import type { InvalidSpecReport, ReconcileResult } from './result.js';
 
@@ -65,6 +66,8 @@ export interface OperatorDefinition<Primary extends CustomResource, Deps = undef
   readonly partitions?: number;
   /** failed attempts before an object is dead-lettered (default 10) */
   readonly maxAttempts?: number;
+  /** RBAC beyond what for/owns/watches imply: roles it binds or escalates, extra rules */
+  readonly rbac?: OperatorRbac;
 }
 
 export interface Operator<
@@ -97,6 +100,7 @@ export function defineOperator<Primary extends CustomResource, Deps = undefined>
     Number.isInteger(partitions) && partitions >= 1 && partitions <= 1024,
     'partitions must be 1-1024',
   );
+  if (definition.rbac !== undefined) checkRbac(definition.rbac, definition.owns ?? []);
   return Object.freeze({
     ...definition,
     kubebus: 'operator/v1' as const,

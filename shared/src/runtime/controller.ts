@@ -280,7 +280,12 @@ export class Controller {
           } else {
             this.#failures.set(id, attempt);
             log.error(
-              { err: action.error, attempt, retryInMs: action.delayMs },
+              {
+                err: action.error,
+                attempt,
+                maxAttempts: this.options.retry.maxAttempts,
+                retryInMs: action.delayMs,
+              },
               'reconcile failed; will retry',
             );
           }

@@ -1,4 +1,4 @@
-// kubebus init <dir> [--group <g>] [--kind <K>]: a new operator project —
+// kubebus init <dir> [--group <g>] [--kind <K>] [--scope Namespaced|Cluster]: a new operator project —
 // package.json depending on kubebus, operator.ts, a test on the test kit, a
 // tsconfig its `npm test` type-checks with, a Dockerfile.
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -30,9 +30,16 @@ export function init(line: CommandLine): void {
 function resourceOptions(line: CommandLine): ProjectResource {
   const group = stringOption(line, 'group');
   const kind = stringOption(line, 'kind');
+  const scope = stringOption(line, 'scope');
+  if (scope !== undefined && scope !== 'Namespaced' && scope !== 'Cluster')
+    usageError(`--scope ${scope}: a resource is Namespaced or Cluster (scoped)`);
   if (kind !== undefined && !KIND.test(kind))
     usageError(`--kind ${kind}: a kind is UpperCamelCase letters and digits (StaticSite)`);
   if (group !== undefined && (!GROUP.test(group) || group.length > 253))
     usageError(`--group ${group}: an API group is a DNS name with a dot (sites.example.com)`);
-  return { ...(group !== undefined && { group }), ...(kind !== undefined && { kind }) };
+  return {
+    ...(group !== undefined && { group }),
+    ...(kind !== undefined && { kind }),
+    ...(scope !== undefined && { scope }),
+  };
 }

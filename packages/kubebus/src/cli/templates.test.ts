@@ -1,6 +1,7 @@
 // What `kubebus init` writes: an image whose entrypoint is the binary the
 // generated Deployments pass `run <module> --role <role>` to, a README whose
-// commands are the CLI's, a test script that type-checks, --group/--kind.
+// commands are the CLI's, a test script that type-checks, --group/--kind,
+// --scope Cluster.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { projectFiles } from './templates.js';
@@ -35,5 +36,23 @@ describe('kubebus init templates', () => {
     assert.match(renamed['operator.ts'] ?? '', /group: 'web\.example\.org'/);
     assert.match(renamed['operator.ts'] ?? '', /name: 'website'/);
     assert.match(renamed['operator.test.ts'] ?? '', /apiVersion: 'web\.example\.org\/v1'/);
+  });
+
+  it('makes the resource cluster-scoped with --scope Cluster, its children in a namespace it names', () => {
+    const cluster = projectFiles('x', { scope: 'Cluster', kind: 'Website' })['operator.ts'] ?? '';
+    assert.match(cluster, /scope: 'Cluster',/);
+    assert.doesNotMatch(cluster, /Namespaced|site\.metadata\.namespace|\{ name, namespace \} =/);
+    assert.match(cluster, /const namespace = 'default';/);
+    // every namespaced child is applied with that namespace: none is left to a default it lacks
+    const applied = [...cluster.matchAll(/ctx\.apply\(kinds\.\w+, \{\s*metadata: \{([^}]*)\}/g)];
+    assert.equal(applied.length, 3);
+    for (const [, metadata] of applied) assert.match(metadata ?? '', /\bnamespace\b/);
+    assert.match(cluster, /url: `http:\/\/\$\{name\}\.\$\{namespace\}\.svc`/);
+    assert.match(cluster, /kind: 'Website'/);
+    // Namespaced is the example as it is
+    assert.equal(
+      projectFiles('x', { scope: 'Namespaced' })['operator.ts'],
+      projectFiles('x')['operator.ts'],
+    );
   });
 });

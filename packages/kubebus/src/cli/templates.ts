@@ -1,7 +1,7 @@
 // What `kubebus init` writes. The operator and its test are the StaticSite
 // example (examples/staticsite), built in at bundle time so that what a new
 // project starts from is exactly what kubebus' own CI tests; --group and
-// --kind rename its resource.
+// --kind rename its resource, --scope Cluster makes it cluster-scoped.
 import { readFileSync } from 'node:fs';
 
 declare const KUBEBUS_VERSION: string | undefined;
@@ -21,9 +21,39 @@ function example(file: string): string {
 export interface ProjectResource {
   readonly group?: string;
   readonly kind?: string;
+  readonly scope?: 'Namespaced' | 'Cluster';
 }
 
 const EXAMPLE = { group: 'sites.example.com', kind: 'StaticSite' } as const;
+
+/**
+ * The example's operator made cluster-scoped: its children are namespaced, so
+ * they are applied into a namespace it names (an owner without a namespace
+ * has none to default them to). Each edit must find its text: when the
+ * example changes, the unit test says which one no longer does.
+ */
+const CLUSTER_SCOPED: readonly (readonly [RegExp, string])[] = [
+  [/scope: 'Namespaced',/g, `scope: 'Cluster',`],
+  [
+    /const \{ name, namespace \} = site\.metadata;/g,
+    [
+      'const { name } = site.metadata;',
+      '    // cluster-scoped: its namespaced children go where it says, here one namespace',
+      `    const namespace = 'default';`,
+    ].join('\n'),
+  ],
+  [/metadata: \{ name \}, data:/g, 'metadata: { name, namespace }, data:'],
+  [/metadata: \{ name, labels \},/g, 'metadata: { name, namespace, labels },'],
+  [/\$\{namespace \?\? 'default'\}/g, '${namespace}'],
+];
+
+export function clusterScoped(operator: string): string {
+  return CLUSTER_SCOPED.reduce((text, [pattern, replacement]) => {
+    if (text.search(pattern) === -1)
+      throw new Error(`kubebus init --scope Cluster: the example no longer has ${String(pattern)}`);
+    return text.replace(pattern, replacement);
+  }, operator);
+}
 
 /** The example's text with its resource renamed. */
 function renamed(text: string, resource: ProjectResource): string {
@@ -73,7 +103,10 @@ export function projectFiles(name: string, resource: ProjectResource = {}): Reco
   return {
     'package.json': `${JSON.stringify(manifest, null, 2)}\n`,
     'tsconfig.json': `${JSON.stringify(tsconfig, null, 2)}\n`,
-    'operator.ts': renamed(example('operator.ts'), resource),
+    'operator.ts': renamed(
+      resource.scope === 'Cluster' ? clusterScoped(example('operator.ts')) : example('operator.ts'),
+      resource,
+    ),
     'operator.test.ts': renamed(example('operator.test.ts'), resource),
     Dockerfile: [
       '# One image for every role: the generated Deployments pass',

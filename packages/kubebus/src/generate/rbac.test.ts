@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { rbacOf, rulesOf } from './rbac.js';
-import { kinds } from '@kubebus/shared/definition';
-import { site } from './test-operators.js';
+import { defineOperator, kinds } from '@kubebus/shared/definition';
+import { Site, site } from './test-operators.js';
 
 const verbs = (rules: ReturnType<typeof rulesOf>, resource: string) =>
   rules.filter((r) => r.resources.includes(resource)).flatMap((r) => r.verbs);
@@ -42,5 +42,94 @@ describe('rbacOf', () => {
       'Role/b',
       'RoleBinding/b',
     ]);
+  });
+
+  describe('what the definition declares in rbac', () => {
+    const tenants = defineOperator({
+      name: 'tenants',
+      for: Site,
+      owns: [kinds.Namespace, kinds.RoleBinding, kinds.Role],
+      rbac: {
+        bind: [
+          { kind: 'ClusterRole', name: 'edit' },
+          { kind: 'ClusterRole', name: 'admin' },
+          { kind: 'Role', name: 'reader' },
+        ],
+        escalate: [{ kind: 'Role', name: 'tenant-reader' }],
+        rules: [{ apiGroups: [''], resources: ['pods/log'], verbs: ['get'] }],
+      },
+      async reconcile() {
+        return undefined;
+      },
+    });
+    const rbacRules = (role: 'watcher' | 'reconciler' | 'status-writer') =>
+      rulesOf(tenants, role).filter(
+        (r) => r.verbs.includes('bind') || r.verbs.includes('escalate'),
+      );
+
+    it('gives the reconciler bind and escalate on exactly the named roles', () => {
+      assert.deepEqual(rbacRules('reconciler'), [
+        {
+          apiGroups: ['rbac.authorization.k8s.io'],
+          resources: ['clusterroles'],
+          verbs: ['bind'],
+          resourceNames: ['admin', 'edit'],
+        },
+        {
+          apiGroups: ['rbac.authorization.k8s.io'],
+          resources: ['roles'],
+          verbs: ['bind'],
+          resourceNames: ['reader'],
+        },
+        {
+          apiGroups: ['rbac.authorization.k8s.io'],
+          resources: ['roles'],
+          verbs: ['escalate'],
+          resourceNames: ['tenant-reader'],
+        },
+      ]);
+      // roles it owns are still only applied (create, patch, delete), never bound or escalated at large
+      assert.deepEqual(verbs(rulesOf(tenants, 'reconciler'), 'roles').sort(), [
+        'bind',
+        'create',
+        'delete',
+        'escalate',
+        'get',
+        'patch',
+      ]);
+      assert.ok(
+        rulesOf(tenants, 'reconciler')
+          .filter((r) => r.verbs.includes('bind') || r.verbs.includes('escalate'))
+          .every((r) => (r.resourceNames?.length ?? 0) > 0),
+        'a bind or escalate rule without resourceNames would cover every role',
+      );
+    });
+
+    it('adds the declared rules to the reconciler only', () => {
+      assert.deepEqual(verbs(rulesOf(tenants, 'reconciler'), 'pods/log'), ['get']);
+      assert.deepEqual(verbs(rulesOf(tenants, 'watcher'), 'pods/log'), []);
+      assert.deepEqual(verbs(rulesOf(tenants, 'status-writer'), 'pods/log'), []);
+      assert.deepEqual(rbacRules('watcher'), []);
+      assert.deepEqual(rbacRules('status-writer'), []);
+    });
+
+    it('grants neither bind nor escalate when none is declared', () => {
+      const owner = defineOperator({
+        name: 'binder',
+        for: Site,
+        owns: [kinds.RoleBinding],
+        async reconcile() {
+          return undefined;
+        },
+      });
+      const granted = ['watcher', 'reconciler', 'status-writer'] as const;
+      for (const role of granted)
+        assert.ok(
+          rulesOf(owner, role).every(
+            (r) => !r.verbs.includes('bind') && !r.verbs.includes('escalate'),
+          ),
+          role,
+        );
+    });
   });
 });

@@ -8,13 +8,22 @@
 //                 what it owns (server-side apply that creates needs both);
 //                 create Events
 //   status-writer get + patch the primary's /status
-import { declaredResources, type Operator, type Resource } from '@kubebus/shared/definition';
+// and the reconciler what the definition's `rbac` declares: `bind` and
+// `escalate` on exactly the roles it names, its extra rules as written.
+import {
+  declaredResources,
+  type Operator,
+  type OperatorRbac,
+  type Resource,
+  type RoleReference,
+} from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
 
 interface PolicyRule {
   apiGroups: string[];
   resources: string[];
   verbs: string[];
+  resourceNames?: string[];
 }
 
 function rule(resource: Resource, verbs: string[], subresource?: string): PolicyRule {
@@ -26,6 +35,37 @@ function rule(resource: Resource, verbs: string[], subresource?: string): Policy
 }
 
 const isSecrets = (resource: Resource) => resource.group === '' && resource.plural === 'secrets';
+
+/** `verb` on the named roles: one rule per kind, its resourceNames exactly those roles. */
+function onRoles(verb: 'bind' | 'escalate', references: readonly RoleReference[]): PolicyRule[] {
+  return (['ClusterRole', 'Role'] as const).flatMap((kind) => {
+    const names = [...new Set(references.filter((r) => r.kind === kind).map((r) => r.name))].sort();
+    if (names.length === 0) return [];
+    return [
+      {
+        apiGroups: ['rbac.authorization.k8s.io'],
+        resources: [kind === 'ClusterRole' ? 'clusterroles' : 'roles'],
+        verbs: [verb],
+        resourceNames: names,
+      },
+    ];
+  });
+}
+
+function declaredRules(rbac: OperatorRbac): PolicyRule[] {
+  return [
+    ...onRoles('bind', rbac.bind ?? []),
+    ...onRoles('escalate', rbac.escalate ?? []),
+    ...(rbac.rules ?? []).map((declared) => ({
+      apiGroups: [...declared.apiGroups],
+      resources: [...declared.resources],
+      verbs: [...declared.verbs],
+      ...(declared.resourceNames === undefined
+        ? {}
+        : { resourceNames: [...declared.resourceNames] }),
+    })),
+  ];
+}
 
 export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
   const declared = declaredResources(operator);
@@ -47,6 +87,7 @@ export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
           })
           .filter((granted) => granted.verbs.length > 0),
         { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
+        ...declaredRules(operator.rbac ?? {}),
       ];
     }
     case 'status-writer':

@@ -1,0 +1,136 @@
+// What the operator's RBAC needs beyond what `for`, `owns` and `watches`
+// imply: the roles its bindings grant (`bind`), the roles it writes with
+// rules it does not hold itself (`escalate`), and rules for calls it makes
+// on its own. Kubernetes refuses a RoleBinding to a role whose rules the
+// writer neither holds nor may `bind` ("attempting to grant RBAC permissions
+// not currently held"); `kubebus generate` turns this into exactly those
+// grants, on exactly the roles named, and nothing broader.
+import type { Resource } from './resource.js';
+
+/** A role named in a roleRef: a ClusterRole, or a Role (of that name in any namespace). */
+export interface RoleReference {
+  readonly kind: 'ClusterRole' | 'Role';
+  readonly name: string;
+}
+
+/** Verbs an extra rule may grant; `bind` and `escalate` go through `bind` and `escalate`. */
+export type RuleVerb =
+  | 'get'
+  | 'list'
+  | 'watch'
+  | 'create'
+  | 'update'
+  | 'patch'
+  | 'delete'
+  | 'deletecollection'
+  | 'approve'
+  | 'sign'
+  | 'use';
+
+/** A rule of the reconciler's role, in the terms of a Kubernetes PolicyRule. */
+export interface RbacRule {
+  /** '' is the core group (pods, configmaps, …) */
+  readonly apiGroups: readonly string[];
+  /** plural resource names, with '/subresource' where one is meant (pods/log) */
+  readonly resources: readonly string[];
+  readonly verbs: readonly RuleVerb[];
+  /** only these objects (get, update, patch, delete: not list, watch or create) */
+  readonly resourceNames?: readonly string[];
+}
+
+export interface OperatorRbac {
+  /**
+   * Roles the RoleBindings and ClusterRoleBindings it owns refer to: the
+   * reconciler gets `bind` on exactly these, so it may grant them without
+   * holding their rules.
+   */
+  readonly bind?: readonly RoleReference[];
+  /**
+   * Roles and ClusterRoles it owns whose rules it does not hold itself: the
+   * reconciler gets `escalate` on exactly these names. Without it, it must
+   * hold every rule it writes into them (declare them in `rules`).
+   */
+  readonly escalate?: readonly RoleReference[];
+  /** extra rules for the reconciler (calls it makes with its own client, say) */
+  readonly rules?: readonly RbacRule[];
+}
+
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+const GRANTABLE: ReadonlySet<string> = new Set<RuleVerb>([
+  'get',
+  'list',
+  'watch',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+  'approve',
+  'sign',
+  'use',
+]);
+
+function fail(what: string): never {
+  throw new TypeError(`defineOperator: rbac.${what}`);
+}
+
+/** A name the apiserver takes in a path segment (role names may hold ':'). */
+function checkName(name: string, where: string): void {
+  if (name === '' || name === '.' || name === '..' || /[/%*\s]/.test(name))
+    fail(`${where}: "${name}" is not a role name (no '/', '%', '*' or spaces)`);
+}
+
+function owned(owns: readonly Resource[], plural: string): boolean {
+  return owns.some((resource) => resource.group === RBAC_GROUP && resource.plural === plural);
+}
+
+function checkReferences(
+  references: readonly RoleReference[],
+  field: 'bind' | 'escalate',
+  owns: readonly Resource[],
+): void {
+  for (const [i, reference] of references.entries()) {
+    const where = `${field}[${i}]`;
+    // the type says so; a JavaScript definition may still say otherwise
+    const kind: string = reference.kind;
+    if (kind !== 'ClusterRole' && kind !== 'Role')
+      fail(`${where}.kind must be 'ClusterRole' or 'Role'`);
+    checkName(reference.name, `${where}.name`);
+    if (field === 'bind') {
+      // a Role can only be granted by a RoleBinding; a ClusterRole by either binding
+      const grantable =
+        owned(owns, 'rolebindings') ||
+        (reference.kind === 'ClusterRole' && owned(owns, 'clusterrolebindings'));
+      if (!grantable)
+        fail(
+          `${where}: binding ${reference.kind} ${reference.name} needs kinds.RoleBinding${reference.kind === 'ClusterRole' ? ' or kinds.ClusterRoleBinding' : ''} in owns`,
+        );
+    } else if (!owned(owns, reference.kind === 'Role' ? 'roles' : 'clusterroles')) {
+      fail(
+        `${where}: escalating ${reference.kind} ${reference.name} needs kinds.${reference.kind} in owns`,
+      );
+    }
+  }
+}
+
+function checkRule(rule: RbacRule, where: string): void {
+  const lists = { apiGroups: rule.apiGroups, resources: rule.resources, verbs: rule.verbs };
+  for (const [field, values] of Object.entries(lists)) {
+    if (!Array.isArray(values) || values.length === 0) fail(`${where}.${field} must not be empty`);
+    // a wildcard also grants what is added later (bind, escalate, new resources): name them
+    if (values.includes('*')) fail(`${where}.${field}: name them instead of '*'`);
+  }
+  for (const verb of rule.verbs as readonly string[])
+    if (!GRANTABLE.has(verb))
+      fail(
+        `${where}.verbs: "${verb}" is not grantable here${verb === 'bind' || verb === 'escalate' ? ` (declare the roles in rbac.${verb})` : ''}`,
+      );
+  for (const name of rule.resourceNames ?? []) checkName(name, `${where}.resourceNames`);
+}
+
+/** Throws one line naming the field when the declaration cannot become sound RBAC. */
+export function checkRbac(rbac: OperatorRbac, owns: readonly Resource[]): void {
+  checkReferences(rbac.bind ?? [], 'bind', owns);
+  checkReferences(rbac.escalate ?? [], 'escalate', owns);
+  for (const [i, rule] of (rbac.rules ?? []).entries()) checkRule(rule, `rules[${i}]`);
+}
