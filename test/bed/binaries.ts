@@ -1,13 +1,23 @@
 // Finds the servers the test bed runs (and the tools that check deployment
 // files), in setup-envtest's order of preference: a directory of binaries
 // named by KUBEBUS_ASSETS (like KUBEBUILDER_ASSETS); binaries already on PATH
-// at a supported version; last, the Go source build into the cache.
+// at a supported version; prebuilt release archives, downloaded once into the
+// cache with their checksums verified (archives.ts); last, the Go source build
+// into the cache.
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isArchiveError } from './archive-error.js';
+import { cacheRoot, downloadSettings, pinnedVersions, platformOf } from './archive-sources.js';
+import { cachedDownload, fetchServers } from './archives.js';
 
-export const SERVER_BINARIES = ['kube-apiserver', 'kube-controller-manager', 'etcd', 'nats-server'];
+export const SERVER_BINARIES: readonly ServerBinary[] = [
+  'kube-apiserver',
+  'kube-controller-manager',
+  'etcd',
+  'nats-server',
+];
 export type ServerBinary = 'kube-apiserver' | 'kube-controller-manager' | 'etcd' | 'nats-server';
 export const TOOL_BINARIES = ['kustomize', 'helm', 'composecheck'];
 export type ToolBinary = 'kustomize' | 'helm' | 'composecheck';
@@ -29,7 +39,8 @@ export function builtBy(script: URL | string, binaries: readonly string[]): stri
     throw new Error(
       `the test bed could not build with ${buildScript} (see the output above): ` +
         `set KUBEBUS_ASSETS to a directory holding kube-apiserver, etcd and nats-server, ` +
-        `put them on PATH, or install Go >= 1.26 with its module proxy`,
+        `put them on PATH, let kubebus download them (unset KUBEBUS_NO_DOWNLOAD), ` +
+        `or install Go >= 1.26 with its module proxy`,
       { cause: error },
     );
   }
@@ -96,35 +107,182 @@ function onPath(name: ServerBinary, env: NodeJS.ProcessEnv): string | undefined 
   return undefined;
 }
 
-/** Where a server comes from: KUBEBUS_ASSETS, else PATH, else the Go build. */
+/** The binary an earlier download put in the cache, if any. */
+function downloaded(name: ServerBinary, env: NodeJS.ProcessEnv): string | undefined {
+  const platform = platformOf();
+  return platform === undefined
+    ? undefined
+    : cachedDownload(name, downloadSettings(env), pinnedVersions(), platform);
+}
+
+/** Whether `<binary> --version` names exactly `version` (an older build is passed over). */
+function printsPinned(path: string, version: string): boolean {
+  try {
+    const printed = execFileSync(path, ['--version'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 10_000,
+    });
+    return printed.includes(version);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A finished Go build already in the cache (build.sh's servers/<key>/bin, all
+ * four binaries), the newest first: found without Go itself, so a machine that
+ * built once never downloads what it has.
+ */
+function goBuilt(name: ServerBinary, env: NodeJS.ProcessEnv): string | undefined {
+  const root = join(cacheRoot(env), 'servers');
+  let builds: string[];
+  try {
+    builds = readdirSync(root).filter((entry) => !entry.startsWith('.'));
+  } catch {
+    return undefined;
+  }
+  const complete = builds
+    .map((entry) => join(root, entry, 'bin'))
+    .filter((dir) => SERVER_BINARIES.every((binary) => executable(join(dir, binary))))
+    .filter((dir) => printsPinned(join(dir, 'kube-apiserver'), pinnedVersions().kubernetes))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  return complete.length === 0 ? undefined : join(complete[0] as string, name);
+}
+
+/** KUBEBUS_ASSETS, else PATH, else an earlier download or Go build; undefined when none has it. */
+function foundWithoutFetching(name: ServerBinary, env: NodeJS.ProcessEnv): string | undefined {
+  const assets = env['KUBEBUS_ASSETS'];
+  if (assets !== undefined && assets !== '') {
+    const path = join(assets, name);
+    if (!executable(path))
+      throw new Error(
+        `KUBEBUS_ASSETS names ${assets}, which has no executable ${name}: put the binaries there, or unset it`,
+      );
+    return path;
+  }
+  return onPath(name, env) ?? downloaded(name, env) ?? goBuilt(name, env);
+}
+
+/** Everything in the environment that decides where a server is found. */
+const DECIDING = [
+  'KUBEBUS_ASSETS',
+  'PATH',
+  'KUBEBUS_CACHE',
+  'XDG_CACHE_HOME',
+  'HOME',
+  'KUBEBUS_NO_DOWNLOAD',
+] as const;
+const keyOf = (name: ServerBinary, env: NodeJS.ProcessEnv) =>
+  JSON.stringify([name, ...DECIDING.map((variable) => env[variable] ?? '')]);
+
+/**
+ * Where a server comes from, without downloading: KUBEBUS_ASSETS, else PATH,
+ * else an earlier download, else the Go build. resolveServers() downloads.
+ */
 export function findServer(
   name: ServerBinary,
   env: NodeJS.ProcessEnv = process.env,
   build: () => string = serversBinDir,
 ): string {
-  const assets = env['KUBEBUS_ASSETS'];
-  const cacheKey = `server:${name}:${assets ?? ''}:${env['PATH'] ?? ''}`;
+  const cacheKey = keyOf(name, env);
   const cachedPath = cached.get(cacheKey);
   if (cachedPath !== undefined) return cachedPath;
-  let path: string;
-  if (assets !== undefined && assets !== '') {
-    path = join(assets, name);
-    if (!executable(path))
-      throw new Error(
-        `KUBEBUS_ASSETS names ${assets}, which has no executable ${name}: put the binaries there, or unset it`,
-      );
-  } else {
-    path = onPath(name, env) ?? join(build(), name);
-  }
+  const path = foundWithoutFetching(name, env) ?? join(build(), name);
   cached.set(cacheKey, path);
   return path;
 }
 
-/** Fails first, and clearly, when a server can be found nowhere. */
-export function requireServers(
+function hasGo(env: NodeJS.ProcessEnv): boolean {
+  return (env['PATH'] ?? '')
+    .split(delimiter)
+    .some((dir) => dir !== '' && executable(join(dir, 'go')));
+}
+
+export interface ResolveOptions {
+  /** the Go build; returns the directory holding the binaries */
+  readonly build?: () => string;
+  /** progress, one line each (stderr by default) */
+  readonly note?: (line: string) => void;
+}
+
+/**
+ * Finds every server in `names`, downloading the prebuilt ones that are
+ * missing, then building what is still missing with Go. A download that is
+ * unavailable (offline, not published) falls through to the Go build with a
+ * note; one that is refused (checksum, damaged archive) throws. Every error is
+ * one line that names the next step.
+ */
+export async function resolveServers(
+  names: readonly ServerBinary[],
+  env: NodeJS.ProcessEnv = process.env,
+  options: ResolveOptions = {},
+): Promise<ReadonlyMap<ServerBinary, string>> {
+  const note = options.note ?? ((line: string) => process.stderr.write(`kubebus: ${line}\n`));
+  const found = new Map<ServerBinary, string>();
+  for (const name of names) {
+    const path = cached.get(keyOf(name, env)) ?? foundWithoutFetching(name, env);
+    if (path !== undefined) found.set(name, path);
+  }
+  let missing = names.filter((name) => !found.has(name));
+  if (missing.length === 0) return remember(found, env);
+
+  const settings = downloadSettings(env);
+  const platform = platformOf();
+  let whyNotDownloaded: string;
+  if (!settings.enabled) whyNotDownloaded = 'downloads are off (KUBEBUS_NO_DOWNLOAD=1)';
+  else if (platform === undefined)
+    whyNotDownloaded = `no prebuilt servers are published for ${process.platform}/${process.arch}`;
+  else {
+    try {
+      for (const [name, path] of await fetchServers(
+        missing,
+        settings,
+        pinnedVersions(),
+        platform,
+        note,
+      ))
+        found.set(name, path);
+      return remember(found, env);
+    } catch (error) {
+      if (!isArchiveError(error) || error.code === 'refused') throw error;
+      whyNotDownloaded = `the download failed: ${error.message}`;
+      // what did arrive stays; only the rest is built
+      for (const name of missing) {
+        const path = downloaded(name, env);
+        if (path !== undefined) found.set(name, path);
+      }
+    }
+  }
+  missing = names.filter((name) => !found.has(name));
+  if (missing.length === 0) return remember(found, env);
+  const build = options.build;
+  if (build === undefined && !hasGo(env))
+    throw new Error(
+      `no ${missing.join(', ')} found: ${whyNotDownloaded}, and Go is not installed; ` +
+        `set KUBEBUS_ASSETS to a directory of them, ${settings.enabled ? 'KUBEBUS_ENVTEST_INDEX_URL and KUBEBUS_NATS_RELEASES_URL to a mirror' : 'unset KUBEBUS_NO_DOWNLOAD to download them'}, or install Go >= 1.26`,
+    );
+  note(
+    `${whyNotDownloaded}; using the Go build for ${missing.join(', ')} (test/bed/servers/build.sh: minutes the first time)`,
+  );
+  const dir = (build ?? serversBinDir)();
+  for (const name of missing) found.set(name, join(dir, name));
+  return remember(found, env);
+}
+
+function remember(
+  found: Map<ServerBinary, string>,
+  env: NodeJS.ProcessEnv,
+): ReadonlyMap<ServerBinary, string> {
+  for (const [name, path] of found) cached.set(keyOf(name, env), path);
+  return found;
+}
+
+/** Fails first, and clearly, when a server can be found, fetched or built nowhere. */
+export async function requireServers(
   names: readonly ServerBinary[] = ['kube-apiserver', 'etcd', 'nats-server'],
-): void {
-  for (const name of names) findServer(name);
+): Promise<void> {
+  await resolveServers(names);
 }
 
 export function serverBinary(name: ServerBinary): string {

@@ -1,0 +1,113 @@
+// Fetches over HTTP(S) with an inactivity timeout, hashing the bytes as they
+// are written, so a file is checked against its published digest before
+// anything reads it (setup-envtest's readBody does the same).
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { ArchiveError, reasonOf } from './archive-error.js';
+
+/** A download that sends nothing for this long is given up. */
+const IDLE_TIMEOUT_MS = 30_000;
+/** No index, checksum list or archive of ours comes near this. */
+const MAX_TEXT_BYTES = 8 * 1024 * 1024;
+const MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024;
+
+/** Same digest, compared in constant time (both are lower-case hex). */
+export function sameDigest(expected: string, actual: string): boolean {
+  const a = Buffer.from(expected.toLowerCase());
+  const b = Buffer.from(actual.toLowerCase());
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** A byte counter that aborts on inactivity and beyond `maxBytes`. */
+function guarded(url: string, maxBytes: number, abort: AbortController): Transform {
+  let seen = 0;
+  let idle = setTimeout(() => abort.abort(), IDLE_TIMEOUT_MS);
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      clearTimeout(idle);
+      idle = setTimeout(() => abort.abort(), IDLE_TIMEOUT_MS);
+      seen += chunk.length;
+      if (seen > maxBytes) done(new Error(`${url} sent more than ${maxBytes} bytes`));
+      else done(null, chunk);
+    },
+    flush(done) {
+      clearTimeout(idle);
+      done();
+    },
+    destroy(error, done) {
+      clearTimeout(idle);
+      done(error);
+    },
+  });
+}
+
+async function open(url: string, abort: AbortController): Promise<Readable> {
+  const idle = setTimeout(() => abort.abort(), IDLE_TIMEOUT_MS);
+  try {
+    const response = await fetch(url, { signal: abort.signal, redirect: 'follow' });
+    if (!response.ok || response.body === null)
+      throw new ArchiveError('unavailable', `${url} answered ${response.status}`);
+    return Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
+  } catch (error) {
+    if (error instanceof ArchiveError) throw error;
+    const reason = abort.signal.aborted ? 'no answer in 30 s' : reasonOf(error);
+    throw new ArchiveError('unavailable', `could not fetch ${url} (${reason})`, { cause: error });
+  } finally {
+    clearTimeout(idle);
+  }
+}
+
+/** A small text file: an index or a checksum list. */
+export async function fetchText(url: string): Promise<string> {
+  const abort = new AbortController();
+  const body = await open(url, abort);
+  const chunks: Buffer[] = [];
+  try {
+    await pipeline(
+      body,
+      guarded(url, MAX_TEXT_BYTES, abort),
+      async (source: AsyncIterable<Buffer>) => {
+        for await (const chunk of source) chunks.push(chunk);
+      },
+    );
+  } catch (error) {
+    throw new ArchiveError('unavailable', `could not read ${url} (${reasonOf(error)})`, {
+      cause: error,
+    });
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Downloads `url` into `path`; returns the hex digest of what was written. */
+export async function download(
+  url: string,
+  path: string,
+  algorithm: 'sha256' | 'sha512',
+): Promise<string> {
+  const abort = new AbortController();
+  const body = await open(url, abort);
+  const hash = createHash(algorithm);
+  const hashing = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(
+      body,
+      guarded(url, MAX_FILE_BYTES, abort),
+      hashing,
+      createWriteStream(path, { mode: 0o600 }),
+    );
+  } catch (error) {
+    const reason = abort.signal.aborted ? 'it stalled for 30 s' : reasonOf(error);
+    throw new ArchiveError('unavailable', `could not download ${url} (${reason})`, {
+      cause: error,
+    });
+  }
+  return hash.digest('hex');
+}
