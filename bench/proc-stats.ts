@@ -58,3 +58,24 @@ export function procStats(pids: readonly number[]): ProcStats {
   }
   return { cpuSeconds: ticks / TICKS_PER_SECOND, peakRssMb: hwmKb / 1024, rssMb: rssKb / 1024 };
 }
+
+/** The pid of the test bed's server `command` (kube-apiserver, nats-server, …): its command line names the bed's directory. */
+export function serverPid(command: string, bedDir: string): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== command.slice(0, 15)) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(bedDir)) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
+
+/** CPU seconds the whole machine has been busy (all cores), from /proc/stat. */
+export function machineBusySeconds(): number {
+  const [, ...fields] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').split(/\s+/);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields.map(Number);
+  return (user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND;
+}

@@ -5,12 +5,10 @@
 // RSS of the system's processes — and ratios against the references measured
 // in the same run (the ceiling, Go controller-runtime). Tests never assert
 // timings; this prints them.
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { ContentTypes, KubeClient } from '@kubebus/shared/kube';
+import { restClientMetrics } from '@kubebus/shared/obs';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
 import { parseArgs } from 'node:util';
 import { TestBed } from '../test/bed/testbed.js';
 import { installDatabaseClusterCrd } from '../test/support/pipeline.js';
@@ -20,8 +18,11 @@ import {
   summarize,
   type RequestCounts,
 } from './apiserver-requests.js';
+import { stagesOf } from './breakdown.js';
+import { readBusRecords } from './bus-records.js';
 import { Observer } from './observer.js';
-import { procStats } from './proc-stats.js';
+import { machineBusySeconds, procStats, serverPid } from './proc-stats.js';
+import { report, type Phase, type Run } from './report.js';
 import { SYSTEMS, startSystem, type SystemName } from './systems.js';
 
 const { values } = parseArgs({
@@ -63,77 +64,95 @@ const REFERENCES: readonly SystemName[] = ['ceiling', 'controller-runtime'];
 const SETTLE_MS = 120_000;
 const NAMESPACES = ['bench-a', 'bench-b', 'bench-c', 'bench-d'];
 const target = { group: 'example.kubebus.dev', version: 'v1alpha1', plural: 'databaseclusters' };
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const clusters = (namespace: string) =>
+  `/apis/${target.group}/${target.version}/namespaces/${namespace}/${target.plural}`;
 
-interface Phase {
-  readonly wallSeconds: number;
-  readonly p50: number;
-  readonly p99: number;
-  readonly converged: number;
-  readonly requests: RequestCounts;
-  /** the slowest objects, "ns/name seconds" */
-  readonly slowest: string[];
+/** The harness' objects (../shared/bench-peers/driver/run.ts): a mix of engines, backups on two in three. */
+function specOf(i: number): Record<string, unknown> {
+  const mysql = i % 4 === 3;
+  return {
+    engine: mysql ? 'mysql' : 'postgres',
+    version: mysql ? '8.4' : '16',
+    replicas: 3,
+    storage: { size: '10Gi' },
+    ...(i % 3 === 2 ? {} : { backup: { schedule: '0 3 * * *', retentionDays: 14 } }),
+  };
 }
-interface Run {
-  readonly system: SystemName;
-  readonly create: Phase;
-  readonly update: Phase;
-  /** apiserver requests spent on FAILING objects that never converge, in the window */
-  readonly failing: RequestCounts;
-  readonly cpuSeconds: number;
-  readonly peakRssMb: number;
-  /** resident set once ready, before any object: the floor the processes start from */
-  readonly idleRssMb: number;
-  readonly connections: number;
-  readonly perProcess: { role: string; cpuSeconds: number; peakRssMb: number }[];
-}
+const names = Array.from({ length: N }, (_, i) => ({
+  i,
+  name: `db-${String(i).padStart(5, '0')}`,
+  namespace: NAMESPACES[i % NAMESPACES.length] ?? 'bench-a',
+}));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** the harness' quantile: the smallest value with at least q of all at or below it */
 const quantile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+
+/**
+ * Waits until the apiserver has seen no request from anyone for 3 s (so
+ * trailing no-op reconciles count), polling every second as the harness does;
+ * a system that never goes quiet is given up on after `maxMs`, said on stderr.
+ */
+async function quiet(bed: TestBed, maxMs: number): Promise<RequestCounts> {
+  const started = Date.now();
+  let last = await apiserverRequests(bed);
+  let lastChange = Date.now();
+  for (;;) {
+    await sleep(1_000);
+    const now = await apiserverRequests(bed);
+    const more = summarize(difference(now, last));
+    last = now;
+    if (more.writes + more.gets + more.lists > 0) lastChange = Date.now();
+    if (Date.now() - lastChange >= 3_000) return now;
+    if (Date.now() - started > maxMs) {
+      process.stderr.write(`  still sending requests ${maxMs / 1_000} s after converging\n`);
+      return now;
+    }
+  }
+}
+
+interface Meters {
+  readonly cpu: () => Phase['cpu'];
+  readonly reconciles: () => Promise<number>;
+  readonly reconcileSeconds: () => Promise<number>;
+}
 
 async function phase(
   bed: TestBed,
   observer: Observer,
-  expect: { replicas: number; generation: number },
-  send: (name: string, namespace: string) => Promise<unknown>,
-): Promise<Phase> {
-  const before = await apiserverRequests(bed);
+  meters: Meters,
+  before: RequestCounts,
+  expect: { replicas: number; generation: 1 | 2 },
+  send: (i: number, name: string, namespace: string) => Promise<unknown>,
+): Promise<{
+  phase: Phase;
+  sentAt: Map<string, number>;
+  convergedAt: Map<string, number>;
+  after: RequestCounts;
+}> {
+  const cpuBefore = meters.cpu();
+  const reconcilesBefore = await meters.reconciles();
+  const reconcileSecondsBefore = await meters.reconcileSeconds();
   observer.expect(expect);
   const sentAt = new Map<string, number>();
-  const names = Array.from({ length: N }, (_, i) => ({
-    name: `db-${String(i).padStart(5, '0')}`,
-    namespace: NAMESPACES[i % NAMESPACES.length] ?? 'bench-a',
-  }));
-  const started = performance.now();
+  const started = Date.now();
   const queue = [...names];
   await Promise.all(
     Array.from({ length: 16 }, async () => {
       for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-        sentAt.set(`${next.namespace}/${next.name}`, performance.now());
-        await send(next.name, next.namespace);
+        sentAt.set(`${next.namespace}/${next.name}`, Date.now());
+        await send(next.i, next.name, next.namespace);
       }
     }),
   );
+  const sentSeconds = (Date.now() - started) / 1_000;
   const deadline = Date.now() + Number(values.timeout) * 1_000;
   while (observer.convergedAt.size < N && Date.now() < deadline) await sleep(100);
   const last = Math.max(...observer.convergedAt.values());
-  // The phase ends when the apiserver has seen no request from anyone for 3 s
-  // (so trailing no-op reconciles count) — or, for a system that never goes
-  // quiet, after SETTLE_MS, said on stderr.
-  let settled = await apiserverRequests(bed);
-  for (const settleUntil = Date.now() + SETTLE_MS; ;) {
-    await sleep(3_000);
-    const now = await apiserverRequests(bed);
-    const more = summarize(difference(now, settled));
-    settled = now;
-    if (more.writes + more.gets === 0) break;
-    if (Date.now() > settleUntil) {
-      process.stderr.write(`  still sending requests ${SETTLE_MS / 1_000} s after converging\n`);
-      break;
-    }
-  }
-  const requests = difference(settled, before);
+  const after = await quiet(bed, SETTLE_MS);
+  const cpuAfter = meters.cpu();
+  const requests = difference(after, before);
   // Subtract the driver's own writes.
   const own = expect.generation === 1 ? 'POST databaseclusters 201' : 'PATCH databaseclusters 200';
   requests.set(own, (requests.get(own) ?? 0) - N);
@@ -147,12 +166,26 @@ async function phase(
     .slice(0, 3)
     .map((o) => `${o.key} ${(o.ms / 1_000).toFixed(1)}s`);
   return {
-    wallSeconds: (last - started) / 1_000,
-    p50: quantile(latencies, 0.5) / 1_000,
-    p99: quantile(latencies, 0.99) / 1_000,
-    converged: observer.convergedAt.size,
-    requests,
-    slowest,
+    phase: {
+      wallSeconds: (last - started) / 1_000,
+      sentSeconds,
+      p50: quantile(latencies, 0.5) / 1_000,
+      p99: quantile(latencies, 0.99) / 1_000,
+      converged: observer.convergedAt.size,
+      requests,
+      slowest,
+      reconciles: (await meters.reconciles()) - reconcilesBefore,
+      reconcileSeconds: (await meters.reconcileSeconds()) - reconcileSecondsBefore,
+      cpu: {
+        system: cpuAfter.system - cpuBefore.system,
+        nats: cpuAfter.nats - cpuBefore.nats,
+        apiserver: cpuAfter.apiserver - cpuBefore.apiserver,
+        other: cpuAfter.other - cpuBefore.other,
+      },
+    },
+    sentAt,
+    convergedAt: new Map(observer.convergedAt),
+    after,
   };
 }
 
@@ -206,45 +239,130 @@ async function failingPhase(
 }
 
 async function runOnce(system: SystemName): Promise<Run> {
-  const bed = await TestBed.start();
+  // kube-controller-manager runs, as in a cluster and in the harness: its
+  // garbage collector and service-account controllers share the cores
+  const bed = await TestBed.start({ controllerManager: true });
   try {
     await installDatabaseClusterCrd(bed);
     const core = bed.kubeConfig().makeApiClient(CoreV1Api);
     for (const name of NAMESPACES) await core.createNamespace({ body: { metadata: { name } } });
+    // the controller manager's writes for the namespaces land before the baseline
+    for (const namespace of NAMESPACES)
+      await waitFor(() =>
+        core.readNamespacedServiceAccount({ namespace, name: 'default' }).then(
+          () => true,
+          () => false,
+        ),
+      );
     const running = await startSystem(system, bed, options);
     const idleRssMb = procStats(running.processes().flatMap((p) => p.pids)).rssMb;
+    const servers = {
+      nats: serverPid('nats-server', bed.dir),
+      apiserver: serverPid('kube-apiserver', bed.dir),
+      etcd: serverPid('etcd', bed.dir),
+      controllerManager: serverPid('kube-controller-manager', bed.dir),
+    };
+    const cpuOf = (pid: number | undefined) =>
+      pid === undefined ? Number.NaN : procStats([pid]).cpuSeconds;
+    const meters: Meters = {
+      cpu: () => {
+        const system = procStats(running.processes().flatMap((p) => p.pids)).cpuSeconds;
+        const nats = cpuOf(servers.nats);
+        const apiserver = cpuOf(servers.apiserver);
+        const { user, system: kernel } = process.cpuUsage();
+        const ours =
+          system +
+          nats +
+          apiserver +
+          cpuOf(servers.etcd) +
+          cpuOf(servers.controllerManager) +
+          (user + kernel) / 1e6;
+        // what the rest of the machine (other tenants) used: the noise of the run
+        return { system, nats, apiserver, other: machineBusySeconds() - ours };
+      },
+      reconciles: () => running.reconciles(),
+      reconcileSeconds: () => running.reconcileSeconds(),
+    };
     const observer = new Observer(bed.kubeConfig());
     observer.start();
     try {
-      const custom = bed.kubeConfig().makeApiClient(CustomObjectsApi);
-      const createCluster = (name: string, namespace: string) =>
-        custom.createNamespacedCustomObject({
-          ...target,
-          namespace,
+      // The driver's writes over one kept-alive HTTP/2 connection, as the
+      // harness' driver keeps one alive: client-node opens a TLS connection
+      // per request, which paced the creates (about 5 s for 300, against 1 s)
+      // and loaded the apiserver the systems share.
+      const driver = new KubeClient(bed.kubeConfig(), restClientMetrics(new Registry()));
+      const createCluster = (i: number, name: string, namespace: string) =>
+        driver.request(clusters(namespace), {
+          method: 'POST',
           body: {
             apiVersion: `${target.group}/${target.version}`,
             kind: 'DatabaseCluster',
             metadata: { name },
-            spec: { engine: 'postgres', version: '16', replicas: 3, storage: { size: '1Gi' } },
+            spec: specOf(i),
           },
         });
-      const create = await phase(bed, observer, { replicas: 3, generation: 1 }, createCluster);
-      const update = await phase(bed, observer, { replicas: 5, generation: 2 }, (name, namespace) =>
-        custom.patchNamespacedCustomObject(
-          { ...target, namespace, name, body: { spec: { replicas: 5 } } },
-          mergePatch,
-        ),
+      // the same pause for every system: initial lists and leases settle first
+      await sleep(2_000);
+      const baseline = await quiet(bed, 15_000);
+      const create = await phase(
+        bed,
+        observer,
+        meters,
+        baseline,
+        { replicas: 3, generation: 1 },
+        createCluster,
+      );
+      const updateStarted = Date.now();
+      const update = await phase(
+        bed,
+        observer,
+        meters,
+        create.after,
+        { replicas: 5, generation: 2 },
+        (_i, name, namespace) =>
+          driver.request(`${clusters(namespace)}/${name}`, {
+            method: 'PATCH',
+            body: { spec: { replicas: 5 } },
+            contentType: ContentTypes.merge,
+          }),
       );
       const processes = running.processes();
       const stats = procStats(processes.flatMap((p) => p.pids));
       const perProcess = processes.map((p) => ({ role: p.role, ...procStats(p.pids) }));
-      const failing = await failingPhase(bed, createCluster);
+      const stages = system.startsWith('kubebus')
+        ? await readBusRecords(bed.natsUrl).then((records) => ({
+            create: stagesOf(
+              {
+                generation: 1,
+                sentAt: create.sentAt,
+                convergedAt: create.convergedAt,
+                endsAt: updateStarted,
+              },
+              records,
+              observer.sightings,
+            ),
+            update: stagesOf(
+              {
+                generation: 2,
+                sentAt: update.sentAt,
+                convergedAt: update.convergedAt,
+                endsAt: Infinity,
+              },
+              records,
+              observer.sightings,
+            ),
+          }))
+        : undefined;
+      const failing = await failingPhase(bed, (name, namespace) =>
+        createCluster(0, name, namespace),
+      );
+      driver.close();
       return {
         system,
-        create,
-        update,
+        create: { ...create.phase, ...(stages === undefined ? {} : { stages: stages.create }) },
+        update: { ...update.phase, ...(stages === undefined ? {} : { stages: stages.update }) },
         failing,
-        ...stats,
+        peakRssMb: stats.peakRssMb,
         idleRssMb,
         perProcess,
         connections: await running.connections(),
@@ -258,69 +376,9 @@ async function runOnce(system: SystemName): Promise<Run> {
   }
 }
 
-const median = (xs: number[]) =>
-  [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? Number.NaN;
-
-function report(runs: Run[]): string {
-  const rows: string[][] = [];
-  const per = (s: SystemName, f: (r: Run) => number) =>
-    median(runs.filter((r) => r.system === s).map(f));
-  const metrics: [string, (r: Run) => number, number][] = [
-    ['create wall s', (r) => r.create.wallSeconds, 2],
-    ['create p50 s', (r) => r.create.p50, 2],
-    ['create p99 s', (r) => r.create.p99, 2],
-    ['update wall s', (r) => r.update.wallSeconds, 2],
-    ['update p50 s', (r) => r.update.p50, 2],
-    ['update p99 s', (r) => r.update.p99, 2],
-    ['writes / created object', (r) => summarize(r.create.requests).writes / N, 2],
-    ['GETs / created object', (r) => summarize(r.create.requests).gets / N, 2],
-    ['writes / updated object', (r) => summarize(r.update.requests).writes / N, 2],
-    ['GETs / updated object', (r) => summarize(r.update.requests).gets / N, 2],
-    [
-      `writes / never-converging object in ${values['failing-window']} s`,
-      (r) => summarize(r.failing).writes / FAILING,
-      1,
-    ],
-    ['TLS connections / object', (r) => r.connections / N, 3],
-    ['CPU s / object (both phases)', (r) => r.cpuSeconds / N, 4],
-    ['CPU s total', (r) => r.cpuSeconds, 1],
-    ['peak RSS MB (sum of processes)', (r) => r.peakRssMb, 0],
-    ['RSS MB once ready, no objects', (r) => r.idleRssMb, 0],
-  ];
-  const present = systems.filter((s) => runs.some((r) => r.system === s));
-  // a ratio column for every other system against every reference that ran
-  const ratios = REFERENCES.filter((ref) => present.includes(ref)).flatMap((ref) =>
-    present.filter((s) => s !== ref).map((s) => [s, ref] as const),
-  );
-  rows.push(['metric', ...present, ...ratios.map(([s, ref]) => `${s} / ${ref}`)]);
-  for (const [label, f, digits] of metrics) {
-    rows.push([
-      label,
-      ...present.map((s) => per(s, f).toFixed(digits)),
-      ...ratios.map(([s, ref]) => {
-        const reference = per(ref, f);
-        return reference > 0 ? `${(per(s, f) / reference).toFixed(2)}×` : '–';
-      }),
-    ]);
-  }
-  const table = [rows[0] ?? [], (rows[0] ?? []).map(() => '---'), ...rows.slice(1)]
-    .map((r) => `| ${r.join(' | ')} |`)
-    .join('\n');
-  const detail = runs
-    .map((r) => {
-      const lines = (label: string, counts: RequestCounts) =>
-        `  ${label}: ${[...counts]
-          .filter(([, n]) => n !== 0)
-          .sort()
-          .map(([id, n]) => `${id}=${n}`)
-          .join(', ')}`;
-      const processes = r.perProcess
-        .map((p) => `${p.role} ${p.cpuSeconds.toFixed(1)} CPU s, ${p.peakRssMb.toFixed(0)} MB`)
-        .join('; ');
-      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}\n${lines('never converging', r.failing)}\n  slowest: create ${r.create.slowest.join(', ')}; update ${r.update.slowest.join(', ')}`;
-    })
-    .join('\n');
-  return `N=${N}, workers=${options.workers}, qps=${options.qps}, reconcilers=${options.reconcilers}, rounds=${values.rounds}\n\n${table}\n\napiserver requests by verb, resource and code:\n${detail}\n`;
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !(await condition()); await sleep(200))
+    if (Date.now() > deadline) throw new Error(`bench: no condition within ${timeoutMs} ms`);
 }
 
 const runs: Run[] = [];
@@ -332,9 +390,18 @@ for (let round = 1; round <= Number(values.rounds); round++) {
       .map((p) => `${p.role} ${p.cpuSeconds.toFixed(1)} CPU s, ${p.peakRssMb.toFixed(0)} MB`)
       .join('; ');
     process.stderr.write(
-      `  create ${run.create.wallSeconds.toFixed(1)} s, update ${run.update.wallSeconds.toFixed(1)} s, ${run.cpuSeconds.toFixed(1)} CPU s; ${processes}\n`,
+      `  create ${run.create.wallSeconds.toFixed(1)} s, update ${run.update.wallSeconds.toFixed(1)} s, ${(run.create.cpu.system + run.update.cpu.system).toFixed(1)} CPU s (+ nats-server ${(run.create.cpu.nats + run.update.cpu.nats).toFixed(1)}); ${processes}\n`,
     );
     runs.push(run);
   }
 }
-process.stdout.write(report(runs));
+process.stdout.write(
+  report(runs, {
+    n: N,
+    systems,
+    references: REFERENCES,
+    failingWindow: values['failing-window'],
+    failing: FAILING,
+    header: `N=${N}, workers=${options.workers}, qps=${options.qps}, reconcilers=${options.reconcilers}, rounds=${values.rounds}; CPU from the baseline once the system is ready`,
+  }),
+);

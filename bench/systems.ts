@@ -20,6 +20,10 @@ export interface RunningSystem {
   processes(): { readonly role: string; readonly pids: number[] }[];
   /** connections opened to the apiserver so far */
   connections(): Promise<number>;
+  /** reconciles of the DatabaseCluster controller so far (controller_runtime_reconcile_total) */
+  reconciles(): Promise<number>;
+  /** seconds its reconciles took so far (controller_runtime_reconcile_time_seconds_sum) */
+  reconcileSeconds(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -71,6 +75,7 @@ interface Service {
   readonly port: number;
 }
 
+/** The sum of a metric's series whose line starts with `name` (labels included, if given). */
 async function metric(port: number, name: string): Promise<number> {
   const text = (await httpCall(`http://127.0.0.1:${port}/metrics`)).body;
   let total = 0;
@@ -78,6 +83,11 @@ async function metric(port: number, name: string): Promise<number> {
     if (line.startsWith(name)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
   return total;
 }
+
+/** the DatabaseCluster controller's reconciles, under the same name in kubebus and controller-runtime */
+const RECONCILES = 'controller_runtime_reconcile_total{controller="databasecluster"';
+const RECONCILE_SECONDS =
+  'controller_runtime_reconcile_time_seconds_sum{controller="databasecluster"';
 
 async function startKubebus(
   bed: TestBed,
@@ -97,6 +107,8 @@ async function startKubebus(
     KUBEBUS_LEASE_RENEW: '1s',
     KUBEBUS_BACKOFF_BASE: '100ms',
     KUBEBUS_BACKOFF_CAP: '1s',
+    // the independent harness' setting (../shared/bench-peers/driver/systems.ts)
+    KUBEBUS_CURSOR_FLUSH: '200ms',
   };
   const operator = join(root, 'dist', 'operators', 'databasecluster.js');
   // every layout is `kubebus run`; the definition decides the work partitions
@@ -132,7 +144,7 @@ async function startKubebus(
   };
   const services: Service[] = [];
   if (layout === 'one') {
-    services.push(await start('kubebus', {}, ['run', operator]));
+    services.push(await start('kubebus', { KUBEBUS_REPLICA_ID: 'kubebus-one' }, ['run', operator]));
   } else {
     services.push(await start('watcher', {}));
     for (let i = 0; i < options.reconcilers; i++)
@@ -145,6 +157,18 @@ async function startKubebus(
       let total = 0;
       for (const s of services)
         total += await metric(s.port, 'kubebus_rest_client_connections_total');
+      return total;
+    },
+    reconciles: async () => {
+      let total = 0;
+      for (const s of services)
+        if (s.role !== 'status-writer') total += await metric(s.port, RECONCILES);
+      return total;
+    },
+    reconcileSeconds: async () => {
+      let total = 0;
+      for (const s of services)
+        if (s.role !== 'status-writer') total += await metric(s.port, RECONCILE_SECONDS);
       return total;
     },
     stop: async () => {
@@ -193,11 +217,24 @@ async function startControllerRuntime(
   const dir = builtBy(new URL('./controller-runtime/build.sh', import.meta.url), [
     'databasecluster-cr',
   ]);
-  return startLoggingProcess(bed, 'controller-runtime', join(dir, 'databasecluster-cr'), [], {
-    BENCH_WORKERS: String(options.workers),
-    BENCH_QPS: String(options.qps),
-    BENCH_NATS_URL: bed.natsUrl,
-  });
+  const metricsPort = await freePort();
+  const system = await startLoggingProcess(
+    bed,
+    'controller-runtime',
+    join(dir, 'databasecluster-cr'),
+    [],
+    {
+      BENCH_WORKERS: String(options.workers),
+      BENCH_QPS: String(options.qps),
+      BENCH_NATS_URL: bed.natsUrl,
+      BENCH_METRICS_ADDR: `127.0.0.1:${metricsPort}`,
+    },
+  );
+  return {
+    ...system,
+    reconciles: () => metric(metricsPort, RECONCILES),
+    reconcileSeconds: () => metric(metricsPort, RECONCILE_SECONDS),
+  };
 }
 
 /**
@@ -235,6 +272,8 @@ async function startLoggingProcess(
       }
       return Number.NaN;
     },
+    reconciles: () => Promise.resolve(Number.NaN),
+    reconcileSeconds: () => Promise.resolve(Number.NaN),
     stop: () => system.stop(),
   };
 }

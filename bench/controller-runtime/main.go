@@ -6,7 +6,7 @@
 // keeps the same external resource (a NATS object-store bucket per cluster), so
 // the bench compares runtimes, not operators.
 //
-//	KUBECONFIG=… BENCH_NATS_URL=nats://… BENCH_WORKERS=8 BENCH_QPS=200 ./databasecluster-cr
+//	KUBECONFIG=… BENCH_NATS_URL=nats://… BENCH_WORKERS=8 BENCH_QPS=200 [BENCH_METRICS_ADDR=127.0.0.1:port] ./databasecluster-cr
 package main
 
 import (
@@ -73,8 +73,9 @@ func run() error {
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		// reads of the DatabaseCluster (unstructured here, a generated type in a
 		// kubebuilder project) come from the cache, as typed reads do
-		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		Metrics:                metricsserver.Options{BindAddress: "0"},
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		// the bench reads controller_runtime_reconcile_total here (reconciles per object)
+		Metrics:                metricsserver.Options{BindAddress: metricsAddress()},
 		HealthProbeBindAddress: "0",
 	})
 	if err != nil {
@@ -105,6 +106,14 @@ func run() error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// metricsAddress is BENCH_METRICS_ADDR (host:port), or "0": no metrics server.
+func metricsAddress() string {
+	if address := os.Getenv("BENCH_METRICS_ADDR"); address != "" {
+		return address
+	}
+	return "0"
 }
 
 func envInt(name string, fallback int) int {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -92,15 +94,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			{Type: "Progressing", Status: metav1.ConditionFalse, Reason: "InvalidSpec", Message: err.Error()},
 		})
 	}
-	if err := r.ensureCredentials(ctx, cluster, s); err != nil {
+	// The Secret (created once, when the cache has none) and the three owned
+	// objects side by side, as the example operator sends them (one Promise.all).
+	if err := r.ensureOwned(ctx, cluster, s); err != nil {
 		return ctrl.Result{}, err
-	}
-	for _, object := range []*unstructured.Unstructured{
-		desiredService(cluster, s), desiredConfigMap(cluster, s), desiredStatefulSet(cluster, s),
-	} {
-		if err := r.client.Patch(ctx, object, client.Apply, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
-			return ctrl.Result{}, err
-		}
 	}
 	statefulSet := &appsv1.StatefulSet{}
 	readyReplicas := int64(0)
@@ -129,22 +126,49 @@ func conditionStatus(value bool) metav1.ConditionStatus {
 	return metav1.ConditionFalse
 }
 
-// ensureCredentials creates the Secret once; the cache may not show a Secret
-// created a moment ago, so AlreadyExists means it is there.
-func (r *reconciler) ensureCredentials(ctx context.Context, cluster *unstructured.Unstructured, s spec) error {
+// ensureOwned creates the Secret unless the cache has it and applies the
+// Service, ConfigMap and StatefulSet, all four side by side; the cache may not
+// show a Secret created a moment ago, so AlreadyExists means it is there.
+func (r *reconciler) ensureOwned(ctx context.Context, cluster *unstructured.Unstructured, s spec) error {
 	secret := newCredentials(cluster, s)
 	err := r.client.Get(ctx, client.ObjectKeyFromObject(secret), &corev1.Secret{})
-	if !apierrors.IsNotFound(err) {
+	needSecret := apierrors.IsNotFound(err)
+	if err != nil && !needSecret {
 		return err
 	}
-	err = r.client.Create(ctx, secret, client.FieldOwner(fieldManager))
-	if apierrors.IsAlreadyExists(err) {
-		return nil
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	secretCreated := false
+	if needSecret {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := r.client.Create(ctx, secret, client.FieldOwner(fieldManager))
+			switch {
+			case err == nil:
+				secretCreated = true
+			case !apierrors.IsAlreadyExists(err):
+				errs[3] = err
+			}
+		}()
 	}
-	if err != nil {
+	for i, object := range []*unstructured.Unstructured{
+		desiredService(cluster, s), desiredConfigMap(cluster, s), desiredStatefulSet(cluster, s),
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.client.Patch(ctx, object, client.Apply, client.FieldOwner(fieldManager), client.ForceOwnership)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	return r.event(ctx, cluster, "CredentialsCreated", "Created Secret "+secret.GetName())
+	if secretCreated {
+		return r.event(ctx, cluster, "CredentialsCreated", "Created Secret "+secret.GetName())
+	}
+	return nil
 }
 
 func (r *reconciler) setFinalizer(ctx context.Context, cluster *unstructured.Unstructured, finalizers []any) error {
@@ -205,7 +229,7 @@ func (r *reconciler) event(ctx context.Context, cluster *unstructured.Unstructur
 		Type:                corev1.EventTypeNormal,
 		Reason:              reason,
 		Note:                note,
-		Action:              "Provision",
+		Action:              "Reconcile",
 		ReportingController: "kubebus.dev/databasecluster",
 		ReportingInstance:   r.instance,
 		Regarding: corev1.ObjectReference{
