@@ -7,12 +7,15 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { ArchiveError, reasonOf } from './archive-error.js';
+import { safeUrl } from './archive-index.js';
 
 /** A download that sends nothing for this long is given up. */
 const IDLE_TIMEOUT_MS = 30_000;
 /** No index, checksum list or archive of ours comes near this. */
 const MAX_TEXT_BYTES = 8 * 1024 * 1024;
 const MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024;
+/** GitHub's release downloads take one redirect; a chain this long is a loop. */
+const MAX_REDIRECTS = 5;
 
 /** Same digest, compared in constant time (both are lower-case hex). */
 export function sameDigest(expected: string, actual: string): boolean {
@@ -44,10 +47,41 @@ function guarded(url: string, maxBytes: number, abort: AbortController): Transfo
   });
 }
 
+/**
+ * Where a redirect from `from` leads, if it is as safe as `from`: https, or
+ * plain http on this machine reached from plain http on this machine (never
+ * https downgraded to http). Anything else is refused, before it is asked.
+ */
+export function redirectTarget(from: URL, location: string | null): URL {
+  const to = location === null ? undefined : safeUrl(location, from.href);
+  if (to === undefined || (from.protocol === 'https:' && to.protocol !== 'https:'))
+    throw new ArchiveError(
+      'refused',
+      `${from.href} redirects to ${location ?? 'nowhere'}, which is not https (plain http only on loopback): fix the mirror, or set KUBEBUS_NO_DOWNLOAD=1`,
+    );
+  return to;
+}
+
+/** Fetches `url`, following at most MAX_REDIRECTS redirects, each one checked. */
+async function respond(url: string, signal: AbortSignal): Promise<Response> {
+  let at = new URL(url);
+  for (let hops = 0; ; hops++) {
+    const response = await fetch(at, { signal, redirect: 'manual' });
+    if (![301, 302, 303, 307, 308].includes(response.status)) return response;
+    await response.body?.cancel();
+    if (hops === MAX_REDIRECTS)
+      throw new ArchiveError(
+        'refused',
+        `${url} redirects more than ${MAX_REDIRECTS} times: fix the mirror, or set KUBEBUS_NO_DOWNLOAD=1`,
+      );
+    at = redirectTarget(at, response.headers.get('location'));
+  }
+}
+
 async function open(url: string, abort: AbortController): Promise<Readable> {
   const idle = setTimeout(() => abort.abort(), IDLE_TIMEOUT_MS);
   try {
-    const response = await fetch(url, { signal: abort.signal, redirect: 'follow' });
+    const response = await respond(url, abort.signal);
     if (!response.ok || response.body === null)
       throw new ArchiveError('unavailable', `${url} answered ${response.status}`);
     return Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);

@@ -65,6 +65,12 @@ export interface DownloadSettings {
   readonly kubeReleasesUrl: string;
   /** <cache>/archives: one directory per archive, named after it */
   readonly archivesDir: string;
+  /**
+   * KUBEBUS_SERVER_SUMS: a file of `<sha256-or-sha512> <archive file name>`
+   * lines a site vetted; when set, the only source of digests (the host's own
+   * checksum lists are not read)
+   */
+  readonly sumsFile?: string;
 }
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
@@ -80,6 +86,7 @@ export function cacheRoot(env: NodeJS.ProcessEnv): string {
 }
 
 export function downloadSettings(env: NodeJS.ProcessEnv): DownloadSettings {
+  const sumsFile = given(env['KUBEBUS_SERVER_SUMS']);
   return {
     enabled: env['KUBEBUS_NO_DOWNLOAD'] !== '1',
     envtestIndexUrl: given(env['KUBEBUS_ENVTEST_INDEX_URL']) ?? DEFAULT_ENVTEST_INDEX_URL,
@@ -90,5 +97,6 @@ export function downloadSettings(env: NodeJS.ProcessEnv): DownloadSettings {
       given(env['KUBEBUS_KUBE_RELEASES_URL']) ?? DEFAULT_KUBE_RELEASES_URL,
     ),
     archivesDir: join(cacheRoot(env), 'archives'),
+    ...(sumsFile === undefined ? {} : { sumsFile }),
   };
 }

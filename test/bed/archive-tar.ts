@@ -5,6 +5,7 @@
 // every block is checked, so a damaged archive is refused, not half-read.
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 
 const BLOCK = 512;
@@ -109,9 +110,19 @@ export async function extractMembers(
     body = undefined;
   };
 
-  try {
-    const input = createReadStream(archive).pipe(createGunzip());
-    for await (const chunk of input as AsyncIterable<Buffer>) {
+  // pipeline, not pipe: a read error reaches here (pipe would leave the loop
+  // waiting forever) and every stream is closed when the loop throws
+  let refusal: unknown;
+  const read = async (input: AsyncIterable<Buffer>) => {
+    try {
+      await readAll(input);
+    } catch (error) {
+      refusal = error; // pipeline reports it as the abort it causes
+      throw error;
+    }
+  };
+  const readAll = async (input: AsyncIterable<Buffer>) => {
+    for await (const chunk of input) {
       if (ended) continue; // the zero blocks' tail
       pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
       for (;;) {
@@ -139,6 +150,14 @@ export async function extractMembers(
         }
         await startEntry(header);
       }
+    }
+  };
+
+  try {
+    try {
+      await pipeline(createReadStream(archive), createGunzip(), read);
+    } catch (error) {
+      throw refusal ?? error;
     }
     // without its closing zero blocks, an archive may still end between members
     if (body !== undefined || (!ended && pending.length > 0))

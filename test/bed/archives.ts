@@ -5,17 +5,11 @@
 // release binary from dl.k8s.io (its .sha256 beside it). Each download is
 // checked against its digest before it is read, the binaries are checked to
 // run at the pinned version, and only then is the cache directory put in
-// place (one rename), so a failure leaves nothing cached.
+// place (one rename), so a failure leaves nothing cached. The digests come
+// from the same host (or mirror) as the archives, as with setup-envtest, unless
+// KUBEBUS_SERVER_SUMS names a file of vetted ones (archive-sums.ts).
 import { execFile } from 'node:child_process';
-import {
-  accessSync,
-  chmodSync,
-  constants,
-  mkdirSync,
-  mkdtempSync,
-  renameSync,
-  rmSync,
-} from 'node:fs';
+import { chmodSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { download, fetchText, sameDigest } from './archive-download.js';
@@ -24,11 +18,15 @@ import { extractMembers } from './archive-tar.js';
 import {
   findEnvtestArchive,
   findNatsArchive,
+  natsArchiveName,
   parseDigestFile,
   safeUrl,
   type ListedArchive,
 } from './archive-index.js';
 import type { DownloadSettings, PinnedVersions, Platform } from './archive-sources.js';
+import { makeStaging, releaseStaging } from './archive-staging.js';
+import { readVettedSums, vettedDigest, type VettedSums } from './archive-sums.js';
+import { executable, namesVersion } from './server-version.js';
 
 export type FetchableServer = 'kube-apiserver' | 'etcd' | 'kube-controller-manager' | 'nats-server';
 
@@ -43,8 +41,8 @@ interface Artifact {
   readonly extras: ReadonlyMap<string, string>;
   /** the version each binary must print; etcd's is the envtest archive's choice */
   readonly versions: ReadonlyMap<string, string | undefined>;
-  /** where the archive is and its published digest */
-  locate(): Promise<ListedArchive>;
+  /** where the archive is, and its digest: the vetted one if given, else the host's */
+  locate(vetted: VettedSums | undefined): Promise<ListedArchive>;
 }
 
 function checkedUrl(url: string, variable: string): string {
@@ -73,9 +71,11 @@ function envtest(
       ['kube-apiserver', versions.kubernetes],
       ['etcd', undefined],
     ]),
-    async locate() {
+    async locate(vetted) {
       const url = checkedUrl(settings.envtestIndexUrl, 'KUBEBUS_ENVTEST_INDEX_URL');
-      return findEnvtestArchive(await fetchText(url), url, versions.kubernetes, platform);
+      // the index still says where the archive is; only its hash is replaced
+      const listed = findEnvtestArchive(await fetchText(url), url, versions.kubernetes, platform);
+      return vetted === undefined ? listed : { ...listed, ...vettedDigest(vetted, [listed.name]) };
     },
   };
 }
@@ -88,8 +88,13 @@ function nats(settings: DownloadSettings, versions: PinnedVersions, platform: Pl
     members: new Map([['nats-server', `${dir}/nats-server`]]),
     extras: new Map(),
     versions: new Map([['nats-server', versions.nats]]),
-    async locate() {
+    async locate(vetted) {
       const base = checkedUrl(settings.natsReleasesUrl, 'KUBEBUS_NATS_RELEASES_URL');
+      if (vetted !== undefined) {
+        const name = natsArchiveName(versions.nats, platform);
+        const url = `${base}/${versions.nats}/${name}`;
+        return { name, url, ...vettedDigest(vetted, [name]) };
+      }
       const sumsUrl = `${base}/${versions.nats}/SHA256SUMS`;
       return findNatsArchive(await fetchText(sumsUrl), sumsUrl, versions.nats, platform);
     },
@@ -108,9 +113,13 @@ function controllerManager(
     bare: true,
     extras: new Map(),
     versions: new Map([[name, versions.kubernetes]]),
-    async locate() {
+    async locate(vetted) {
       const base = checkedUrl(settings.kubeReleasesUrl, 'KUBEBUS_KUBE_RELEASES_URL');
-      const url = `${base}/${versions.kubernetes}/bin/${platform.os}/${platform.arch}/${name}`;
+      const path = `${versions.kubernetes}/bin/${platform.os}/${platform.arch}/${name}`;
+      const url = `${base}/${path}`;
+      // the bare name is the same for every version and platform, so the path
+      // (sha256sum's output from a mirror's root) is looked up first
+      if (vetted !== undefined) return { name, url, ...vettedDigest(vetted, [path, name]) };
       const digest = parseDigestFile(await fetchText(`${url}.sha256`), 'sha256');
       if (digest === undefined)
         throw new ArchiveError('unavailable', `${url}.sha256 holds no sha256 digest`);
@@ -125,15 +134,6 @@ const ARTIFACT_OF: Record<FetchableServer, typeof envtest> = {
   'nats-server': nats,
   'kube-controller-manager': controllerManager,
 };
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The binary from an earlier download, if the cache has it. */
 export function cachedDownload(
@@ -159,8 +159,6 @@ async function checkVersion(
   version: string | undefined,
   from: string,
 ) {
-  const bare =
-    version === undefined ? '\\d+\\.\\d+\\.\\d+' : version.replace(/^v/, '').replace(/\./g, '\\.');
   let printed: string;
   try {
     printed = (await run(path, ['--version'], { timeout: 20_000 })).stdout;
@@ -171,7 +169,7 @@ async function checkVersion(
       { cause: error },
     );
   }
-  if (!new RegExp(`\\bv?${bare}\\b`).test(printed))
+  if (!namesVersion(printed, version))
     throw new ArchiveError(
       'refused',
       `${binary} from ${from} is not ${version ?? 'a release'} (it prints ${JSON.stringify(printed.trim().split('\n')[0])}): fix the mirror, or set KUBEBUS_NO_DOWNLOAD=1`,
@@ -184,11 +182,12 @@ const NEXT_STEP =
 async function install(
   artifact: Artifact,
   settings: DownloadSettings,
+  vetted: VettedSums | undefined,
   note: (line: string) => void,
 ): Promise<void> {
-  const listed = await artifact.locate();
+  const listed = await artifact.locate(vetted);
   mkdirSync(settings.archivesDir, { recursive: true });
-  const staging = mkdtempSync(join(settings.archivesDir, `.${artifact.dir}-`));
+  const staging = makeStaging(settings.archivesDir, artifact.dir);
   try {
     const file = join(staging, `.download-${listed.name}`);
     note(`downloading ${listed.name} from ${new URL(listed.url).host} ...`);
@@ -196,7 +195,7 @@ async function install(
     if (!sameDigest(listed.digest, digest))
       throw new ArchiveError(
         'refused',
-        `checksum mismatch for ${listed.name} from ${listed.url}: ${listed.algorithm} ${digest.slice(0, 16)}… is not the published ${listed.digest.slice(0, 16)}…: ${NEXT_STEP}`,
+        `checksum mismatch for ${listed.name} from ${listed.url}: ${listed.algorithm} ${digest.slice(0, 16)}… is not the ${vetted === undefined ? 'published' : `vetted (${vetted.file})`} ${listed.digest.slice(0, 16)}…: ${NEXT_STEP}`,
       );
     if (artifact.bare === true) {
       for (const binary of artifact.members.keys()) renameSync(file, join(staging, binary));
@@ -233,6 +232,7 @@ async function install(
         await checkVersion(path, binary, artifact.versions.get(binary), listed.url);
     }
     const final = join(settings.archivesDir, artifact.dir);
+    releaseStaging(staging);
     try {
       renameSync(staging, final);
     } catch (error) {
@@ -262,8 +262,12 @@ export async function fetchServers(
     if (cachedDownload(name, settings, versions, platform) === undefined)
       artifacts.set(artifact.dir, artifact);
   }
+  const vetted =
+    settings.sumsFile === undefined || artifacts.size === 0
+      ? undefined
+      : readVettedSums(settings.sumsFile);
   const installed = await Promise.allSettled(
-    [...artifacts.values()].map((artifact) => install(artifact, settings, note)),
+    [...artifacts.values()].map((artifact) => install(artifact, settings, vetted, note)),
   );
   const failures = installed.flatMap((result) =>
     result.status === 'rejected' ? [result.reason as unknown] : [],

@@ -5,12 +5,13 @@
 // cache with their checksums verified (archives.ts); last, the Go source build
 // into the cache.
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isArchiveError } from './archive-error.js';
 import { cacheRoot, downloadSettings, pinnedVersions, platformOf } from './archive-sources.js';
 import { cachedDownload, fetchServers } from './archives.js';
+import { executable, namesVersion, pinOf } from './server-version.js';
 
 export const SERVER_BINARIES: readonly ServerBinary[] = [
   'kube-apiserver',
@@ -85,15 +86,6 @@ function versionOf(path: string): readonly [number, number] | undefined {
 const atLeast = (version: readonly [number, number], minimum: readonly [number, number]) =>
   version[0] > minimum[0] || (version[0] === minimum[0] && version[1] >= minimum[1]);
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The binary on PATH, if one is there at a supported version. */
 function onPath(name: ServerBinary, env: NodeJS.ProcessEnv): string | undefined {
   for (const dir of (env['PATH'] ?? '').split(delimiter)) {
@@ -123,16 +115,32 @@ function printsPinned(path: string, version: string): boolean {
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: 10_000,
     });
-    return printed.includes(version);
+    return namesVersion(printed, version);
   } catch {
     return false;
   }
 }
 
+/** Build directories already checked, so each binary runs once per process. */
+const checkedBuilds = new Map<string, boolean>();
+
+/** All four binaries are there and each prints its own pin. */
+function pinnedBuild(dir: string): boolean {
+  const known = checkedBuilds.get(dir);
+  if (known !== undefined) return known;
+  const versions = pinnedVersions();
+  const ok = SERVER_BINARIES.every(
+    (binary) =>
+      executable(join(dir, binary)) && printsPinned(join(dir, binary), pinOf(binary, versions)),
+  );
+  checkedBuilds.set(dir, ok);
+  return ok;
+}
+
 /**
  * A finished Go build already in the cache (build.sh's servers/<key>/bin, all
- * four binaries), the newest first: found without Go itself, so a machine that
- * built once never downloads what it has.
+ * four binaries at their pins), the newest first: found without Go itself, so
+ * a machine that built once never downloads what it has.
  */
 function goBuilt(name: ServerBinary, env: NodeJS.ProcessEnv): string | undefined {
   const root = join(cacheRoot(env), 'servers');
@@ -144,8 +152,7 @@ function goBuilt(name: ServerBinary, env: NodeJS.ProcessEnv): string | undefined
   }
   const complete = builds
     .map((entry) => join(root, entry, 'bin'))
-    .filter((dir) => SERVER_BINARIES.every((binary) => executable(join(dir, binary))))
-    .filter((dir) => printsPinned(join(dir, 'kube-apiserver'), pinnedVersions().kubernetes))
+    .filter(pinnedBuild)
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
   return complete.length === 0 ? undefined : join(complete[0] as string, name);
 }

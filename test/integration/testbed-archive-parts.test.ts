@@ -5,7 +5,15 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -26,7 +34,9 @@ import {
   platformOf,
   requiredVersion,
 } from '../bed/archive-sources.js';
+import { readVettedSums, vettedDigest } from '../bed/archive-sums.js';
 import { extractMembers, TarError } from '../bed/archive-tar.js';
+import { namesVersion, pinOf } from '../bed/server-version.js';
 
 const linux = { os: 'linux', arch: 'amd64' } as const;
 const sha512 = (text: string) => createHash('sha512').update(text).digest('hex');
@@ -181,6 +191,28 @@ describe('prebuilt server archives: versions, URLs, digests', () => {
     assert.equal(safeUrl('not a url'), undefined);
   });
 
+  it('matches a version whole: v1.37.2 is not v1.37.20, 1.37.2.1 or v1.37.2-rc.0', () => {
+    assert.ok(namesVersion('Kubernetes v1.37.2\n', 'v1.37.2'));
+    assert.ok(namesVersion('etcd Version: 3.7.0\nGit SHA: x', 'v3.7.0'));
+    assert.ok(namesVersion('nats-server: v2.15.2', 'v2.15.2'));
+    assert.ok(namesVersion('etcd Version: 3.6.5', undefined));
+    for (const printed of [
+      'Kubernetes v1.37.20',
+      'Kubernetes v1.37.2.1',
+      'Kubernetes v1.37.2-rc.0',
+      'Kubernetes v1.37.2+dirty',
+      'Kubernetes v11.37.2',
+      'Kubernetes v0.0.0-master',
+    ])
+      assert.equal(namesVersion(printed, 'v1.37.2'), false, printed);
+    assert.equal(namesVersion('etcd Version: unknown', undefined), false);
+    // each server against its own pin
+    const pins = { kubernetes: 'v1.37.2', etcd: 'v3.7.0', nats: 'v2.15.2' };
+    assert.equal(pinOf('kube-controller-manager', pins), 'v1.37.2');
+    assert.equal(pinOf('etcd', pins), 'v3.7.0');
+    assert.equal(pinOf('nats-server', pins), 'v2.15.2');
+  });
+
   it('compares digests whole, in any case', () => {
     assert.ok(sameDigest(sha256('a'), sha256('a').toUpperCase()));
     assert.equal(sameDigest(sha256('a'), sha256('b')), false);
@@ -198,6 +230,88 @@ function tarball(files: Record<string, string>, format: 'gnu' | 'pax' = 'gnu'): 
   }
   const archive = join(dir, 'a.tar.gz');
   execFileSync('tar', [`--format=${format}`, '-czf', archive, '-C', root, ...Object.keys(files)]);
+  return archive;
+}
+
+describe('prebuilt server archives: vetted digests (KUBEBUS_SERVER_SUMS)', () => {
+  it('reads sha256 and sha512 lines, and refuses a file it cannot read or a name it lacks', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubebus-sums-'));
+    const file = join(dir, 'SUMS');
+    writeFileSync(
+      file,
+      `${sha512('envtest')} envtest-v1.37.2-linux-amd64.tar.gz\n` +
+        `${sha256('kcm')}  v1.37.2/bin/linux/amd64/kube-controller-manager\n` +
+        `${sha256('old kcm')}  kube-controller-manager\n`,
+    );
+    const vetted = readVettedSums(file);
+    assert.deepEqual(vettedDigest(vetted, ['envtest-v1.37.2-linux-amd64.tar.gz']), {
+      algorithm: 'sha512',
+      digest: sha512('envtest'),
+    });
+    // the path is asked for first, the bare name after it
+    assert.deepEqual(
+      vettedDigest(vetted, [
+        'v1.37.2/bin/linux/amd64/kube-controller-manager',
+        'kube-controller-manager',
+      ]),
+      { algorithm: 'sha256', digest: sha256('kcm') },
+    );
+    assert.throws(
+      () => vettedDigest(vetted, ['nats-server-v2.15.2-linux-amd64.tar.gz']),
+      (error: unknown) =>
+        error instanceof ArchiveError &&
+        error.code === 'refused' &&
+        !error.message.includes('\n') &&
+        /lists no digest for nats-server-v2\.15\.2-linux-amd64\.tar\.gz: add its vetted/.test(
+          error.message,
+        ),
+    );
+    assert.throws(
+      () => readVettedSums(join(dir, 'absent')),
+      (error: unknown) =>
+        error instanceof ArchiveError &&
+        error.code === 'refused' &&
+        /^KUBEBUS_SERVER_SUMS=.*absent cannot be read \(.*ENOENT.*\): fix the path, or unset it$/.test(
+          error.message,
+        ),
+    );
+    assert.equal(downloadSettings({ KUBEBUS_SERVER_SUMS: file }).sumsFile, file);
+    assert.equal(downloadSettings({ KUBEBUS_SERVER_SUMS: '' }).sumsFile, undefined);
+  });
+});
+
+/** One ustar header block: `type` 0 a file, 1 a hard link, 2 a symlink. */
+function tarHeader(name: string, size: number, type: '0' | '1' | '2', link = ''): Buffer {
+  const header = Buffer.alloc(512);
+  header.write(name, 0, 100, 'utf8');
+  header.write('0000755\0', 100, 'ascii');
+  header.write('0000000\0', 108, 'ascii');
+  header.write('0000000\0', 116, 'ascii');
+  header.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'ascii');
+  header.write('00000000000\0', 136, 'ascii');
+  header.write(type, 156, 'ascii');
+  header.write(link, 157, 100, 'utf8');
+  header.write('ustar\0' + '00', 257, 'ascii');
+  header.fill(0x20, 148, 156);
+  let sum = 0;
+  for (const byte of header) sum += byte;
+  header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii');
+  return header;
+}
+
+/** A .tar.gz of hand-made members, for what no well-behaved tar writes. */
+function craftedTarball(
+  members: { name: string; type: '0' | '1' | '2'; content?: string; link?: string }[],
+): string {
+  const blocks: Buffer[] = [];
+  for (const member of members) {
+    const content = Buffer.from(member.content ?? '');
+    blocks.push(tarHeader(member.name, content.length, member.type, member.link));
+    blocks.push(content, Buffer.alloc((512 - (content.length % 512)) % 512));
+  }
+  blocks.push(Buffer.alloc(1024));
+  const archive = join(mkdtempSync(join(tmpdir(), 'kubebus-crafted-')), 'a.tar.gz');
+  writeFileSync(archive, gzipSync(Buffer.concat(blocks)));
   return archive;
 }
 
@@ -251,5 +365,67 @@ describe('prebuilt server archives: reading a .tar.gz', () => {
 
     writeFileSync(join(dir, 'plain.tar.gz'), 'this is not gzip');
     await assert.rejects(extractMembers(join(dir, 'plain.tar.gz'), wanted), /header/);
+  });
+
+  it('follows no link and writes nothing outside its target, whatever a member is called', async () => {
+    const wantedName = 'controller-tools/envtest/kube-apiserver';
+    const home = mkdtempSync(join(tmpdir(), 'kubebus-home-'));
+    const out = join(home, 'out');
+    mkdirSync(out);
+    const victim = join(home, 'victim');
+    writeFileSync(victim, 'untouched');
+    const archive = craftedTarball([
+      // links carrying the wanted name: extracted, they would point at the victim
+      { name: wantedName, type: '2', link: victim },
+      { name: `./${wantedName}`, type: '1', link: victim },
+      // names that climb out of the target
+      { name: `../${wantedName}`, type: '0', content: 'escaped' },
+      { name: `controller-tools/../../${wantedName}`, type: '0', content: 'escaped' },
+      { name: `/${wantedName}`, type: '0', content: 'escaped' },
+    ]);
+    const found = await extractMembers(
+      archive,
+      new Map([[wantedName, join(out, 'kube-apiserver')]]),
+    );
+    assert.deepEqual([...found], []);
+    assert.deepEqual(readdirSync(out), []);
+    assert.deepEqual(readdirSync(home).sort(), ['out', 'victim']);
+    assert.equal(readFileSync(victim, 'utf8'), 'untouched');
+  });
+
+  it('writes a regular member that follows a link of the same name as a file, not through the link', async () => {
+    const wantedName = 'nats-server-v2.15.2-linux-amd64/nats-server';
+    const home = mkdtempSync(join(tmpdir(), 'kubebus-home-'));
+    const victim = join(home, 'victim');
+    writeFileSync(victim, 'untouched');
+    const archive = craftedTarball([
+      { name: wantedName, type: '2', link: victim },
+      { name: wantedName, type: '0', content: 'nats bytes' },
+    ]);
+    const destination = join(home, 'nats-server');
+    assert.deepEqual(
+      [...(await extractMembers(archive, new Map([[wantedName, destination]])))],
+      [wantedName],
+    );
+    assert.ok(lstatSync(destination).isFile());
+    assert.equal(readFileSync(destination, 'utf8'), 'nats bytes');
+    assert.equal(readFileSync(victim, 'utf8'), 'untouched');
+  });
+
+  it('refuses to write where something already is, a planted link included', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'kubebus-home-'));
+    const archive = craftedTarball([{ name: 'etcd', type: '0', content: 'etcd bytes' }]);
+    writeFileSync(join(home, 'etcd'), 'already here');
+    await assert.rejects(
+      extractMembers(archive, new Map([['etcd', join(home, 'etcd')]])),
+      /EEXIST/,
+    );
+    assert.equal(readFileSync(join(home, 'etcd'), 'utf8'), 'already here');
+  });
+
+  it('fails, not hangs, when the archive cannot be read', async () => {
+    const missing = join(mkdtempSync(join(tmpdir(), 'kubebus-none-')), 'absent.tar.gz');
+    await assert.rejects(extractMembers(missing, new Map([['a', `${missing}.out`]])), /ENOENT/);
+    assert.equal(existsSync(`${missing}.out`), false);
   });
 });

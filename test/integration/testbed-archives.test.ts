@@ -5,7 +5,7 @@
 // with its .sha256. The archives are made here from the servers the Go build
 // cached, so the binaries fetched are real ones, and are run.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   accessSync,
@@ -21,7 +21,7 @@ import {
 } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +41,11 @@ const suffix = `${platform.os}-${platform.arch}`;
 const envtestName = `envtest-${pinned.kubernetes}-${suffix}.tar.gz`;
 const natsDir = `nats-server-${pinned.nats}-${suffix}`;
 const repo = fileURLToPath(new URL('../..', import.meta.url));
+
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** What `<server> --version` prints at `version`, and nothing longer (v1.37.2, not v1.37.20). */
+const printing = (prefix: string, version: string) =>
+  new RegExp(`^${escaped(prefix)}${escaped(version)}$`, 'm');
 
 const digest = (algorithm: 'sha256' | 'sha512', path: string) =>
   createHash(algorithm).update(readFileSync(path)).digest('hex');
@@ -66,12 +71,15 @@ interface Host {
   readonly routes: Routes;
   /** requests seen, by path */
   readonly requests: string[];
+  /** while set, a file is sent only once two requests for it have come: two downloads overlap */
+  pairUp: boolean;
   /** the environment that points resolution at this host, with its own empty cache */
   env(): NodeJS.ProcessEnv;
 }
 
 async function startHost(routes: Routes): Promise<Host & { server: Server }> {
   const requests: string[] = [];
+  const held = new Map<string, (() => void)[]>();
   const server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://x').pathname;
     requests.push(path);
@@ -81,17 +89,26 @@ async function startHost(routes: Routes): Promise<Host & { server: Server }> {
     } else if ('text' in route) {
       response.writeHead(200, { 'content-type': 'text/plain' }).end(route.text);
     } else {
-      response.writeHead(200, { 'content-type': 'application/octet-stream' });
-      createReadStream(route.file).pipe(response);
+      const send = () => {
+        response.writeHead(200, { 'content-type': 'application/octet-stream' });
+        createReadStream(route.file).pipe(response);
+      };
+      if (!host.pairUp) return send();
+      const waiting = [...(held.get(path) ?? []), send];
+      held.set(path, waiting);
+      if (waiting.length < 2) return;
+      held.delete(path);
+      for (const waiter of waiting) waiter();
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
+  const host = {
     server,
     url,
     routes,
     requests,
+    pairUp: false,
     env: () => ({
       PATH: '',
       HOME: mkdtempSync(join(tmpdir(), 'kubebus-home-')),
@@ -101,6 +118,7 @@ async function startHost(routes: Routes): Promise<Host & { server: Server }> {
       KUBEBUS_KUBE_RELEASES_URL: `${url}/kube`,
     }),
   };
+  return host;
 }
 
 const envtestIndex = (url: string, hash: string) =>
@@ -117,23 +135,44 @@ const noBuild = () => {
   throw new Error('the Go build was asked for');
 };
 
-/** Resolves in a process of its own, so nothing this one remembers helps it. */
-function resolveElsewhere(env: NodeJS.ProcessEnv): {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-} {
-  const script = [
+const resolveScript = () =>
+  [
     `import { resolveServers } from ${JSON.stringify(join(repo, 'test/bed/binaries.ts'))};`,
     `const found = await resolveServers(${JSON.stringify(ALL)}, process.env, { build() { throw new Error('the Go build was asked for'); } });`,
     'process.stdout.write(JSON.stringify(Object.fromEntries(found)));',
   ].join('\n');
+
+interface Resolved {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Resolves in a process of its own, so nothing this one remembers helps it. */
+function resolveElsewhere(env: NodeJS.ProcessEnv): Resolved {
   const result = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--input-type=module', '-e', script],
+    ['--import', 'tsx', '--input-type=module', '-e', resolveScript()],
     { cwd: repo, env, encoding: 'utf8', timeout: 120_000 },
   );
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The same, without waiting: several of these run at once. */
+function resolveConcurrently(env: NodeJS.ProcessEnv): Promise<Resolved> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', resolveScript()],
+      { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 180_000 },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }
 
 describe('prebuilt servers from a loopback archive host', () => {
@@ -189,12 +228,18 @@ describe('prebuilt servers from a loopback archive host', () => {
     });
     const cache = join(env['KUBEBUS_CACHE'] ?? '', 'archives');
     const expected: Record<ServerBinary, [string, RegExp]> = {
-      'kube-apiserver': [`envtest-${pinned.kubernetes}-${suffix}`, /Kubernetes v1\.37\.2/],
-      etcd: [`envtest-${pinned.kubernetes}-${suffix}`, /3\.7\.0/],
-      'nats-server': [natsDir, /v2\.15\.2/],
+      'kube-apiserver': [
+        `envtest-${pinned.kubernetes}-${suffix}`,
+        printing('Kubernetes ', pinned.kubernetes),
+      ],
+      etcd: [
+        `envtest-${pinned.kubernetes}-${suffix}`,
+        printing('etcd Version: ', pinned.etcd.replace(/^v/, '')),
+      ],
+      'nats-server': [natsDir, printing('nats-server: ', pinned.nats)],
       'kube-controller-manager': [
         `kube-controller-manager-${pinned.kubernetes}-${suffix}`,
-        /Kubernetes v1\.37\.2/,
+        printing('Kubernetes ', pinned.kubernetes),
       ],
     };
     for (const name of ALL) {
@@ -240,9 +285,9 @@ describe('prebuilt servers from a loopback archive host', () => {
           isArchiveError(error) &&
           error.code === 'refused' &&
           !error.message.includes('\n') &&
-          /^checksum mismatch for envtest-v1\.37\.2-.*\.tar\.gz .*KUBEBUS_NO_DOWNLOAD=1/.test(
-            error.message,
-          ),
+          new RegExp(
+            `^checksum mismatch for ${escaped(envtestName)} .*is not the published .*KUBEBUS_NO_DOWNLOAD=1`,
+          ).test(error.message),
       );
     } finally {
       if (real !== undefined) host.routes.set('/envtest/envtest-releases.yaml', real);
@@ -277,6 +322,119 @@ describe('prebuilt servers from a loopback archive host', () => {
         host.routes.set(`/envtest/releases/${envtestName}`, realArchive);
     }
     assert.deepEqual(readdirSync(join(env['KUBEBUS_CACHE'] ?? '', 'archives')), []);
+  });
+
+  it('two resolutions at once into an empty cache both succeed and leave one complete copy', async () => {
+    const env = host.env();
+    // and what a download killed earlier left behind goes
+    const killed = join(env['KUBEBUS_CACHE'] ?? '', 'archives', `.${natsDir}-Xk4q9Z`);
+    mkdirSync(killed, { recursive: true });
+    writeFileSync(join(killed, `.download-${natsDir}.tar.gz`), 'the first megabytes');
+    const ended = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+      encoding: 'utf8',
+    });
+    writeFileSync(join(killed, '.owner'), `${ended.stdout} ${hostname()}\n`);
+    host.pairUp = true;
+    host.requests.length = 0;
+    let first: Resolved | undefined;
+    let second: Resolved | undefined;
+    try {
+      [first, second] = await Promise.all([resolveConcurrently(env), resolveConcurrently(env)]);
+    } finally {
+      host.pairUp = false;
+    }
+    assert.equal(first?.status, 0, first?.stderr);
+    assert.equal(second?.status, 0, second?.stderr);
+    assert.deepEqual(JSON.parse(first?.stdout ?? ''), JSON.parse(second?.stdout ?? ''));
+    // both downloaded every archive, at the same time (the host held each until both asked)
+    assert.equal(
+      host.requests.filter((path) => path === `/envtest/releases/${envtestName}`).length,
+      2,
+    );
+    const cache = join(env['KUBEBUS_CACHE'] ?? '', 'archives');
+    // no staging folder, old or new, and no second copy: one directory per archive
+    assert.deepEqual(readdirSync(cache).sort(), [
+      `envtest-${pinned.kubernetes}-${suffix}`,
+      `kube-controller-manager-${pinned.kubernetes}-${suffix}`,
+      natsDir,
+    ]);
+    for (const [name, path] of Object.entries(JSON.parse(first?.stdout ?? '') as object)) {
+      assert.equal(typeof path, 'string');
+      assert.equal(
+        digest('sha256', path as string),
+        digest('sha256', join(built, name)),
+        `${name} is whole`,
+      );
+    }
+  });
+
+  it("with KUBEBUS_SERVER_SUMS takes digests from that file alone, never the host's lists", async () => {
+    const env = host.env();
+    const sums = join(mkdtempSync(join(tmpdir(), 'kubebus-sums-')), 'SUMS');
+    const natsArchive = host.routes.get(`/nats/${pinned.nats}/${natsDir}.tar.gz`);
+    assert.ok(natsArchive !== undefined && 'file' in natsArchive);
+    writeFileSync(
+      sums,
+      [
+        `${digest('sha512', envtestArchive)}  ${envtestName}`,
+        `${digest('sha256', natsArchive.file)}  ${natsDir}.tar.gz`,
+        `${digest('sha256', join(built, 'kube-controller-manager'))}  ${pinned.kubernetes}/bin/${platform.os}/${platform.arch}/kube-controller-manager`,
+        '',
+      ].join('\n'),
+    );
+    // the host's own index lists a digest that does not match: it is not used
+    const realIndex = host.routes.get('/envtest/envtest-releases.yaml');
+    host.routes.set('/envtest/envtest-releases.yaml', {
+      text: envtestIndex(host.url, createHash('sha512').update('a swapped archive').digest('hex')),
+    });
+    host.requests.length = 0;
+    try {
+      const found = await resolveServers(
+        ALL,
+        { ...env, KUBEBUS_SERVER_SUMS: sums },
+        { build: noBuild, note: () => undefined },
+      );
+      assert.deepEqual([...found.keys()].sort(), [...ALL].sort());
+    } finally {
+      if (realIndex !== undefined) host.routes.set('/envtest/envtest-releases.yaml', realIndex);
+    }
+    assert.equal(host.requests.filter((path) => path.endsWith('SHA256SUMS')).length, 0);
+    assert.equal(host.requests.filter((path) => path.endsWith('.sha256')).length, 0);
+
+    // a vetted digest the host's bytes do not match is refused, though the host's lists agree
+    const other = host.env();
+    writeFileSync(
+      sums,
+      `${createHash('sha256').update('what the site vetted').digest('hex')}  ${natsDir}.tar.gz\n`,
+    );
+    await assert.rejects(
+      resolveServers(
+        ['nats-server'],
+        { ...other, KUBEBUS_SERVER_SUMS: sums },
+        { build: noBuild, note: () => undefined },
+      ),
+      (error: unknown) =>
+        isArchiveError(error) &&
+        error.code === 'refused' &&
+        !error.message.includes('\n') &&
+        error.message.startsWith(`checksum mismatch for ${natsDir}.tar.gz `) &&
+        error.message.includes(`is not the vetted (${sums})`),
+    );
+    // and one it does not list is refused, not fetched unchecked
+    await assert.rejects(
+      resolveServers(
+        ['kube-controller-manager'],
+        { ...other, KUBEBUS_SERVER_SUMS: sums },
+        { build: noBuild, note: () => undefined },
+      ),
+      (error: unknown) =>
+        isArchiveError(error) &&
+        error.code === 'refused' &&
+        /lists no digest for kube-controller-manager: add its vetted sha256 or sha512, or unset KUBEBUS_SERVER_SUMS$/.test(
+          error.message,
+        ),
+    );
+    assert.deepEqual(readdirSync(join(other['KUBEBUS_CACHE'] ?? '', 'archives')), []);
   });
 
   it('goes on to the Go build when the host is unreachable, and says so in one line', async () => {

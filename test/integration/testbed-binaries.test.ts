@@ -68,6 +68,46 @@ describe('test bed binaries', () => {
     assert.equal(findServer('nats-server', { PATH: '', KUBEBUS_CACHE: cache }, noBuild), path);
   });
 
+  it('takes a finished Go build only when each of its binaries prints its own pin', () => {
+    const pins = pinnedVersions();
+    const goBuild = (cache: string, key: string, printed: Partial<Record<string, string>>) => {
+      const bin = join(cache, 'servers', key, 'bin');
+      mkdirSync(bin, { recursive: true });
+      const versions = {
+        'kube-apiserver': `Kubernetes ${pins.kubernetes}`,
+        'kube-controller-manager': `Kubernetes ${pins.kubernetes}`,
+        etcd: `etcd Version: ${pins.etcd.replace(/^v/, '')}`,
+        'nats-server': `nats-server: ${pins.nats}`,
+        ...printed,
+      };
+      for (const [name, version] of Object.entries(versions)) {
+        writeFileSync(join(bin, name), `#!/bin/sh\necho "${version ?? ''}"\n`);
+        chmodSync(join(bin, name), 0o755);
+      }
+      return bin;
+    };
+    // a pin that is a prefix of what is printed is not the pin: 1.37.2 is not 1.37.20
+    const longer = (version: string) => `${version}0`;
+    const cache = emptyCache();
+    goBuild(cache, 'kube-longer', { 'kube-apiserver': `Kubernetes ${longer(pins.kubernetes)}` });
+    goBuild(cache, 'kcm-other', {
+      'kube-controller-manager': `Kubernetes ${longer(pins.kubernetes)}`,
+    });
+    goBuild(cache, 'nats-other', { 'nats-server': `nats-server: ${longer(pins.nats)}` });
+    goBuild(cache, 'etcd-other', { etcd: `etcd Version: ${longer(pins.etcd.replace(/^v/, ''))}` });
+    assert.equal(
+      findServer('nats-server', { PATH: '', KUBEBUS_CACHE: cache }, () => '/built'),
+      join('/built', 'nats-server'),
+    );
+    const other = emptyCache();
+    goBuild(other, 'kube-longer', { 'kube-apiserver': `Kubernetes ${longer(pins.kubernetes)}` });
+    const pinned = goBuild(other, 'pinned', {});
+    assert.equal(
+      findServer('nats-server', { PATH: '', KUBEBUS_CACHE: other }, noBuild),
+      join(pinned, 'nats-server'),
+    );
+  });
+
   it('with KUBEBUS_NO_DOWNLOAD=1 asks no host and goes to the Go build, saying why', async () => {
     const notes: string[] = [];
     const found = await resolveServers(
