@@ -1,8 +1,8 @@
 # One image, the kubebus binary as its entrypoint: every process of the
 # DatabaseCluster example is `run dist/operators/databasecluster.js [--role …]`,
-# the topology step is `topology apply`. Node 22 LTS; everything is bundled by
-# `npm run build` and runs with plain node.
-FROM node:22-bookworm-slim AS build
+# the topology step is `topology apply`. Node 26, the Active LTS (docs/adr/0016);
+# everything is bundled by `npm run build` and runs with plain node.
+FROM node:26-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 COPY shared/package.json shared/
@@ -15,7 +15,7 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev
 
-FROM node:22-bookworm-slim
+FROM node:26-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /src/node_modules ./node_modules

@@ -30,7 +30,9 @@ describe('StaticSite', { timeout: 300_000 }, () => {
     await env.markWorkloadsReady();
     const ready = await env.waitForCondition(StaticSite, 'hello', { type: 'Ready' });
     assert.equal(ready.message, '2/2 ready');
-    assert.equal((await env.get(StaticSite, 'hello'))?.status?.url, 'http://hello.default.svc');
+    // waitFor: any predicate over the typed object; its timeout shows the object last seen
+    const site = await env.waitFor(StaticSite, 'hello', (s) => s?.status?.url !== undefined);
+    assert.equal(site?.status?.url, 'http://hello.default.svc');
   });
 
   it('refuses an unpinned image with a readable reason', async () => {

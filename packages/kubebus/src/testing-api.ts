@@ -1,7 +1,8 @@
 // kubebus/testing: what envtest is to controller-runtime. A real
-// kube-apiserver, etcd and nats-server on loopback ports (built once from
-// their Go modules, cached in ~/.cache/kubebus; Go >= 1.26 on PATH for the
-// first build), your CRDs installed, your operator run in-process.
+// kube-apiserver, etcd and nats-server on loopback ports (found as
+// docs/operators.md says, cached in ~/.cache/kubebus), or an existing cluster
+// (`cluster: 'existing'` or KUBEBUS_USE_EXISTING_CLUSTER=1, like envtest's
+// USE_EXISTING_CLUSTER); your CRDs installed, your operator run in-process.
 import type {
   Condition,
   CustomResource,
@@ -9,12 +10,38 @@ import type {
   Resource,
   ResourceObject,
 } from '@kubebus/shared/definition';
+import type { PerturbationOptions, PerturbationReport } from './perturb/report.js';
 
 export interface TestEnvironmentOptions {
-  /** also run kube-controller-manager (garbage collection, Deployments → ReplicaSets) */
+  /**
+   * 'local': kube-apiserver, etcd and nats-server started on loopback;
+   * 'existing': the cluster of a kubeconfig (its CRDs and objects stay after
+   * stop()). Default: 'existing' when KUBEBUS_USE_EXISTING_CLUSTER is 1 or
+   * true, else 'local'.
+   */
+  readonly cluster?: 'local' | 'existing';
+  /** existing cluster: a kubeconfig file or KUBECONFIG list (default KUBECONFIG, else ~/.kube/config) */
+  readonly kubeconfig?: string;
+  /** existing cluster: the kubeconfig context (default: its current context) */
+  readonly context?: string;
+  /** existing cluster: the NATS to use (default KUBEBUS_NATS_URL, else a nats-server started here) */
+  readonly natsUrl?: string;
+  /** local: also run kube-controller-manager (garbage collection, Deployments → ReplicaSets) */
   readonly controllerManager?: boolean;
   /** keep the servers' logs and data after stop() (their directory is `dir`) */
   readonly keepDir?: boolean;
+}
+
+/** The object a resource describes, as the apiserver returns it. */
+export type ObjectOf<R extends Resource> = R extends Resource<infer Shape> ? Shape : never;
+
+export interface WaitForOptions {
+  /** default: "default" (ignored for cluster-scoped resources) */
+  readonly namespace?: string;
+  /** default: 60 000 */
+  readonly timeoutMs?: number;
+  /** how the timeout names what was awaited (default: the predicate's source) */
+  readonly what?: string;
 }
 
 export interface RunOptions {
@@ -31,11 +58,15 @@ export interface RunningOperatorHandle {
 }
 
 export interface TestEnvironment {
-  /** a kubeconfig file for the admin user */
+  /** where the apiserver is: the loopback servers, or an existing cluster */
+  readonly cluster: 'local' | 'existing';
+  /** a kubeconfig file for the admin user (existing: the KUBECONFIG list it was read from) */
   readonly kubeconfigPath: string;
+  /** existing cluster: the context in use */
+  readonly context: string | undefined;
   readonly apiserverUrl: string;
   readonly natsUrl: string;
-  /** where the servers keep their logs and data */
+  /** where the servers started here keep their logs and data ('' when none were) */
   readonly dir: string;
   /** Installs the CRDs of these resources and waits until they are served. */
   install(...resources: readonly CustomResource[]): Promise<void>;
@@ -53,7 +84,7 @@ export interface TestEnvironment {
     resource: R,
     name: string,
     namespace?: string,
-  ): Promise<(R extends Resource<infer Shape> ? Shape : never) | undefined>;
+  ): Promise<ObjectOf<R> | undefined>;
   delete(resource: Resource, name: string, namespace?: string): Promise<void>;
   /**
    * Waits until the object shows the condition (status "True" unless given),
@@ -65,12 +96,43 @@ export interface TestEnvironment {
     condition: { readonly type: string; readonly status?: string; readonly reason?: string },
     options?: { readonly namespace?: string; readonly timeoutMs?: number },
   ): Promise<Condition>;
-  /** Does what kubelets would: reports every Deployment's and StatefulSet's replicas ready. */
+  /**
+   * Reads the object until `predicate` holds for it (undefined: the object
+   * does not exist, so `(o) => o === undefined` waits for a delete) and
+   * returns what satisfied it. A predicate that throws (an assert) has not
+   * held yet. The timeout says what was awaited, the object last seen, and
+   * the predicate's last error.
+   */
+  waitFor<R extends Resource>(
+    resource: R,
+    name: string,
+    predicate: (object: ObjectOf<R> | undefined) => boolean,
+    options?: WaitForOptions,
+  ): Promise<ObjectOf<R> | undefined>;
+  /**
+   * Does what kubelets would: reports every Deployment's and StatefulSet's
+   * replicas ready. Local servers only: on an existing cluster its kubelets
+   * do it, and this does nothing.
+   */
   markWorkloadsReady(): Promise<void>;
+  /** Stops the operators and what was started here; an existing cluster keeps its CRDs and objects. */
   stop(): Promise<void>;
 }
 
-/** Starts the servers (a few seconds once built). */
+export type * from './perturb/report.js';
+
+/**
+ * Perturbation testing (`kubebus test` as a function): the operator on its own
+ * test bed over a workload, unperturbed, then crashed after each write and
+ * with changes it never sees; the report says whether every run converged to
+ * the unperturbed one's state, and the first that did not.
+ */
+export declare function perturbationTest(
+  operator: Operator,
+  options?: PerturbationOptions,
+): Promise<PerturbationReport>;
+
+/** Starts the servers, or connects to the existing cluster (a few seconds once built). */
 export declare function startTestEnvironment(
   options?: TestEnvironmentOptions,
 ): Promise<TestEnvironment>;

@@ -1,60 +1,112 @@
-// kubebus dev <operator>: the kopf-run experience. Real kube-apiserver, etcd,
-// kube-controller-manager and nats-server on loopback (built once, cached),
-// the operator's CRD installed, the operator running with a readable log, and
-// a stand-in for kubelets so workloads report ready. Ctrl-C stops it all.
+// kubebus dev <operator>: the kopf-run experience. Against the current kube
+// context when it answers (kind, k3d, minikube): the operator's CRD applied
+// there, a nats-server started here unless KUBEBUS_NATS_URL names one. Else
+// real kube-apiserver, etcd, kube-controller-manager and nats-server on
+// loopback, with a stand-in for kubelets so workloads report ready. The
+// operator runs with a readable log; Ctrl-C stops what dev started.
 import { crdOf } from '../api/crd.js';
-import { operatorArgument, usageError, type CommandLine } from './commands.js';
+import type { TestEnvironment } from '../testing-api.js';
+import type { Host } from './command-spec.js';
+import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
+import { chooseCluster, clusterOption } from './dev-cluster.js';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
-const USAGE = 'kubebus dev <operator.ts|.js> [--no-stand-in] [--log-level debug|info|warn]';
+const USAGE =
+  'kubebus dev <operator.ts|.js> [--cluster existing|local] [--context <name>] [--no-stand-in] [--log-level debug|info|warn]';
 
-export async function dev(line: CommandLine): Promise<void> {
+export async function dev(line: CommandLine, host: Host): Promise<void> {
   const operator = await operatorArgument(line, USAGE);
   const wanted = line.values['log-level'] ?? 'info';
   const level =
     LEVELS.find((known) => known === wanted) ??
     usageError(`--log-level takes ${LEVELS.join(', ')}; got ${JSON.stringify(wanted)}`);
-  const say = (text: string) => process.stdout.write(`${text}\n`);
-  say('starting kube-apiserver, etcd, kube-controller-manager and nats-server');
+  const context = stringOption(line, 'context');
+  const say = (text: string) => host.stdout.write(`${text}\n`);
+  const { probeExistingCluster } = await import('../testing/existing-cluster.js');
+  const choice = await chooseCluster(clusterOption(line.values['cluster']), () =>
+    probeExistingCluster(context === undefined ? {} : { context }, host.env),
+  );
+  const existing = choice.cluster === 'existing';
+  say(`kubebus dev: ${choice.why}`);
+  const natsNamed = host.env['KUBEBUS_NATS_URL'];
   say(
-    '(from KUBEBUS_ASSETS, else PATH at supported versions, else built once from their Go modules: Go >= 1.26, about 20 minutes)',
+    existing
+      ? natsNamed === undefined || natsNamed === ''
+        ? 'starting nats-server on loopback (KUBEBUS_NATS_URL names none)'
+        : `using NATS at ${natsNamed} (KUBEBUS_NATS_URL)`
+      : [
+          'starting kube-apiserver, etcd, kube-controller-manager and nats-server',
+          '(from KUBEBUS_ASSETS, else PATH at supported versions, else prebuilt releases downloaded once, else built once with Go >= 1.26: about 20 minutes)',
+        ].join('\n'),
   );
   const { startEnvironment } = await import('../testing/environment.js');
-  const environment = await startEnvironment({ controllerManager: true, keepDir: true });
+  const environment = await startEnvironment(
+    {
+      cluster: choice.cluster,
+      controllerManager: true,
+      keepDir: true,
+      ...(context === undefined ? {} : { context }),
+    },
+    host.env,
+  );
+  const standInWanted = !existing && line.values['no-stand-in'] !== true;
   let standIn: NodeJS.Timeout | undefined;
+  const crd = crdOf(operator.for).metadata.name;
   const stop = async (code: number) => {
     clearInterval(standIn);
     await environment.stop();
-    say(`stopped; logs and data stay in ${environment.dir}`);
+    say(stoppedLine(environment, crd));
     process.exit(code);
   };
-  process.once('SIGINT', () => void stop(0));
-  process.once('SIGTERM', () => void stop(0));
+  // registered once the servers run: the test bed's own handler then leaves Ctrl-C to this
+  host.interrupted().addEventListener('abort', () => void stop(0), { once: true });
   try {
     await environment.install(operator.for);
-    say(`installed the CRD ${crdOf(operator.for).metadata.name}`);
+    say(`installed the CRD ${crd} (server-side apply)`);
     await environment.run(operator, { logLevel: level, log: 'readable' });
-    if (line.values['no-stand-in'] !== true)
+    if (standInWanted)
       standIn = setInterval(
         () => void environment.markWorkloadsReady().catch(() => undefined),
         1_000,
       );
-    say(
-      [
-        '',
-        `operator ${operator.name} is running. In another terminal:`,
-        `  export KUBECONFIG=${environment.kubeconfigPath} KUBEBUS_NATS_URL=${environment.natsUrl}`,
-        `  kubectl get ${operator.for.plural}`,
-        `  kubebus history ${operator.for.plural}.${operator.for.group} <namespace/name>`,
-        line.values['no-stand-in'] === true
-          ? '  (no kubelet runs here: pods never become ready)'
-          : '  (a stand-in reports Deployments and StatefulSets ready, as kubelets would)',
-        'Ctrl-C stops everything.',
-        '',
-      ].join('\n'),
-    );
+    say(runningText(environment, operator, line.values['no-stand-in'] === true));
   } catch (error) {
-    process.stderr.write(`kubebus dev: ${(error as Error).message.split('\n')[0] ?? ''}\n`);
+    host.stderr.write(`kubebus dev: ${(error as Error).message.split('\n')[0] ?? ''}\n`);
     await stop(1);
   }
+}
+
+function runningText(
+  environment: TestEnvironment,
+  operator: { readonly name: string; readonly for: { readonly plural: string; group: string } },
+  noStandIn: boolean,
+): string {
+  const existing = environment.cluster === 'existing';
+  const contextFlag =
+    existing && environment.context !== undefined ? ` --context ${environment.context}` : '';
+  return [
+    '',
+    `operator ${operator.name} is running${existing ? ` against ${environment.context ?? environment.apiserverUrl}` : ''}. In another terminal:`,
+    existing
+      ? `  export KUBEBUS_NATS_URL=${environment.natsUrl}`
+      : `  export KUBECONFIG=${environment.kubeconfigPath} KUBEBUS_NATS_URL=${environment.natsUrl}`,
+    `  kubectl${contextFlag} get ${operator.for.plural}`,
+    `  kubebus history ${operator.for.plural}.${operator.for.group} <namespace/name>`,
+    existing
+      ? '  (the cluster runs the pods: no stand-in)'
+      : noStandIn
+        ? '  (no kubelet runs here: pods never become ready)'
+        : '  (a stand-in reports Deployments and StatefulSets ready, as kubelets would)',
+    existing
+      ? `Ctrl-C stops the operator${environment.dir === '' ? '' : ' and nats-server'}; the CRD and your objects stay in the cluster.`
+      : 'Ctrl-C stops everything.',
+    '',
+  ].join('\n');
+}
+
+function stoppedLine(environment: TestEnvironment, crd: string): string {
+  if (environment.cluster === 'local') return `stopped; logs and data stay in ${environment.dir}`;
+  const nats =
+    environment.dir === '' ? '' : ` and nats-server (its data stay in ${environment.dir})`;
+  return `stopped the operator${nats}; the CRD ${crd} stays in the cluster (kubectl delete crd ${crd} removes it and its objects)`;
 }

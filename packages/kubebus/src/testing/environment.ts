@@ -1,8 +1,7 @@
-// The test environment: servers from the test bed, a client as the admin,
-// and operators run in-process with all roles.
-import { KubeClient, isNotFound, loadKubeConfig, objectPath } from '@kubebus/shared/kube';
+// The test environment: servers from the test bed or an existing cluster, a
+// client as the kubeconfig's user, and operators run in-process with all roles.
+import { KubeClient, isNotFound, objectPath } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics, startServiceShell } from '@kubebus/shared/obs';
-import { TestBed } from '../../../../test/bed/testbed.js';
 import { crdOf } from '../api/crd.js';
 import {
   apiVersionOf,
@@ -14,45 +13,66 @@ import { roleConfigsOf, runOperator } from '../host/run-operator.js';
 import { ROLES } from '../host/role-configs.js';
 import { VERSION } from '../cli/version.js';
 import { refOf } from '@kubebus/reconciler/service';
-import type { TestEnvironment, TestEnvironmentOptions } from '../testing-api.js';
+import type { ObjectOf, TestEnvironment, TestEnvironmentOptions } from '../testing-api.js';
 import { readableDestination } from '../cli/readable-log.js';
 import { markWorkloadsReady } from './workload-stand-in.js';
+import { connectExistingCluster } from './existing-cluster.js';
+import { startLocalServers, type Servers } from './servers.js';
+import { describePredicate, waitForObject, waitUntil } from './wait.js';
 
-async function waitUntil<T>(
-  probe: () => Promise<T | undefined>,
-  what: () => string,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await probe().catch(() => undefined);
-    if (found !== undefined) return found;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** `cluster` as given, else KUBEBUS_USE_EXISTING_CLUSTER (envtest's USE_EXISTING_CLUSTER), else local. */
+export function clusterOf(options: TestEnvironmentOptions, env: Env): 'local' | 'existing' {
+  if (options.cluster !== undefined) return options.cluster;
+  const flag = env['KUBEBUS_USE_EXISTING_CLUSTER']?.toLowerCase();
+  return flag === '1' || flag === 'true' ? 'existing' : 'local';
 }
 
+/** The servers the options name: the loopback test bed, or an existing cluster. */
+function serversOf(options: TestEnvironmentOptions, env: Env): Promise<Servers> {
+  const keepDir = options.keepDir === undefined ? {} : { keepDir: options.keepDir };
+  if (clusterOf(options, env) === 'local')
+    return startLocalServers({
+      ...keepDir,
+      ...(options.controllerManager === undefined
+        ? {}
+        : { controllerManager: options.controllerManager }),
+    });
+  return connectExistingCluster(
+    {
+      ...keepDir,
+      ...(options.kubeconfig === undefined ? {} : { kubeconfig: options.kubeconfig }),
+      ...(options.context === undefined ? {} : { context: options.context }),
+      ...(options.natsUrl === undefined ? {} : { natsUrl: options.natsUrl }),
+    },
+    env,
+  );
+}
+
+/**
+ * The test environment: its servers, a client as the kubeconfig's user, and
+ * operators run in this process. `env` is read for the existing cluster
+ * (KUBECONFIG, HOME, KUBEBUS_NATS_*, KUBEBUS_USE_EXISTING_CLUSTER).
+ */
 export async function startEnvironment(
   options: TestEnvironmentOptions = {},
+  env: Env = {},
 ): Promise<TestEnvironment> {
-  const bed = await TestBed.start({
-    ...(options.controllerManager === undefined
-      ? {}
-      : { controllerManager: options.controllerManager }),
-    ...(options.keepDir === undefined ? {} : { keepDir: options.keepDir }),
-  });
-  const credentials = await loadKubeConfig(bed.kubeconfigPath, {});
+  const servers = await serversOf(options, env);
+  const { credentials } = servers;
   const client = new KubeClient(credentials, restClientMetrics(new Registry()));
   const running = new Set<{ stop(): Promise<void> }>();
   const pathOf = (resource: Resource, name: string, namespace = 'default') =>
     objectPath(refOf(resource), resource.scope === 'Namespaced' ? namespace : '', name);
 
   const environment: TestEnvironment = {
-    kubeconfigPath: bed.kubeconfigPath,
-    apiserverUrl: bed.apiserverUrl,
-    natsUrl: bed.natsUrl,
-    dir: bed.dir,
+    cluster: servers.cluster,
+    kubeconfigPath: servers.kubeconfigPath,
+    context: servers.context,
+    apiserverUrl: servers.apiserverUrl,
+    natsUrl: servers.natsUrl,
+    dir: servers.dir,
 
     async install(...resources) {
       for (const resource of resources) {
@@ -98,7 +118,8 @@ export async function startEnvironment(
           operator,
           ROLES,
           {
-            KUBEBUS_NATS_URL: bed.natsUrl,
+            ...servers.natsEnv,
+            KUBEBUS_NATS_URL: servers.natsUrl,
             KUBEBUS_HEALTH_PORT: '0',
             KUBEBUS_BACKOFF_BASE: '100ms',
             KUBEBUS_BACKOFF_CAP: '2s',
@@ -186,11 +207,27 @@ export async function startEnvironment(
       );
     },
 
-    markWorkloadsReady: () => markWorkloadsReady(client),
+    async waitFor(resource, name, predicate, waitOptions = {}) {
+      const namespace = resource.scope === 'Namespaced' ? (waitOptions.namespace ?? 'default') : '';
+      return waitForObject(
+        () => client.getIfExists<ObjectOf<typeof resource>>(pathOf(resource, name, namespace)),
+        predicate,
+        {
+          target: `${resource.kind} ${namespace === '' ? name : `${namespace}/${name}`} (${apiVersionOf(resource)})`,
+          predicate: describePredicate(predicate, waitOptions.what),
+        },
+        waitOptions.timeoutMs ?? 60_000,
+      );
+    },
+
+    // on an existing cluster, kubelets report readiness: a stand-in would fight them
+    markWorkloadsReady: () =>
+      servers.cluster === 'local' ? markWorkloadsReady(client) : Promise.resolve(),
 
     async stop() {
       for (const operator of [...running]) await operator.stop();
-      await bed.stop();
+      client.close();
+      await servers.stop();
     },
   };
   return environment;

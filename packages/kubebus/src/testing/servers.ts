@@ -1,0 +1,54 @@
+// Where a test environment's servers come from: the loopback test bed
+// (kube-apiserver, etcd, nats-server started here, like envtest), or an
+// existing cluster named by a kubeconfig with a nats-server started here
+// unless one is named (envtest's USE_EXISTING_CLUSTER).
+import { loadKubeConfig, type KubeCredentials } from '@kubebus/shared/kube';
+import { TestBed } from '../../../../test/bed/testbed.js';
+
+export interface Servers {
+  readonly cluster: 'local' | 'existing';
+  /** a kubeconfig file, or the KUBECONFIG list an existing cluster was read from */
+  readonly kubeconfigPath: string;
+  /** the kubeconfig context in use (existing clusters) */
+  readonly context: string | undefined;
+  readonly apiserverUrl: string;
+  readonly natsUrl: string;
+  /** NATS variables the operator's roles get besides the URL (user, password) */
+  readonly natsEnv: Readonly<Record<string, string>>;
+  /** where the servers started here keep their logs and data ('' when none were) */
+  readonly dir: string;
+  /** whether a nats-server was started here (else KUBEBUS_NATS_URL named one) */
+  readonly startedNats: boolean;
+  readonly credentials: KubeCredentials;
+  /** stops what was started here; an existing cluster and what it holds stay */
+  stop(): Promise<void>;
+}
+
+export async function startLocalServers(options: {
+  readonly controllerManager?: boolean;
+  readonly keepDir?: boolean;
+}): Promise<Servers> {
+  const bed = await TestBed.start({
+    ...(options.controllerManager === undefined
+      ? {}
+      : { controllerManager: options.controllerManager }),
+    ...(options.keepDir === undefined ? {} : { keepDir: options.keepDir }),
+  });
+  try {
+    return {
+      cluster: 'local',
+      kubeconfigPath: bed.kubeconfigPath,
+      context: undefined,
+      apiserverUrl: bed.apiserverUrl,
+      natsUrl: bed.natsUrl,
+      natsEnv: {},
+      dir: bed.dir,
+      startedNats: true,
+      credentials: await loadKubeConfig(bed.kubeconfigPath, {}),
+      stop: () => bed.stop(),
+    };
+  } catch (error) {
+    await bed.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,196 @@
+// `kubebus dev` and the test kit against a cluster that already runs (here a
+// test bed plays kind): the user's ~/.kube/config names it, dev picks it
+// without being told, installs the CRD there, starts its own nats-server,
+// reconciles an object to Ready, and Ctrl-C stops what dev started while the
+// CRD stays. The test kit does the same with KUBEBUS_USE_EXISTING_CLUSTER=1.
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { KubeClient, loadKubeConfig } from '@kubebus/shared/kube';
+import { Registry, restClientMetrics } from '@kubebus/shared/obs';
+import { startEnvironment } from '../../packages/kubebus/src/testing/environment.js';
+import { serverBinary } from '../bed/binaries.js';
+import { TestBed } from '../bed/testbed.js';
+import widgets, { Widget } from '../support/operators/widgets.js';
+import { kubebusArgs, WIDGETS_OPERATOR } from '../support/services.js';
+import { waitFor } from '../support/wait.js';
+
+const CRD = 'widgets.test.kubebus.dev';
+const CRD_PATH = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`;
+
+interface Conditioned {
+  readonly status?: { readonly conditions?: readonly { type: string; status: string }[] };
+}
+const isReady = (object: Conditioned | undefined) =>
+  object?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
+  let bed: TestBed;
+  let home: string;
+  let client: KubeClient;
+
+  before(async () => {
+    bed = await TestBed.start();
+    // the user's own kubeconfig, at the place client-go looks when KUBECONFIG is unset
+    home = mkdtempSync(join(tmpdir(), 'kubebus-home-'));
+    const kubeconfig = JSON.parse(readFileSync(bed.kubeconfigPath, 'utf8')) as {
+      contexts: { name: string }[];
+      'current-context': string;
+    };
+    for (const context of kubeconfig.contexts) context.name = 'my-cluster';
+    kubeconfig['current-context'] = 'my-cluster';
+    mkdirSync(join(home, '.kube'));
+    writeFileSync(join(home, '.kube', 'config'), JSON.stringify(kubeconfig), { mode: 0o600 });
+    client = new KubeClient(
+      await loadKubeConfig(bed.kubeconfigPath, {}),
+      restClientMetrics(new Registry()),
+    );
+  });
+
+  after(async () => {
+    client.close();
+    await bed.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  /** The environment of a person's shell: no KUBECONFIG, no NATS variables, our HOME. */
+  function userEnv(): Record<string, string> {
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(
+        (entry): entry is [string, string] =>
+          entry[1] !== undefined &&
+          entry[0] !== 'KUBECONFIG' &&
+          !entry[0].startsWith('KUBEBUS_NATS_') &&
+          entry[0] !== 'KUBEBUS_USE_EXISTING_CLUSTER',
+      ),
+    );
+    // the servers are where this test found them (HOME moved, so its cache would not be)
+    return { ...env, HOME: home, KUBEBUS_ASSETS: dirname(serverBinary('nats-server')) };
+  }
+
+  const widget = (name: string) => ({
+    apiVersion: 'test.kubebus.dev/v1',
+    kind: 'Widget',
+    metadata: { name, namespace: 'default' },
+    spec: {},
+  });
+
+  const widgetPath = (name: string) =>
+    `/apis/test.kubebus.dev/v1/namespaces/default/widgets/${name}`;
+
+  it('picks the current context, reconciles an object to Ready, and stops cleanly on Ctrl-C', async () => {
+    const child: ChildProcess = spawn(process.execPath, kubebusArgs('dev', WIDGETS_OPERATOR), {
+      env: userEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    try {
+      await waitFor(
+        () => stdout.includes('is running') || child.exitCode !== null,
+        'kubebus dev to say the operator is running',
+        120_000,
+      );
+      assert.ok(stdout.includes('is running'), `stdout: ${stdout}\nstderr: ${stderr}`);
+      assert.match(stdout, new RegExp(`the context my-cluster \\(${bed.apiserverUrl}\\)`));
+      assert.match(stdout, /starting nats-server on loopback/);
+      assert.match(stdout, new RegExp(`installed the CRD ${CRD}`));
+      assert.doesNotMatch(stdout, /kube-apiserver, etcd/); // no loopback apiserver was started
+
+      // its own nats-server, not the one of the "cluster", holds the operator's streams
+      const natsUrl = /export KUBEBUS_NATS_URL=(\S+)/.exec(stdout)?.[1];
+      assert.ok(natsUrl !== undefined && natsUrl !== bed.natsUrl, stdout);
+      const nc = await connect({ servers: natsUrl });
+      try {
+        const jsm = await jetstreamManager(nc);
+        assert.equal((await jsm.streams.info('KUBEBUS_EVENTS')).config.name, 'KUBEBUS_EVENTS');
+      } finally {
+        await nc.close();
+      }
+
+      await client.request('/apis/test.kubebus.dev/v1/namespaces/default/widgets', {
+        method: 'POST',
+        body: widget('from-dev'),
+      });
+      await waitFor(
+        async () => isReady(await client.getIfExists<Conditioned>(widgetPath('from-dev'))),
+        'the widget to be Ready, reconciled by kubebus dev',
+        60_000,
+      );
+
+      child.kill('SIGINT');
+      const [code] = await exited;
+      assert.equal(code, 0, stderr);
+      assert.match(stdout, new RegExp(`the CRD ${CRD} stays in the cluster`));
+      assert.equal(stderr.includes('    at '), false, stderr); // no stack trace
+      assert.notEqual(await client.getIfExists(CRD_PATH), undefined);
+      // the nats-server dev started is gone with it
+      await assert.rejects(connect({ servers: natsUrl, reconnect: false, timeout: 2_000 }));
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('--cluster existing says in one line what to do when the context does not answer', async () => {
+    const env = userEnv();
+    const child = spawn(
+      process.execPath,
+      kubebusArgs('dev', WIDGETS_OPERATOR, '--cluster', 'existing', '--context', 'nowhere'),
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 2);
+    assert.match(
+      stderr.trim(),
+      /^kubebus: --cluster existing: the kubeconfig .* cannot be used \(it has no context named nowhere\); start the cluster, pick another with --context, or use --cluster local$/,
+    );
+  });
+
+  it('the test kit runs there too with KUBEBUS_USE_EXISTING_CLUSTER=1, and waitFor reports what it saw', async () => {
+    const env = await startEnvironment({}, { ...userEnv(), KUBEBUS_USE_EXISTING_CLUSTER: '1' });
+    try {
+      assert.equal(env.cluster, 'existing');
+      assert.equal(env.context, 'my-cluster');
+      assert.equal(env.apiserverUrl, bed.apiserverUrl);
+      assert.notEqual(env.natsUrl, bed.natsUrl);
+      await env.install(Widget);
+      await env.run(widgets);
+      await env.apply(widget('from-kit'));
+      const ready = await env.waitFor(Widget, 'from-kit', isReady, { timeoutMs: 60_000 });
+      assert.equal(ready?.metadata.name, 'from-kit');
+
+      await assert.rejects(
+        env.waitFor(Widget, 'from-kit', (w) => w?.metadata.labels?.['never'] === 'set', {
+          timeoutMs: 500,
+          what: 'the label never=set',
+        }),
+        (error: Error) => {
+          assert.match(
+            error.message,
+            /^timed out after 500 ms waiting for Widget default\/from-kit \(test\.kubebus\.dev\/v1\) to satisfy the label never=set; last seen: \{"apiVersion":"test\.kubebus\.dev\/v1","kind":"Widget"/,
+          );
+          // the status as it was, Ready included (the apiserver sorts the keys)
+          assert.match(error.message, /"reason":"Reconciled","status":"True","type":"Ready"/);
+          return true;
+        },
+      );
+      await env.delete(Widget, 'from-kit');
+      assert.equal(await env.waitFor(Widget, 'from-kit', (w) => w === undefined), undefined);
+    } finally {
+      await env.stop();
+    }
+    // stop() leaves the cluster as it was given, CRD included
+    assert.notEqual(await client.getIfExists(CRD_PATH), undefined);
+  });
+});
