@@ -25,6 +25,11 @@ export const OPERATOR_COMMANDS: readonly CommandSpec[] = [
         value: 'Kind',
         help: 'the kind of its resource (default StaticSite)',
       },
+      scope: {
+        type: 'string',
+        value: 'Namespaced|Cluster',
+        help: 'where its objects live (default Namespaced)',
+      },
     },
     shared: [],
     run: async (line) => {
@@ -60,10 +65,20 @@ export const OPERATOR_COMMANDS: readonly CommandSpec[] = [
     arguments: OPERATOR,
     takes: { min: 1, max: 1 },
     summary: [
-      'real kube-apiserver, etcd and nats-server on loopback, the CRD installed,',
-      'the operator running with a readable log (the first run builds the servers: Go)',
+      'the CRD installed and the operator running with a readable log: on the current',
+      'kube context when it answers (nats-server on loopback), else on loopback servers',
     ],
     options: {
+      cluster: {
+        type: 'string',
+        value: 'existing|local',
+        help: 'the current context, or loopback servers (default: existing when it answers)',
+      },
+      context: {
+        type: 'string',
+        value: 'name',
+        help: 'the kubeconfig context for --cluster existing (default: the current one)',
+      },
       'no-stand-in': {
         type: 'boolean',
         help: 'no stand-in kubelet: Deployments and StatefulSets never become ready',
@@ -75,8 +90,8 @@ export const OPERATOR_COMMANDS: readonly CommandSpec[] = [
       },
     },
     shared: [],
-    run: async (line) => {
-      await (await import('./dev.js')).dev(line);
+    run: async (line, host) => {
+      await (await import('./dev.js')).dev(line, host);
       return 'running';
     },
   },
