@@ -1,0 +1,36 @@
+// `kubebus test`'s arguments, options and help: the operator on the real test
+// bed, unperturbed and then under each perturbation schedule (perturb/).
+import type { CommandSpec } from './command-spec.js';
+import { OUTPUT } from './shared-options.js';
+
+export const TEST_COMMAND: CommandSpec = {
+  name: 'test',
+  section: 'operators',
+  arguments: '<operator.ts|.js>',
+  takes: { min: 1, max: 1 },
+  summary: [
+    'perturbation testing on real servers: the operator over a workload (your samples,',
+    'specs generated from the zod schema) unperturbed, then crashed after each write',
+    'and with changes it never sees; exit 1 at the first schedule that fails an oracle',
+  ],
+  options: {
+    budget: {
+      type: 'string',
+      value: 'n',
+      help: 'try at most n schedules (default 24)',
+    },
+    replay: {
+      type: 'string',
+      value: 'schedule',
+      help: 'run only this schedule, e.g. intermediate:s0:k2 (a failure prints it)',
+    },
+    samples: {
+      type: 'string',
+      value: 'file.yaml',
+      help: 'objects of the operator’s kind (YAML documents) the workload starts from',
+    },
+    seed: { type: 'string', value: 'n', help: 'the generated specs follow from it (default 1)' },
+  },
+  shared: [OUTPUT],
+  run: async (line, host) => (await import('./test.js')).testCommand(line, host),
+};

@@ -1,0 +1,81 @@
+// kubebus test <operator>: perturbationTest with progress on stderr, the
+// report on stdout (-o json for CI), exit 1 on a failing schedule.
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { machine } from '@kubebus/cli/commands';
+import { outputFormatOf } from './bus-options.js';
+import { ExitCodes, type Exit, type Host } from './command-spec.js';
+import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
+
+const USAGE =
+  'kubebus test <operator.ts|.js> [--budget n] [--replay <schedule>] [--samples file.yaml] [--seed n] [-o json]';
+
+function counted(line: CommandLine, name: string, least: number): number | undefined {
+  const text = stringOption(line, name);
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < least)
+    return usageError(`--${name} "${text}" must be a whole number of at least ${least}`);
+  return value;
+}
+
+/** The documents of a YAML file, each an object. */
+function samplesOf(file: string): object[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return usageError(`--samples ${file} cannot be read: give a YAML file of objects`);
+  }
+  const documents = parseAllDocuments(text);
+  const samples: object[] = [];
+  for (const [index, document] of (Array.isArray(documents) ? documents : [documents]).entries()) {
+    if (document.errors.length > 0)
+      usageError(
+        `--samples ${file}: document ${index + 1} is not YAML (${document.errors[0]?.message.split('\n')[0] ?? ''})`,
+      );
+    const value: unknown = document.toJS();
+    if (value === null || value === undefined) continue;
+    if (typeof value !== 'object' || Array.isArray(value))
+      usageError(`--samples ${file}: document ${index + 1} is not an object`);
+    samples.push(value);
+  }
+  return samples;
+}
+
+export async function testCommand(line: CommandLine, host: Host): Promise<Exit> {
+  const format = outputFormatOf(line);
+  const budget = counted(line, 'budget', 1);
+  const seed = counted(line, 'seed', 0);
+  const replay = stringOption(line, 'replay');
+  const samplesFile = stringOption(line, 'samples');
+  const samples = samplesFile === undefined ? undefined : samplesOf(samplesFile);
+  const file = line.positionals[0] ?? usageError(`missing the operator module; usage: ${USAGE}`);
+  const operator = await operatorArgument(line, USAGE);
+  const { perturbationTest, PerturbationSetupError } =
+    await import('../perturb/perturbation-test.js');
+  const { WorkloadError } = await import('../perturb/workload.js');
+  const { formatReport } = await import('../perturb/format-report.js');
+  const again = [
+    `kubebus test ${file}`,
+    ...(samplesFile === undefined ? [] : [`--samples ${samplesFile}`]),
+    ...(seed === undefined ? [] : [`--seed ${seed}`]),
+  ].join(' ');
+  let report;
+  try {
+    report = await perturbationTest(operator, {
+      ...(budget === undefined ? {} : { budget }),
+      ...(seed === undefined ? {} : { seed }),
+      ...(replay === undefined ? {} : { replay }),
+      ...(samples === undefined ? {} : { samples }),
+      progress: (text) => host.stderr.write(`${text}\n`),
+      replayLine: (schedule) => `${again} --replay ${schedule}`,
+    });
+  } catch (error) {
+    if (error instanceof PerturbationSetupError || error instanceof WorkloadError)
+      return usageError(error.message);
+    throw error;
+  }
+  host.stdout.write(format === 'table' ? formatReport(report) : machine(format, report));
+  return report.passed ? ExitCodes.ok : ExitCodes.problem;
+}

@@ -1,0 +1,120 @@
+// One test bed for a whole `kubebus test` run: the servers, the CRD, the
+// wrapped operator running in-process with all roles (stopped and started
+// again for a crash), and the workload's steps applied to one object in a
+// namespace of its own per run.
+import { KubeClient, isNotFound, loadKubeConfig, objectPath } from '@kubebus/shared/kube';
+import { Registry, restClientMetrics } from '@kubebus/shared/obs';
+import { apiVersionOf, type Operator, type ResourceObject } from '@kubebus/shared/definition';
+import type { RunningOperatorHandle, TestEnvironment } from '../testing-api.js';
+import { startEnvironment } from '../testing/environment.js';
+import { observe, type ObservedState } from './observed-state.js';
+import type { RecordingOperator, Seen } from './recording-operator.js';
+import type { PerturbationOptions } from './report.js';
+import type { Step, Workload } from './workload.js';
+
+export type BedDriverOptions = Pick<PerturbationOptions, 'env' | 'standIn'>;
+
+export class BedDriver {
+  #running: RunningOperatorHandle | undefined;
+
+  private constructor(
+    private readonly environment: TestEnvironment,
+    private readonly client: KubeClient,
+    private readonly recording: RecordingOperator,
+    private readonly options: BedDriverOptions,
+  ) {}
+
+  static async start(recording: RecordingOperator, options: BedDriverOptions): Promise<BedDriver> {
+    // the garbage collector (kube-controller-manager) removes what an owner leaves
+    const environment = await startEnvironment({ cluster: 'local', controllerManager: true });
+    try {
+      const credentials = await loadKubeConfig(environment.kubeconfigPath, {});
+      const client = new KubeClient(credentials, restClientMetrics(new Registry()));
+      await environment.install(recording.definition.for);
+      const driver = new BedDriver(environment, client, recording, options);
+      await driver.startOperator();
+      return driver;
+    } catch (error) {
+      await environment.stop();
+      throw error;
+    }
+  }
+
+  get operator(): Operator {
+    return this.recording.definition;
+  }
+
+  async startOperator(): Promise<void> {
+    if (this.#running !== undefined) return;
+    this.#running = await this.environment.run(this.recording.incarnation(), {
+      logLevel: 'silent',
+      env: this.options.env ?? {},
+    });
+  }
+
+  async stopOperator(): Promise<void> {
+    const running = this.#running;
+    this.#running = undefined;
+    await running?.stop();
+  }
+
+  /** After a crash: the dead incarnation's roles stopped (its work went back to the bus), a new one started. */
+  async crash(): Promise<void> {
+    await this.stopOperator();
+    await this.startOperator();
+  }
+
+  async namespace(name: string): Promise<void> {
+    await this.environment.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  }
+
+  /** Applies one step; answers what a reconcile of it sees (to arm a crash on). */
+  async apply(namespace: string, workload: Workload, step: Step): Promise<(seen: Seen) => boolean> {
+    const primary = this.operator.for;
+    if (step.action === 'delete') {
+      const current = await this.environment.get(primary, workload.name, namespace);
+      await this.environment.delete(primary, workload.name, namespace);
+      const uid = current?.metadata.uid;
+      return (seen) => seen.uid === uid && seen.deleting;
+    }
+    const applied = await this.environment.apply({
+      apiVersion: apiVersionOf(primary),
+      kind: primary.kind,
+      metadata: { name: workload.name, namespace },
+      spec: step.spec,
+    });
+    const { uid, generation = 0 } = applied.metadata;
+    return (seen) => seen.uid === uid && seen.generation >= generation && !seen.deleting;
+  }
+
+  /** Whether the object is gone (a finalizer may hold it while the operator is stopped). */
+  async gone(namespace: string, name: string): Promise<boolean> {
+    try {
+      const path = objectPath(
+        {
+          group: this.operator.for.group,
+          version: this.operator.for.version,
+          resource: this.operator.for.plural,
+          namespaced: true,
+        },
+        namespace,
+        name,
+      );
+      return (await this.client.getIfExists<ResourceObject>(path)) === undefined;
+    } catch (error) {
+      if (isNotFound(error)) return true;
+      throw error;
+    }
+  }
+
+  async observe(namespace: string, name: string): Promise<ObservedState> {
+    if (this.options.standIn !== false) await this.environment.markWorkloadsReady();
+    return observe(this.client, this.operator, namespace, name);
+  }
+
+  async stop(): Promise<void> {
+    this.#running = undefined;
+    this.client.close();
+    await this.environment.stop();
+  }
+}

@@ -1,0 +1,48 @@
+// The report for a person: one line per schedule tried, then the first
+// failure — the oracle it broke, what differed, what the operator saw and
+// wrote — and the line that re-runs just it.
+import type { PerturbationReport, ReconcileSummary } from './report.js';
+
+function reconcileLines(reconciles: readonly ReconcileSummary[]): string[] {
+  return reconciles.map(
+    (r, index) =>
+      `    ${index + 1}. ${r.call} (attempt ${r.attempt}) saw ${r.saw}; wrote ${r.wrote.length === 0 ? 'nothing' : r.wrote.join(', ')}${r.outcome === 'ok' ? '' : ` — ${r.outcome === 'crashed' ? 'stopped here by the perturbation' : r.outcome}`}`,
+  );
+}
+
+export function formatReport(report: PerturbationReport): string {
+  const lines: string[] = [];
+  lines.push(
+    `operator ${report.operator}: reference ${report.reference.seconds.toFixed(1)} s over ${report.workload.steps.length} steps, ` +
+      `${report.schedules.length} of ${report.planned} schedules tried (budget ${report.budget}, seed ${report.seed}), ${report.seconds.toFixed(1)} s in all`,
+  );
+  for (const result of report.schedules)
+    lines.push(
+      `  ${result.outcome.padEnd(14)} ${result.schedule.padEnd(26)} ${result.seconds.toFixed(1).padStart(5)} s${result.note === undefined ? '' : `  (${result.note})`}`,
+    );
+  const failure = report.failure;
+  if (failure === undefined) {
+    lines.push(
+      report.schedules.length === 0
+        ? 'PASS: no schedule to try (the reference made no writes and has one step)'
+        : `PASS: every schedule converged to the reference's state and stayed there`,
+    );
+    return `${lines.join('\n')}\n`;
+  }
+  // the step judged: an intermediate schedule's own, an unobserved one's last
+  const step = /s(\d+)(?::k\d+)?$/.exec(failure.schedule)?.[1];
+  lines.push(
+    '',
+    `FAIL ${failure.schedule}: oracle ${failure.oracle ?? 'converges'}`,
+    ...(step === undefined
+      ? []
+      : [`  workload step ${step}: ${report.workload.steps[Number(step)] ?? ''}`]),
+    '  what differed from the reference:',
+    ...(failure.detail ?? []).map((line) => `    ${line}`),
+    '  what the operator saw and wrote (this step):',
+    ...reconcileLines(failure.reconciles ?? []),
+    '  re-run just this schedule:',
+    `    ${failure.replay}`,
+  );
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,242 @@
+// What a run is judged by: the state of the one object of a namespace and of
+// everything the operator made there, with what differs between two runs of
+// the same workload for reasons of no concern removed (uids, resourceVersions,
+// times, allocated IPs, generated Secret values, Event names).
+import {
+  collectionPath,
+  diff,
+  formatChange,
+  objectPath,
+  type KubeClient,
+} from '@kubebus/shared/kube';
+import type { Operator, Resource, ResourceObject } from '@kubebus/shared/definition';
+
+const CONTROLLER_LABEL = 'kubebus.dev/controller';
+
+export interface ObservedState {
+  /** the object, or null once it is gone */
+  readonly primary: {
+    readonly spec: unknown;
+    readonly finalizers: readonly string[];
+    readonly status: unknown;
+    readonly deleting: boolean;
+  } | null;
+  /** generation and observedGeneration, apart: they are compared with each other, not across runs */
+  readonly generations: {
+    readonly generation: number;
+    readonly observed: number | undefined;
+  } | null;
+  /** kind/name → the object's relevant fields */
+  readonly owned: Readonly<Record<string, unknown>>;
+  /** Event reason → how many the operator recorded about the object */
+  readonly events: Readonly<Record<string, number>>;
+}
+
+function refOf(resource: Resource) {
+  return {
+    group: resource.group,
+    version: resource.version,
+    resource: resource.plural,
+    namespaced: resource.scope === 'Namespaced',
+  };
+}
+
+/** A condition without its time and generation. */
+function conditionOf(condition: Record<string, unknown>): unknown {
+  const { lastTransitionTime: _time, observedGeneration: _generation, ...rest } = condition;
+  return rest;
+}
+
+function statusOf(status: unknown): unknown {
+  if (typeof status !== 'object' || status === null) return status ?? null;
+  const {
+    observedGeneration: _generation,
+    conditions,
+    ...rest
+  } = status as Record<string, unknown>;
+  const list = Array.isArray(conditions) ? (conditions as Record<string, unknown>[]) : [];
+  return {
+    ...rest,
+    conditions: list
+      .map(conditionOf)
+      .sort((a, b) =>
+        String((a as { type?: string }).type).localeCompare(String((b as { type?: string }).type)),
+      ),
+  };
+}
+
+/** Annotations other controllers set (a Deployment's revision) say nothing of this operator. */
+function ownAnnotations(annotations: Record<string, string> | undefined) {
+  const kept = Object.entries(annotations ?? {}).filter(([key]) => !key.includes('kubernetes.io/'));
+  return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
+
+/** A list's items carry no kind: it is the resource's. */
+function ownedOf(kind: string, object: ResourceObject): unknown {
+  const {
+    metadata,
+    status: _status,
+    apiVersion: _apiVersion,
+    kind: _kind,
+    ...fields
+  } = object as ResourceObject & Record<string, unknown>;
+  const meta = metadata as ResourceObject['metadata'] & {
+    ownerReferences?: { kind: string; name: string; controller?: boolean }[];
+    finalizers?: string[];
+  };
+  const relevant: Record<string, unknown> = { ...fields };
+  if (kind === 'Secret') {
+    // generated credentials differ between runs: which keys, not their values
+    for (const field of ['data', 'stringData'])
+      if (relevant[field] !== undefined)
+        relevant[field] = Object.keys(relevant[field] as object).sort();
+  }
+  if (kind === 'Service' && typeof relevant['spec'] === 'object' && relevant['spec'] !== null) {
+    const {
+      clusterIP: _ip,
+      clusterIPs: _ips,
+      ...spec
+    } = relevant['spec'] as Record<string, unknown>;
+    relevant['spec'] = spec;
+  }
+  return {
+    labels: meta.labels ?? {},
+    annotations: ownAnnotations(meta.annotations),
+    finalizers: meta.finalizers ?? [],
+    owners: (meta.ownerReferences ?? []).map(
+      (ref) => `${ref.kind}/${ref.name}${ref.controller === true ? ' (controller)' : ''}`,
+    ),
+    ...relevant,
+  };
+}
+
+interface EventList {
+  readonly items: readonly {
+    readonly reason?: string;
+    readonly reportingController?: string;
+    readonly regarding?: { readonly name?: string; readonly kind?: string };
+  }[];
+}
+
+/** What observe reads, as the apiserver answered it. */
+export interface RawState {
+  readonly object: ResourceObject | undefined;
+  /** kind → the objects of that kind labelled with the operator's name */
+  readonly owned: Readonly<Record<string, readonly ResourceObject[]>>;
+  readonly events: EventList['items'];
+}
+
+export async function observe(
+  client: KubeClient,
+  operator: Operator,
+  namespace: string,
+  name: string,
+): Promise<ObservedState> {
+  const object = await client.getIfExists<ResourceObject>(
+    objectPath(refOf(operator.for), namespace, name),
+  );
+  const owned: Record<string, ResourceObject[]> = {};
+  for (const kind of operator.owns ?? []) {
+    const list = await client.request<{ items: ResourceObject[] }>(
+      collectionPath(refOf(kind), namespace),
+      { query: { labelSelector: `${CONTROLLER_LABEL}=${operator.name}` } },
+    );
+    owned[kind.kind] = list.items;
+  }
+  const events = await client.request<EventList>(
+    `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+  );
+  return stateOf(operator, namespace, name, { object, owned, events: events.items });
+}
+
+/** The state, without what differs between runs for reasons of no concern. */
+export function stateOf(
+  operator: Pick<Operator, 'name' | 'for'>,
+  namespace: string,
+  name: string,
+  raw: RawState,
+): ObservedState {
+  const { object } = raw;
+  const owned: Record<string, unknown> = {};
+  for (const [kind, items] of Object.entries(raw.owned))
+    for (const item of items) owned[`${kind}/${item.metadata.name}`] = ownedOf(kind, item);
+  const events: Record<string, number> = {};
+  for (const event of raw.events)
+    if (
+      event.reportingController === `kubebus.dev/${operator.name}` &&
+      event.regarding?.kind === operator.for.kind &&
+      event.regarding.name === name
+    )
+      events[event.reason ?? ''] = (events[event.reason ?? ''] ?? 0) + 1;
+  const meta = object?.metadata as
+    (ResourceObject['metadata'] & { finalizers?: string[] }) | undefined;
+  return withoutNamespace(namespace, {
+    primary:
+      object === undefined || meta === undefined
+        ? null
+        : {
+            spec: object['spec'] ?? null,
+            finalizers: meta.finalizers ?? [],
+            status: statusOf(object['status']),
+            deleting: meta.deletionTimestamp !== undefined,
+          },
+    generations:
+      meta === undefined
+        ? null
+        : {
+            generation: meta.generation ?? 0,
+            observed: (object?.['status'] as { observedGeneration?: number } | undefined)
+              ?.observedGeneration,
+          },
+    owned,
+    events,
+  });
+}
+
+/** Each run has a namespace of its own: where its name shows (an endpoint, say), it is "<namespace>". */
+function withoutNamespace<T>(namespace: string, value: T): T {
+  // the name as a whole DNS label only: "a" in "example.com" is not the namespace "a"
+  const label = new RegExp(
+    `(?<![a-z0-9-])${namespace.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![a-z0-9-])`,
+    'g',
+  );
+  const replace = (item: unknown): unknown => {
+    if (typeof item === 'string') return item.replace(label, '<namespace>');
+    if (Array.isArray(item)) return item.map(replace);
+    if (typeof item === 'object' && item !== null)
+      return Object.fromEntries(
+        Object.entries(item).map(([key, field]) => [replace(key), replace(field)]),
+      );
+    return item;
+  };
+  return replace(value) as T;
+}
+
+/** The differences that matter, one line each ("" none): what the oracle reports. */
+export function differences(expected: ObservedState, actual: ObservedState): string[] {
+  const lines: string[] = [];
+  const compare = (what: string, a: unknown, b: unknown) => {
+    for (const change of diff(a, b))
+      lines.push(`${what}${change.path === '' ? '' : '.'}${formatChange(change)}`);
+  };
+  if ((expected.primary === null) !== (actual.primary === null))
+    lines.push(expected.primary === null ? 'the object still exists' : 'the object is gone');
+  else compare('object', expected.primary, actual.primary);
+  for (const key of new Set([...Object.keys(expected.owned), ...Object.keys(actual.owned)])) {
+    if (!(key in actual.owned)) lines.push(`${key}: missing`);
+    else if (!(key in expected.owned))
+      lines.push(`${key}: not in the reference (left behind or extra)`);
+    else compare(key, expected.owned[key], actual.owned[key]);
+  }
+  for (const reason of new Set([...Object.keys(expected.events), ...Object.keys(actual.events)])) {
+    const want = expected.events[reason] ?? 0;
+    const got = actual.events[reason] ?? 0;
+    if (want !== got) lines.push(`Event ${reason}: ${want} in the reference, ${got} here`);
+  }
+  return lines;
+}
+
+/** Whether the status says the spec as it is now was reconciled. */
+export function generationObserved(state: ObservedState): boolean {
+  return state.generations === null || state.generations.observed === state.generations.generation;
+}

@@ -1,0 +1,109 @@
+// perturbationTest: the operator on one real test bed, first unperturbed (the
+// reference), then under each schedule the reference allows, up to the
+// budget, stopping at the first failure. `kubebus test` is this with a report.
+import type { Operator } from '@kubebus/shared/definition';
+import { BedDriver } from './bed-driver.js';
+import { RecordingOperator } from './recording-operator.js';
+import { referenceRun, type Reference } from './reference-run.js';
+import type { PerturbationOptions, PerturbationReport, ScheduleResult } from './report.js';
+import { runSchedule } from './run-schedule.js';
+import { parseSchedule, type Schedule } from './schedule.js';
+import { workloadOf, type Workload } from './workload.js';
+
+export const DEFAULT_BUDGET = 24;
+
+export class PerturbationSetupError extends Error {
+  override readonly name = 'PerturbationSetupError';
+}
+
+/** Every schedule the reference allows, the two kinds interleaved so a small budget tries both. */
+export function plannedSchedules(workload: Workload, reference: Reference): Schedule[] {
+  const intermediate: Schedule[] = reference.steps.flatMap((step) =>
+    Array.from({ length: step.maxWritesPerReconcile }, (_, index) => ({
+      kind: 'intermediate' as const,
+      step: step.step,
+      k: index + 1,
+    })),
+  );
+  const unobserved: Schedule[] = workload.steps
+    .slice(1)
+    .map((_, index) => ({ kind: 'unobserved' as const, from: index, to: index + 1 }));
+  const all: Schedule[] = [];
+  for (let index = 0; index < Math.max(intermediate.length, unobserved.length); index++) {
+    const a = intermediate[index];
+    const b = unobserved[index];
+    if (a !== undefined) all.push(a);
+    if (b !== undefined) all.push(b);
+  }
+  return all;
+}
+
+export async function perturbationTest(
+  operator: Operator,
+  options: PerturbationOptions = {},
+): Promise<PerturbationReport> {
+  const started = performance.now();
+  const seed = options.seed ?? 1;
+  const budget = options.budget ?? DEFAULT_BUDGET;
+  const say = options.progress ?? (() => undefined);
+  if (operator.for.scope !== 'Namespaced')
+    throw new PerturbationSetupError(
+      `${operator.for.kind} is cluster-scoped; kubebus test runs each schedule in a namespace of its own and takes namespaced resources for now`,
+    );
+  let only: Schedule | undefined;
+  if (options.replay !== undefined) {
+    const parsed = parseSchedule(options.replay);
+    if ('error' in parsed) throw new PerturbationSetupError(parsed.error);
+    only = parsed;
+  }
+  const workload = workloadOf(operator.for, {
+    seed,
+    ...(options.samples ? { samples: options.samples } : {}),
+  });
+  const replayLine =
+    options.replayLine ??
+    ((schedule: string) => `perturbationTest(operator, { replay: '${schedule}', seed: ${seed} })`);
+  const recording = new RecordingOperator(operator);
+  say(`starting the test bed (kube-apiserver, etcd, kube-controller-manager, nats-server)`);
+  const driver = await BedDriver.start(recording, options);
+  try {
+    say(`reference: ${workload.steps.length} steps on ${operator.for.kind} ${workload.name}`);
+    const reference = await referenceRun(driver, recording, workload);
+    for (const step of reference.steps)
+      say(
+        `  step ${step.step} ${step.why}: ${step.writes} writes, at most ${step.maxWritesPerReconcile} per reconcile (${step.seconds.toFixed(1)} s)`,
+      );
+    const planned = plannedSchedules(workload, reference);
+    const chosen = only === undefined ? planned.slice(0, budget) : [only];
+    const schedules: ScheduleResult[] = [];
+    let failure: PerturbationReport['failure'];
+    for (const [index, schedule] of chosen.entries()) {
+      const result = await runSchedule(
+        { driver, recording, workload, reference, namespace: `kbt-${index}` },
+        schedule,
+      );
+      schedules.push(result);
+      say(
+        `[${index + 1}/${chosen.length}] ${result.schedule}: ${result.outcome}${result.oracle === undefined ? '' : ` (${result.oracle})`} ${result.seconds.toFixed(1)} s`,
+      );
+      if (result.outcome === 'failed') {
+        failure = { ...result, replay: replayLine(result.schedule) };
+        break;
+      }
+    }
+    return {
+      operator: operator.name,
+      seed,
+      budget,
+      workload: { name: workload.name, steps: workload.steps.map((step) => step.why) },
+      reference: { seconds: reference.seconds, steps: reference.steps },
+      planned: planned.length,
+      schedules,
+      passed: failure === undefined,
+      ...(failure === undefined ? {} : { failure }),
+      seconds: (performance.now() - started) / 1000,
+    };
+  } finally {
+    await driver.stop();
+  }
+}

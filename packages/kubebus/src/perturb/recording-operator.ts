@@ -1,0 +1,254 @@
+// The user's operator, wrapped: every write its reconcile or finalize makes
+// through ctx (apply, createOnce, delete, event) is counted and recorded with
+// what the reconcile saw, and one reconcile can be armed to crash right after
+// its k-th write — once the bus has recorded that write, so the restarted
+// operator sees it as a real one would after a crash. Each start of the roles
+// runs a new incarnation of the wrapper: once one has crashed it does nothing
+// more (every reconcile and every write it is asked for fails at once, as in a
+// dead process), so the work it had goes back to the bus and only the next
+// incarnation does it. The runtime itself is untouched: nothing of this costs
+// anything outside `kubebus test`.
+import {
+  apiVersionOf,
+  type DesiredObject,
+  type Operator,
+  type ReconcileContext,
+  type Resource,
+  type ResourceObject,
+} from '@kubebus/shared/definition';
+
+export interface Seen {
+  readonly uid: string;
+  readonly generation: number;
+  readonly resourceVersion: string;
+  readonly deleting: boolean;
+}
+
+export interface ReconcileRecord {
+  /** the namespace of the object: one object per namespace in a run */
+  readonly key: string;
+  readonly step: number;
+  readonly call: 'reconcile' | 'finalize';
+  readonly attempt: number;
+  readonly seen: Seen;
+  readonly writes: string[];
+  outcome: 'running' | 'ok' | 'error' | 'crashed';
+}
+
+export interface CrashArm {
+  readonly key: string;
+  readonly k: number;
+  /** which reconcile to stop: the first one that saw this */
+  readonly matches: (seen: Seen) => boolean;
+}
+
+type ArmResult = 'crashed' | 'unreached';
+
+interface Armed extends CrashArm {
+  taken?: ReconcileRecord;
+  readonly settle: (result: ArmResult) => void;
+}
+
+class Crashed extends Error {
+  override readonly name = 'Crashed';
+}
+
+/** How long a crash point waits for the bus to record the write (then crashes anyway). */
+const RECORDED_WITHIN_MS = 10_000;
+
+export class RecordingOperator {
+  readonly records: ReconcileRecord[] = [];
+  /** the workload step now running; set by the driver */
+  step = -1;
+  #armed: Armed | undefined;
+  /** the incarnation that crashed last; it and those before it are dead */
+  #dead = -1;
+  #incarnations = 0;
+
+  constructor(private readonly operator: Operator) {}
+
+  /** The user's operator, unwrapped (its name, resources, finalizer). */
+  get definition(): Operator {
+    return this.operator;
+  }
+
+  /** The operator for the next start of the roles. */
+  incarnation(): Operator {
+    const incarnation = this.#incarnations++;
+    const reconcile = this.operator.reconcile.bind(this.operator);
+    const finalize = this.operator.finalize?.bind(this.operator);
+    return Object.freeze({
+      ...this.operator,
+      reconcile: (object: never, ctx: ReconcileContext<unknown>) =>
+        this.#run(incarnation, 'reconcile', object, ctx, (c) => reconcile(object, c)),
+      ...(finalize === undefined
+        ? {}
+        : {
+            finalize: (object: never, ctx: ReconcileContext<unknown>) =>
+              this.#run(incarnation, 'finalize', object, ctx, (c) => finalize(object, c)),
+          }),
+    });
+  }
+
+  /** Arms a crash; answers whether a reconcile reached the k-th write, or finished before it. */
+  arm(arm: CrashArm): Promise<ArmResult> {
+    return new Promise((resolve) => {
+      this.#armed = { ...arm, settle: resolve };
+    });
+  }
+
+  disarm(): void {
+    this.#armed?.settle('unreached');
+    this.#armed = undefined;
+  }
+
+  /** Writes of the object's reconciles during a step. */
+  recordsOf(key: string, step?: number): ReconcileRecord[] {
+    return this.records.filter(
+      (record) => record.key === key && (step === undefined || record.step === step),
+    );
+  }
+
+  async #run<T>(
+    incarnation: number,
+    call: ReconcileRecord['call'],
+    object: ResourceObject,
+    ctx: ReconcileContext<unknown>,
+    body: (ctx: ReconcileContext<unknown>) => Promise<T>,
+  ): Promise<T> {
+    if (incarnation <= this.#dead) throw new Crashed('this process has crashed');
+    const record: ReconcileRecord = {
+      key: object.metadata.namespace ?? '',
+      step: this.step,
+      call,
+      attempt: ctx.attempt,
+      seen: {
+        uid: object.metadata.uid,
+        generation: object.metadata.generation ?? 0,
+        resourceVersion: object.metadata.resourceVersion,
+        deleting: object.metadata.deletionTimestamp !== undefined,
+      },
+      writes: [],
+      outcome: 'running',
+    };
+    this.records.push(record);
+    const armed = this.#armed;
+    if (
+      armed !== undefined &&
+      armed.taken === undefined &&
+      armed.key === record.key &&
+      armed.matches(record.seen)
+    )
+      armed.taken = record;
+    try {
+      const result = await body(this.#context(incarnation, ctx, record));
+      record.outcome = 'ok';
+      return result;
+    } catch (error) {
+      if (record.outcome === 'running') record.outcome = 'error';
+      throw error;
+    } finally {
+      if (armed?.taken === record && record.outcome !== 'crashed') {
+        // the armed reconcile ended before its k-th write
+        if (this.#armed === armed) this.#armed = undefined;
+        armed.settle('unreached');
+      }
+    }
+  }
+
+  #context(
+    incarnation: number,
+    ctx: ReconcileContext<unknown>,
+    record: ReconcileRecord,
+  ): ReconcileContext<unknown> {
+    const written = async <T>(
+      what: string,
+      write: () => Promise<T>,
+      recorded: (result: T) => Promise<boolean>,
+    ): Promise<T> => {
+      if (incarnation <= this.#dead) throw new Crashed('this process has crashed');
+      const result = await write();
+      record.writes.push(what);
+      const armed = this.#armed;
+      if (armed?.taken !== record || record.writes.length !== armed.k) return result;
+      this.#armed = undefined;
+      await until(() => recorded(result), RECORDED_WITHIN_MS);
+      record.outcome = 'crashed';
+      this.#dead = incarnation;
+      armed.settle('crashed');
+      // the driver now stops the roles and starts the next incarnation
+      throw new Crashed(`crashed after write ${armed.k} by the perturbation`);
+    };
+    const resourceOf = (first: Resource | DesiredObject): Resource | undefined =>
+      'metadata' in first
+        ? (this.operator.owns ?? []).find(
+            (r) => apiVersionOf(r) === first.apiVersion && r.kind === first.kind,
+          )
+        : first;
+    const nameOf = (first: Resource | DesiredObject, body: unknown) =>
+      ('metadata' in first ? first : (body as DesiredObject)).metadata;
+    const onBus = (resource: Resource | undefined, meta: { name: string; namespace?: string }) =>
+      resource === undefined
+        ? Promise.resolve(undefined)
+        : ctx.get(resource, meta.name, meta.namespace).catch(() => undefined);
+    // one implementation for both forms (kind + body, or a whole object), as the runtime's
+    type Write<T> = (first: Resource | DesiredObject, body?: unknown) => Promise<T>;
+    const apply = ctx.apply.bind(ctx) as Write<ResourceObject>;
+    const createOnce = ctx.createOnce.bind(ctx) as Write<'created' | 'exists'>;
+    return {
+      ...ctx,
+      apply: async (first: Resource | DesiredObject, body?: unknown) => {
+        const resource = resourceOf(first);
+        const meta = nameOf(first, body);
+        return written(
+          `apply ${resource?.kind ?? 'object'} ${meta.name}`,
+          () => apply(first, body),
+          async (applied) =>
+            atLeast(
+              (await onBus(resource, meta))?.metadata.resourceVersion,
+              applied.metadata.resourceVersion,
+            ),
+        );
+      },
+      createOnce: async (first: Resource | DesiredObject, body?: unknown) => {
+        const resource = resourceOf(first);
+        const meta = nameOf(first, body);
+        return written(
+          `createOnce ${resource?.kind ?? 'object'} ${meta.name}`,
+          () => createOnce(first, body),
+          async () => (await onBus(resource, meta)) !== undefined,
+        );
+      },
+      delete: (resource, name, namespace) =>
+        written(
+          `delete ${resource.kind} ${name}`,
+          () => ctx.delete(resource, name, namespace),
+          async () =>
+            (await onBus(resource, { name, ...(namespace === undefined ? {} : { namespace }) })) ===
+            undefined,
+        ),
+      event: (type, reason, message) =>
+        written(
+          `event ${type} ${reason}`,
+          () => ctx.event(type, reason, message),
+          () => Promise.resolve(true),
+        ),
+    };
+  }
+}
+
+/** Whether the recorded resourceVersion is the written one or later (etcd's are integers). */
+function atLeast(recorded: string | undefined, written: string | undefined): boolean {
+  if (recorded === undefined) return false;
+  if (written === undefined || recorded === written) return true;
+  return /^\d+$/.test(recorded) && /^\d+$/.test(written) && BigInt(recorded) >= BigInt(written);
+}
+
+async function until(probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !(await probe())) await delay(50);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,55 @@
+// The reference: the workload run unperturbed, each step waited on until its
+// state settles. Its end states are what every perturbed run must reach; its
+// writes per reconcile say where the intermediate schedules stop a reconcile.
+import type { BedDriver } from './bed-driver.js';
+import { settle } from './convergence.js';
+import type { ObservedState } from './observed-state.js';
+import type { ReconcileRecord, RecordingOperator } from './recording-operator.js';
+import type { ReconcileSummary, ReferenceStep } from './report.js';
+import type { Workload } from './workload.js';
+
+export interface Reference {
+  readonly steps: readonly ReferenceStep[];
+  readonly states: readonly ObservedState[];
+  readonly seconds: number;
+}
+
+export const REFERENCE_NAMESPACE = 'kbt-reference';
+
+export function summaryOf(record: ReconcileRecord): ReconcileSummary {
+  const { seen } = record;
+  return {
+    call: record.call,
+    attempt: record.attempt,
+    saw: `generation ${seen.generation}, resourceVersion ${seen.resourceVersion}${seen.deleting ? ', being deleted' : ''}`,
+    wrote: [...record.writes],
+    outcome: record.outcome,
+  };
+}
+
+export async function referenceRun(
+  driver: BedDriver,
+  recording: RecordingOperator,
+  workload: Workload,
+): Promise<Reference> {
+  const started = performance.now();
+  await driver.namespace(REFERENCE_NAMESPACE);
+  const steps: ReferenceStep[] = [];
+  const states: ObservedState[] = [];
+  for (const [index, step] of workload.steps.entries()) {
+    const stepStarted = performance.now();
+    recording.step = index;
+    await driver.apply(REFERENCE_NAMESPACE, workload, step);
+    states.push(await settle(driver, REFERENCE_NAMESPACE, workload.name, step));
+    const records = recording.recordsOf(REFERENCE_NAMESPACE, index);
+    steps.push({
+      step: index,
+      why: step.why,
+      seconds: (performance.now() - stepStarted) / 1000,
+      writes: records.reduce((sum, record) => sum + record.writes.length, 0),
+      maxWritesPerReconcile: Math.max(0, ...records.map((record) => record.writes.length)),
+      reconciles: records.map(summaryOf),
+    });
+  }
+  return { steps, states, seconds: (performance.now() - started) / 1000 };
+}

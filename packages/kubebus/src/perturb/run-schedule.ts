@@ -1,0 +1,184 @@
+// One schedule on the bed, in a namespace of its own: the workload up to the
+// perturbed step unperturbed, the perturbation, then the oracles against the
+// reference's state at that step.
+import type { BedDriver } from './bed-driver.js';
+import { hold, reach } from './convergence.js';
+import type { ObservedState } from './observed-state.js';
+import type { RecordingOperator, Seen } from './recording-operator.js';
+import { summaryOf, type Reference } from './reference-run.js';
+import type { OracleName, ScheduleResult } from './report.js';
+import { formatSchedule, type Schedule } from './schedule.js';
+import type { Workload } from './workload.js';
+
+/** How long the armed reconcile may take to come (its work is redelivered quickly). */
+const CRASH_WITHIN_MS = 30_000;
+
+interface Run {
+  readonly driver: BedDriver;
+  readonly recording: RecordingOperator;
+  readonly workload: Workload;
+  readonly reference: Reference;
+  readonly namespace: string;
+}
+
+type Verdict = Omit<ScheduleResult, 'schedule' | 'seconds'>;
+
+export async function runSchedule(run: Run, schedule: Schedule): Promise<ScheduleResult> {
+  const started = performance.now();
+  await run.driver.namespace(run.namespace);
+  const verdict =
+    schedule.kind === 'intermediate'
+      ? await intermediate(run, schedule.step, schedule.k)
+      : await unobserved(run, schedule.from, schedule.to);
+  run.recording.disarm();
+  return {
+    schedule: formatSchedule(schedule),
+    seconds: Math.round(performance.now() - started) / 1000,
+    ...verdict,
+  };
+}
+
+/** Steps before `until`, unperturbed, each reaching the reference's state. */
+async function prefix(run: Run, until: number): Promise<Verdict | undefined> {
+  for (let index = 0; index < until; index++) {
+    const step = run.workload.steps[index];
+    const expected = run.reference.states[index];
+    if (step === undefined || expected === undefined) break;
+    run.recording.step = index;
+    await run.driver.apply(run.namespace, run.workload, step);
+    const reached = await reach(run.driver, run.namespace, run.workload.name, expected);
+    if (!reached.ok)
+      return {
+        outcome: 'failed',
+        oracle: oracleOf(expected, reached.state, reached.differences),
+        detail: [
+          `before the perturbation, at step ${index} (${step.why}):`,
+          ...reached.differences,
+        ],
+        reconciles: run.recording.recordsOf(run.namespace, index).map(summaryOf),
+      };
+  }
+  return undefined;
+}
+
+async function intermediate(run: Run, index: number, k: number): Promise<Verdict> {
+  const step = run.workload.steps[index];
+  if (step === undefined) return notApplicable(`the workload has no step ${index}`);
+  const failed = await prefix(run, index);
+  if (failed !== undefined) return failed;
+  // what the step's reconcile sees is known once the step is applied
+  const target: { matches?: (seen: Seen) => boolean } = {};
+  const armed = run.recording.arm({
+    key: run.namespace,
+    k,
+    matches: (seen) => target.matches?.(seen) ?? false,
+  });
+  run.recording.step = index;
+  target.matches = await run.driver.apply(run.namespace, run.workload, step);
+  const came = await Promise.race([
+    armed,
+    new Promise<'unreached'>((resolve) =>
+      setTimeout(() => {
+        resolve('unreached');
+      }, CRASH_WITHIN_MS).unref(),
+    ),
+  ]);
+  if (came === 'unreached') {
+    run.recording.disarm();
+    return {
+      outcome: 'unreached',
+      note: `the step's first reconcile made fewer than ${k} writes this time`,
+      reconciles: run.recording.recordsOf(run.namespace, index).map(summaryOf),
+    };
+  }
+  await run.driver.crash();
+  const reference = run.reference.steps[index];
+  const bound = 2 * (reference?.writes ?? 0) + Math.max(k, reference?.maxWritesPerReconcile ?? 0);
+  return judge(run, index, bound);
+}
+
+async function unobserved(run: Run, from: number, to: number): Promise<Verdict> {
+  if (run.workload.steps[to] === undefined) return notApplicable(`the workload has no step ${to}`);
+  const failed = await prefix(run, from);
+  if (failed !== undefined) return failed;
+  await run.driver.stopOperator();
+  try {
+    for (let index = from; index <= to; index++) {
+      const step = run.workload.steps[index];
+      if (step === undefined) break;
+      if (step.action === 'apply' && run.workload.steps[index - 1]?.action === 'delete') {
+        // re-creating under the same name needs the old object gone
+        if (!(await run.driver.gone(run.namespace, run.workload.name)))
+          return notApplicable(
+            'a finalizer holds the deleted object while the operator is stopped: it cannot be re-created unseen',
+          );
+      }
+      run.recording.step = index;
+      await run.driver.apply(run.namespace, run.workload, step);
+    }
+  } finally {
+    await run.driver.startOperator();
+  }
+  const writes = run.reference.steps
+    .slice(from, to + 1)
+    .reduce((sum, step) => sum + step.writes, 0);
+  const bound = 2 * writes + (run.reference.steps[to]?.maxWritesPerReconcile ?? 0);
+  return judge(run, to, bound);
+}
+
+/** The oracles, against the reference's state at `index`. */
+async function judge(run: Run, index: number, bound: number): Promise<Verdict> {
+  const expected = run.reference.states[index];
+  if (expected === undefined) return notApplicable(`the reference has no step ${index}`);
+  const reconciles = () => run.recording.recordsOf(run.namespace, index).map(summaryOf);
+  const reached = await reach(run.driver, run.namespace, run.workload.name, expected);
+  if (!reached.ok)
+    return {
+      outcome: 'failed',
+      oracle: oracleOf(expected, reached.state, reached.differences),
+      detail: reached.differences,
+      reconciles: reconciles(),
+    };
+  const changed = await hold(run.driver, run.namespace, run.workload.name, expected);
+  if (changed.length > 0)
+    return {
+      outcome: 'failed',
+      oracle: 'stays-converged',
+      detail: changed,
+      reconciles: reconciles(),
+    };
+  const writes = run.recording
+    .recordsOf(run.namespace, index)
+    .reduce((sum, record) => sum + record.writes.length, 0);
+  if (writes > bound)
+    return {
+      outcome: 'failed',
+      oracle: 'bounded-writes',
+      writes,
+      detail: [`${writes} writes, more than ${bound} (twice the reference's plus one reconcile's)`],
+      reconciles: reconciles(),
+    };
+  return { outcome: 'passed', writes, reconciles: reconciles() };
+}
+
+/** Which oracle a difference breaks, the most specific first. */
+function oracleOf(
+  expected: ObservedState,
+  actual: ObservedState,
+  lines: readonly string[],
+): OracleName {
+  if (
+    expected.primary === null &&
+    (actual.primary !== null || Object.keys(actual.owned).length > 0)
+  )
+    return 'nothing-left-behind';
+  if (lines.length > 0 && lines.every((line) => line.startsWith('status.observedGeneration')))
+    return 'observed-generation';
+  if (lines.length > 0 && lines.every((line) => line.startsWith('Event ')))
+    return 'side-effects-once';
+  return 'converges';
+}
+
+function notApplicable(note: string): Verdict {
+  return { outcome: 'not-applicable', note };
+}

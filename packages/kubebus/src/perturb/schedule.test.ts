@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { formatSchedule, parseSchedule, type Schedule } from './schedule.js';
+
+const schedules: fc.Arbitrary<Schedule> = fc.oneof(
+  fc.record({
+    kind: fc.constant('intermediate' as const),
+    step: fc.nat(50),
+    k: fc.integer({ min: 1, max: 50 }),
+  }),
+  fc
+    .tuple(fc.nat(50), fc.nat(5))
+    .map(([from, span]) => ({ kind: 'unobserved' as const, from, to: from + span })),
+);
+
+test('a printed schedule parses back to itself', () => {
+  fc.assert(
+    fc.property(schedules, (schedule) => {
+      assert.deepEqual(parseSchedule(formatSchedule(schedule)), { ...schedule });
+    }),
+    { seed: 3 },
+  );
+});
+
+test('the strings the report prints', () => {
+  assert.equal(formatSchedule({ kind: 'intermediate', step: 2, k: 3 }), 'intermediate:s2:k3');
+  assert.equal(formatSchedule({ kind: 'unobserved', from: 4, to: 5 }), 'unobserved:s4-s5');
+});
+
+test('what is not a schedule is refused with one line saying what one looks like', () => {
+  for (const text of [
+    'intermediate:s1',
+    'crash:s1:k1',
+    'intermediate:s1:k0',
+    'unobserved:s3-s1',
+    '',
+  ]) {
+    const parsed = parseSchedule(text);
+    assert.ok('error' in parsed, text);
+    assert.doesNotMatch(parsed.error, /\n/);
+  }
+  const unknown = parseSchedule('crash:s1:k1');
+  assert.ok('error' in unknown);
+  assert.match(unknown.error, /intermediate:s1:k2 or unobserved:s0-s1/);
+});

@@ -1,0 +1,48 @@
+// A perturbation schedule: what to do to the operator, and where in the
+// workload, printed as a short string so a failure replays exactly
+// (`kubebus test <op> --replay intermediate:s2:k3`).
+//
+//   intermediate:s<step>:k<k>   during workload step <step>, the first reconcile
+//                               of the object is stopped right after its k-th
+//                               write (once the bus has recorded it), the
+//                               operator's roles are stopped and started again,
+//                               and the work is redelivered
+//   unobserved:s<from>-s<to>    steps <from>..<to> are applied while the operator
+//                               is stopped: it only ever sees their end (latest
+//                               wins), a delete-and-recreate included
+export type Schedule =
+  | { readonly kind: 'intermediate'; readonly step: number; readonly k: number }
+  | { readonly kind: 'unobserved'; readonly from: number; readonly to: number };
+
+export function formatSchedule(schedule: Schedule): string {
+  switch (schedule.kind) {
+    case 'intermediate':
+      return `intermediate:s${schedule.step}:k${schedule.k}`;
+    case 'unobserved':
+      return `unobserved:s${schedule.from}-s${schedule.to}`;
+  }
+}
+
+const INTERMEDIATE = /^intermediate:s(\d+):k(\d+)$/;
+const UNOBSERVED = /^unobserved:s(\d+)-s(\d+)$/;
+
+/** The schedule a string names, or a one-line reason it names none. */
+export function parseSchedule(text: string): Schedule | { readonly error: string } {
+  const trimmed = text.trim();
+  const intermediate = INTERMEDIATE.exec(trimmed);
+  if (intermediate !== null) {
+    const k = Number(intermediate[2]);
+    if (k < 1) return { error: `"${text}": k counts writes from 1` };
+    return { kind: 'intermediate', step: Number(intermediate[1]), k };
+  }
+  const unobserved = UNOBSERVED.exec(trimmed);
+  if (unobserved !== null) {
+    const from = Number(unobserved[1]);
+    const to = Number(unobserved[2]);
+    if (to < from) return { error: `"${text}": the last step comes before the first` };
+    return { kind: 'unobserved', from, to };
+  }
+  return {
+    error: `"${text}" is not a schedule; they look like intermediate:s1:k2 or unobserved:s0-s1 (the report prints them)`,
+  };
+}

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { z } from 'zod';
+import { defineResource } from '@kubebus/shared/definition';
+import { stepsOf, workloadOf, WorkloadError } from './workload.js';
+
+const Thing = defineResource({
+  group: 'test.kubebus.dev',
+  version: 'v1',
+  kind: 'Thing',
+  scope: 'Namespaced',
+  spec: z.object({ size: z.int().min(1).max(5), label: z.string().max(10).optional() }),
+  status: z.object({}),
+});
+
+test('samples come first, then generated specs, all valid, deterministic from the seed', () => {
+  const sample = { metadata: { name: 'mine' }, spec: { size: 3, label: 'x' } };
+  const a = workloadOf(Thing, { seed: 5, samples: [sample] });
+  assert.equal(a.name, 'mine');
+  assert.deepEqual(a.specs[0], sample.spec);
+  assert.ok(a.specs.length >= 3);
+  for (const spec of a.specs) assert.ok(Thing.definition.spec.safeParse(spec).success);
+  assert.deepEqual(workloadOf(Thing, { seed: 5, samples: [sample] }), a);
+});
+
+test('a sample its schema rejects is refused, naming the sample', () => {
+  assert.throws(
+    () => workloadOf(Thing, { seed: 1, samples: [{ spec: { size: 99 } }] }),
+    (error: unknown) => error instanceof WorkloadError && /^sample 1 /.test(error.message),
+  );
+});
+
+test('specs that refinements always reject ask for samples', () => {
+  const Picky = defineResource({
+    group: 'test.kubebus.dev',
+    version: 'v1',
+    kind: 'Picky',
+    scope: 'Namespaced',
+    spec: z.object({ code: z.string() }).refine((spec) => spec.code === 'exactly this'),
+    status: z.object({}),
+  });
+  assert.throws(
+    () => workloadOf(Picky, { seed: 1 }),
+    /give sample objects \(--samples file\.yaml\)/,
+  );
+});
+
+test('the steps go back and forth, delete, re-create under the same name, delete', () => {
+  const steps = stepsOf([{ a: 0 }, { a: 1 }, { a: 2 }]);
+  assert.deepEqual(
+    steps.map((step) => (step.action === 'apply' ? step.spec : 'delete')),
+    [{ a: 0 }, { a: 1 }, { a: 0 }, { a: 2 }, 'delete', { a: 1 }, 'delete'],
+  );
+  // one spec only: no change steps
+  assert.deepEqual(
+    stepsOf([{}]).map((step) => step.action),
+    ['apply', 'delete', 'apply', 'delete'],
+  );
+});

@@ -1,0 +1,91 @@
+// The workload every run replays: one object, created, changed back and forth
+// between specs, deleted, created again under the same name and deleted. The
+// specs are the user's samples first, then specs generated from the zod
+// schema (a typical one and both boundaries), deterministic from the seed.
+import fc from 'fast-check';
+import { isDeepStrictEqual } from 'node:util';
+import type { CustomResource } from '@kubebus/shared/definition';
+import type { Sample } from './report.js';
+import { boundarySpec, specArbitrary } from './spec-arbitrary.js';
+
+export type Step =
+  | { readonly action: 'apply'; readonly spec: unknown; readonly why: string }
+  | { readonly action: 'delete'; readonly why: string };
+
+export interface Workload {
+  /** the object's name (the first sample's, else "sample") */
+  readonly name: string;
+  readonly specs: readonly unknown[];
+  readonly steps: readonly Step[];
+}
+
+export class WorkloadError extends Error {
+  override readonly name = 'WorkloadError';
+}
+
+function specOfSample(sample: Sample): unknown {
+  return 'spec' in sample ? ((sample as { spec?: unknown }).spec ?? {}) : sample;
+}
+
+/** How many generated specs are drawn to find valid ones (refinements reject some). */
+const DRAWS = 60;
+
+export function workloadOf(
+  primary: CustomResource,
+  options: { readonly samples?: readonly Sample[]; readonly seed: number },
+): Workload {
+  const schema = primary.definition.spec;
+  const valid: unknown[] = [];
+  const add = (spec: unknown) => {
+    if (schema.safeParse(spec).success && !valid.some((known) => isDeepStrictEqual(known, spec)))
+      valid.push(spec);
+  };
+  for (const [index, sample] of (options.samples ?? []).entries()) {
+    const spec = specOfSample(sample);
+    const parsed = schema.safeParse(spec);
+    if (!parsed.success)
+      throw new WorkloadError(
+        `sample ${index + 1} has a spec its schema rejects (${parsed.error.issues[0]?.message ?? 'invalid'}): fix the sample`,
+      );
+    add(spec);
+  }
+  let generationProblem: string | undefined;
+  try {
+    // a typical spec (unless a sample is one), both boundaries, then more typical ones
+    // in place of boundaries the refinements reject
+    const drawn = fc.sample(specArbitrary(schema), { seed: options.seed, numRuns: DRAWS });
+    for (const spec of drawn) if (valid.length < 1) add(spec);
+    add(boundarySpec(schema, 'low', options.seed));
+    add(boundarySpec(schema, 'high', options.seed));
+    for (const spec of drawn) if (valid.length < 3) add(spec);
+  } catch (error) {
+    generationProblem = (error as Error).message;
+  }
+  if (valid.length === 0)
+    throw new WorkloadError(
+      generationProblem ??
+        `no generated spec of ${primary.kind} passes its schema's refinements: give sample objects (--samples file.yaml)`,
+    );
+  const first = (options.samples ?? [])[0] as { metadata?: { name?: string } } | undefined;
+  const name = first?.metadata?.name ?? 'sample';
+  return { name, specs: valid, steps: stepsOf(valid) };
+}
+
+/** create s0, s1, back to s0, s2, delete, create s1 again (same name), delete: with the
+ *  generated specs, s1 is the low boundary and s2 the high one. */
+export function stepsOf(specs: readonly unknown[]): Step[] {
+  const [s0, s1 = s0, s2 = s1] = specs;
+  const steps: Step[] = [{ action: 'apply', spec: s0, why: 'create with spec 0' }];
+  const change = (spec: unknown, why: string) => {
+    const last = [...steps].reverse().find((step) => step.action === 'apply');
+    if (last?.action === 'apply' && isDeepStrictEqual(last.spec, spec)) return;
+    steps.push({ action: 'apply', spec, why });
+  };
+  change(s1, 'change to spec 1');
+  change(s0, 'change back to spec 0');
+  change(s2, 'change to spec 2');
+  steps.push({ action: 'delete', why: 'delete' });
+  steps.push({ action: 'apply', spec: s1, why: 'create again with the same name, spec 1' });
+  steps.push({ action: 'delete', why: 'delete again' });
+  return steps;
+}
