@@ -28,6 +28,8 @@ export async function startControllerManager(
         'namespace-controller',
         'serviceaccount-controller',
         'clusterrole-aggregation-controller',
+        // type-checks ValidatingAdmissionPolicies (their status.typeChecking)
+        'validatingadmissionpolicy-status-controller',
       ].join(','),
       '--leader-elect=false',
       '--bind-address=127.0.0.1',

@@ -4,14 +4,22 @@
 // cluster does). The RBAC is what `kubebus generate` writes, applied as is;
 // each role runs with a token of its own service account. It shows that
 // without the declared `bind` the apiserver refuses the binding, that with it
-// the Tenant reconciles, and that the reconciler can grant nothing else.
+// the Tenant reconciles, that the reconciler can grant nothing else, and that
+// the generated admission policy keeps it from granting admin to itself or
+// outside the namespaces kubebus manages. Each test makes the namespaces it uses.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
-import { KubeClient, isKubeApiError, loadKubeConfig } from '@kubebus/shared/kube';
+import {
+  KubeClient,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  isKubeApiError,
+  loadKubeConfig,
+} from '@kubebus/shared/kube';
 import { Registry, restClientMetrics, startServiceShell } from '@kubebus/shared/obs';
 import type { Operator } from '@kubebus/shared/definition';
 import { httpCall } from '../bed/http.js';
@@ -26,6 +34,13 @@ import { waitFor } from '../support/wait.js';
 const NAMESPACE = 'kubebus';
 const RBAC_API = '/apis/rbac.authorization.k8s.io/v1';
 const NOT_HELD = /attempting to grant RBAC permissions not currently held/;
+const FENCES = ['subjects', 'namespaces', 'labels'].map(
+  (check) => `kubebus-${tenantAdmins.name}-reconciler-${check}`,
+);
+const fenced = (fence: string) =>
+  new RegExp(`ValidatingAdmissionPolicy '${fence}' .*denied request`);
+const [BY_SUBJECT, BY_NAMESPACE, BY_LABEL] = FENCES.map(fenced) as [RegExp, RegExp, RegExp];
+const RECONCILER = `kubebus-${tenantAdmins.name}-reconciler`;
 const operatorFile = (name: string) =>
   fileURLToPath(new URL(`../support/operators/${name}.ts`, import.meta.url));
 
@@ -44,10 +59,22 @@ const collections: Record<string, (namespace: string) => string> = {
   ServiceAccount: (ns) => `/api/v1/namespaces/${ns}/serviceaccounts`,
   ClusterRole: () => `${RBAC_API}/clusterroles`,
   ClusterRoleBinding: () => `${RBAC_API}/clusterrolebindings`,
+  ValidatingAdmissionPolicy: () =>
+    '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies',
+  ValidatingAdmissionPolicyBinding: () =>
+    '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings',
 };
 
-/** A rolebinding to `roleName` for user alice, as server-side apply sends it. */
-function bindingTo(roleName: string, namespace: string, name = `grant-${roleName}`) {
+type Subject = { kind: 'User' | 'Group' | 'ServiceAccount'; name: string; namespace?: string };
+const alice: Subject = { kind: 'User', name: 'alice' };
+
+/** A rolebinding to `roleName` for `subject` (alice), as server-side apply sends it. */
+function bindingTo(
+  roleName: string,
+  namespace: string,
+  subject: Subject = alice,
+  name = `grant-${roleName}`,
+) {
   return {
     path: `${RBAC_API}/namespaces/${namespace}/rolebindings/${name}`,
     body: {
@@ -55,7 +82,11 @@ function bindingTo(roleName: string, namespace: string, name = `grant-${roleName
       kind: 'RoleBinding',
       metadata: { name, namespace },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
+      subjects: [
+        subject.kind === 'ServiceAccount'
+          ? subject
+          : { apiGroup: 'rbac.authorization.k8s.io', ...subject },
+      ],
     },
   };
 }
@@ -100,6 +131,36 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
     assert.ok(collection, `kubebus generate wrote an unexpected kind ${kind}`);
     await admin.request(collection(meta.namespace ?? ''), { method: 'POST', body: object });
   }
+
+  /** A namespace made by the admin: labelled as kubebus labels what it applies, or not. */
+  async function namespaceOf(name: string, managedByKubebus: boolean): Promise<string> {
+    const labels = managedByKubebus ? { [MANAGED_BY_LABEL]: MANAGED_BY } : {};
+    await admin.request('/api/v1/namespaces', {
+      method: 'POST',
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } },
+    });
+    return name;
+  }
+
+  /** The reconciler's server-side apply of the managed-by label on a Namespace. */
+  const labelAsManaged = (client: KubeClient, namespace: string) =>
+    client.request(`/api/v1/namespaces/${namespace}`, {
+      method: 'PATCH',
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: 'rbac-bind-test', force: true },
+      body: {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: namespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+      },
+    });
+
+  const unlabel = (namespace: string) =>
+    admin.request(`/api/v1/namespaces/${namespace}`, {
+      method: 'PATCH',
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { labels: { [MANAGED_BY_LABEL]: null } } },
+    });
 
   /** Every role of the operator in this process, each with its own account's token. */
   async function runRoles(operator: Operator): Promise<void> {
@@ -196,6 +257,27 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
       });
       return served.status === 200 && served.body.includes('"tenants"');
     }, 'the Tenant CRD to be served');
+    // the apiserver loads admission policies from a watch: wait until it enforces each
+    const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
+    const inside = await namespaceOf('fence-probe', true);
+    const outside = await namespaceOf('fence-probe-outside', false);
+    const everyone: Subject = { kind: 'Group', name: 'system:authenticated' };
+    const probes: [RegExp, () => Promise<unknown>][] = [
+      [BY_SUBJECT, () => apply(reconciler, bindingTo(GRANTED_ROLE, inside, everyone))],
+      [BY_NAMESPACE, () => apply(reconciler, bindingTo(GRANTED_ROLE, outside))],
+      [BY_LABEL, () => labelAsManaged(reconciler, outside)],
+    ];
+    for (const [fence, probe] of probes)
+      await waitFor(
+        async () => {
+          const refused = await refusal(probe());
+          // a label put before the policy was loaded would open the fence: take it off again
+          if (refused === undefined && fence === BY_LABEL) await unlabel(outside);
+          return fence.test(refused ?? '');
+        },
+        `the admission policy ${String(fence)} to be enforced`,
+        60_000,
+      );
   });
 
   after(async () => {
@@ -256,10 +338,11 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
   });
 
   it('lets the reconciler grant nothing but the declared role', async () => {
+    const tenant = await namespaceOf('tenant-others', true);
     const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
     for (const other of ['cluster-admin', 'edit'])
       assert.match(
-        (await refusal(apply(reconciler, bindingTo(other, 'tenant-acme')))) ??
+        (await refusal(apply(reconciler, bindingTo(other, tenant)))) ??
           `a binding to ${other} was allowed`,
         NOT_HELD,
       );
@@ -296,12 +379,97 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
       ['create', 'pods'],
     ] as const)
       assert.equal(
-        await reconcilerMay({ verb, resource, namespace: 'tenant-acme' }),
+        await reconcilerMay({ verb, resource, namespace: tenant }),
         false,
         `the reconciler may ${verb} ${resource}`,
       );
     // and tried, it is refused: listing the Secrets of the tenant's namespace
-    const secrets = await refusal(reconciler.request('/api/v1/namespaces/tenant-acme/secrets'));
+    const secrets = await refusal(reconciler.request(`/api/v1/namespaces/${tenant}/secrets`));
     assert.ok(secrets !== undefined, 'the reconciler listed Secrets');
+  });
+
+  it('type-checks the admission policies that fence the reconciler', async () => {
+    for (const fence of FENCES) {
+      let policy: {
+        metadata: { generation: number };
+        status?: { observedGeneration?: number; typeChecking?: { expressionWarnings?: unknown[] } };
+      } = { metadata: { generation: 0 } };
+      await waitFor(async () => {
+        policy = await admin.request(
+          `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${fence}`,
+        );
+        return policy.status?.observedGeneration === policy.metadata.generation;
+      }, `the apiserver to type-check ${fence}`);
+      assert.deepEqual(policy.status?.typeChecking?.expressionWarnings ?? [], [], fence);
+    }
+  });
+
+  it('refuses a binding of admin to the reconciler itself, here or in kube-system', async () => {
+    const tenant = await namespaceOf('tenant-self', true);
+    const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
+    const itself: Subject = { kind: 'ServiceAccount', name: RECONCILER, namespace: NAMESPACE };
+    // in its own namespace the account needs no namespace in the subject: it is the binding's
+    const itselfHere: Subject = { kind: 'ServiceAccount', name: RECONCILER };
+    // its namespace and kube-system are fenced by namespace too: either refusal will do there
+    const either = new RegExp(`${BY_SUBJECT.source}|${BY_NAMESPACE.source}`);
+    const attempts = [
+      {
+        where: 'a tenant namespace',
+        fence: BY_SUBJECT,
+        binding: bindingTo(GRANTED_ROLE, tenant, itself),
+      },
+      {
+        where: 'its namespace',
+        fence: either,
+        binding: bindingTo(GRANTED_ROLE, NAMESPACE, itselfHere),
+      },
+      {
+        where: 'kube-system',
+        fence: either,
+        binding: bindingTo(GRANTED_ROLE, 'kube-system', itself),
+      },
+      {
+        where: 'a tenant namespace, as its group',
+        fence: BY_SUBJECT,
+        binding: bindingTo(GRANTED_ROLE, tenant, {
+          kind: 'Group',
+          name: `system:serviceaccounts:${NAMESPACE}`,
+        }),
+      },
+    ];
+    for (const { where, fence, binding } of attempts)
+      assert.match(
+        (await refusal(apply(reconciler, binding))) ?? `admin for itself in ${where} was allowed`,
+        fence,
+        where,
+      );
+    // nothing was written: the reconciler still may not create pods in kube-system
+    assert.equal(
+      await reconcilerMay({ verb: 'create', resource: 'pods', namespace: 'kube-system' }),
+      false,
+    );
+  });
+
+  it('refuses bindings outside the namespaces kubebus manages', async () => {
+    const unmanaged = await namespaceOf('not-a-tenant', false);
+    const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
+    for (const namespace of [unmanaged, 'kube-system', 'kube-public', NAMESPACE])
+      assert.match(
+        (await refusal(apply(reconciler, bindingTo(GRANTED_ROLE, namespace)))) ??
+          `admin for alice in ${namespace} was allowed`,
+        BY_NAMESPACE,
+        namespace,
+      );
+    // nor may it move a namespace inside the fence by labelling it as its own
+    const labelled = await refusal(labelAsManaged(reconciler, unmanaged));
+    assert.match(labelled ?? `labelling ${unmanaged} was allowed`, BY_LABEL);
+  });
+
+  it('still grants admin to a tenant admin in a namespace kubebus manages', async () => {
+    const tenant = await namespaceOf('tenant-granted', true);
+    const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
+    assert.equal(await refusal(apply(reconciler, bindingTo(GRANTED_ROLE, tenant))), undefined);
+    const deployments = { verb: 'create', group: 'apps', resource: 'deployments' };
+    assert.equal(await subjectMay('alice', { ...deployments, namespace: tenant }), true);
   });
 });

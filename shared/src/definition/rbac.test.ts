@@ -82,4 +82,54 @@ describe('defineOperator rbac', () => {
       /rbac\.rules\[0\]\.verbs: "bind" is not grantable here \(declare the roles in rbac\.bind\)/,
     );
   });
+
+  it("refuses wildcards inside a name: '*/status', 'pods/*', '*' groups", () => {
+    const rule = { apiGroups: [''], resources: ['pods'], verbs: ['get'] } as const;
+    for (const resources of [['*/status'], ['pods/*'], ['pods', 'deployments*']])
+      assert.throws(
+        () => define({ rules: [{ ...rule, resources }] }),
+        /rbac\.rules\[0\]\.resources: name them instead of '\*'/,
+        resources.join(','),
+      );
+    assert.throws(
+      () => define({ rules: [{ ...rule, apiGroups: ['*.k8s.io'] }] }),
+      /rbac\.rules\[0\]\.apiGroups: name them instead of '\*'/,
+    );
+  });
+
+  it('refuses resourceNames with verbs it does not limit (list, watch, create)', () => {
+    const named = { apiGroups: [''], resources: ['configmaps'], resourceNames: ['settings'] };
+    for (const verb of ['list', 'watch', 'create', 'deletecollection'] as const)
+      assert.throws(
+        () => define({ rules: [{ ...named, verbs: ['get', verb] }] }),
+        new RegExp(`rbac\\.rules\\[0\\]: resourceNames does not limit ${verb}: put it in a rule`),
+        verb,
+      );
+    // the verbs a name does limit stay allowed
+    const operator = define({ rules: [{ ...named, verbs: ['get', 'update', 'patch', 'delete'] }] });
+    assert.deepEqual(operator.rbac?.rules?.[0]?.resourceNames, ['settings']);
+  });
+
+  it('refuses a role in both bind and escalate: together they are cluster-admin', () => {
+    assert.throws(
+      () =>
+        define(
+          {
+            bind: [{ kind: 'ClusterRole', name: 'tenant-admin' }],
+            escalate: [{ kind: 'ClusterRole', name: 'tenant-admin' }],
+          },
+          [kinds.RoleBinding, kinds.ClusterRole],
+        ),
+      /^TypeError: defineOperator: rbac\.bind\[0\]: "tenant-admin" is in escalate too: .*cluster-admin/,
+    );
+    // distinct roles are fine: it writes one and grants another
+    const operator = define(
+      {
+        bind: [{ kind: 'ClusterRole', name: 'admin' }],
+        escalate: [{ kind: 'ClusterRole', name: 'tenant-reader' }],
+      },
+      [kinds.RoleBinding, kinds.ClusterRole],
+    );
+    assert.equal(operator.rbac?.escalate?.[0]?.name, 'tenant-reader');
+  });
 });

@@ -14,18 +14,20 @@ export interface RoleReference {
 }
 
 /** Verbs an extra rule may grant; `bind` and `escalate` go through `bind` and `escalate`. */
-export type RuleVerb =
-  | 'get'
-  | 'list'
-  | 'watch'
-  | 'create'
-  | 'update'
-  | 'patch'
-  | 'delete'
-  | 'deletecollection'
-  | 'approve'
-  | 'sign'
-  | 'use';
+const RULE_VERBS = [
+  'get',
+  'list',
+  'watch',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+  'approve',
+  'sign',
+  'use',
+] as const;
+export type RuleVerb = (typeof RULE_VERBS)[number];
 
 /** A rule of the reconciler's role, in the terms of a Kubernetes PolicyRule. */
 export interface RbacRule {
@@ -34,7 +36,11 @@ export interface RbacRule {
   /** plural resource names, with '/subresource' where one is meant (pods/log) */
   readonly resources: readonly string[];
   readonly verbs: readonly RuleVerb[];
-  /** only these objects (get, update, patch, delete: not list, watch or create) */
+  /**
+   * only these objects: with get, update, patch or delete. Refused with list,
+   * watch, create and deletecollection, which Kubernetes does not limit by name
+   * (a create has no name yet; a list without a name selector lists them all).
+   */
   readonly resourceNames?: readonly string[];
 }
 
@@ -56,18 +62,13 @@ export interface OperatorRbac {
 }
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
-const GRANTABLE: ReadonlySet<string> = new Set<RuleVerb>([
-  'get',
+const GRANTABLE: ReadonlySet<string> = new Set(RULE_VERBS);
+/** Verbs resourceNames does not limit: a rule with both would read as narrower than it is. */
+const NOT_BY_NAME: ReadonlySet<string> = new Set<RuleVerb>([
   'list',
   'watch',
   'create',
-  'update',
-  'patch',
-  'delete',
   'deletecollection',
-  'approve',
-  'sign',
-  'use',
 ]);
 
 function fail(what: string): never {
@@ -114,23 +115,47 @@ function checkReferences(
 }
 
 function checkRule(rule: RbacRule, where: string): void {
-  const lists = { apiGroups: rule.apiGroups, resources: rule.resources, verbs: rule.verbs };
+  const lists: Record<string, readonly string[]> = {
+    apiGroups: rule.apiGroups,
+    resources: rule.resources,
+    verbs: rule.verbs,
+  };
   for (const [field, values] of Object.entries(lists)) {
     if (!Array.isArray(values) || values.length === 0) fail(`${where}.${field} must not be empty`);
-    // a wildcard also grants what is added later (bind, escalate, new resources): name them
-    if (values.includes('*')) fail(`${where}.${field}: name them instead of '*'`);
+    // a wildcard also grants what is added later (bind, escalate, new resources,
+    // every subresource with '*/status' or 'pods/*'): name them
+    if (values.some((value) => String(value).includes('*')))
+      fail(`${where}.${field}: name them instead of '*'`);
   }
   for (const verb of rule.verbs as readonly string[])
     if (!GRANTABLE.has(verb))
       fail(
         `${where}.verbs: "${verb}" is not grantable here${verb === 'bind' || verb === 'escalate' ? ` (declare the roles in rbac.${verb})` : ''}`,
       );
-  for (const name of rule.resourceNames ?? []) checkName(name, `${where}.resourceNames`);
+  if (rule.resourceNames !== undefined) {
+    const unlimited = rule.verbs.filter((verb) => NOT_BY_NAME.has(verb));
+    if (unlimited.length > 0)
+      fail(
+        `${where}: resourceNames does not limit ${unlimited.join(', ')}: put ${unlimited.length === 1 ? 'it' : 'them'} in a rule without resourceNames`,
+      );
+    for (const name of rule.resourceNames) checkName(name, `${where}.resourceNames`);
+  }
+}
+
+/** bind and escalate on one role write it with any rule and grant it: cluster-admin. */
+function checkApart(rbac: OperatorRbac): void {
+  const escalated = new Set((rbac.escalate ?? []).map((reference) => reference.name));
+  for (const [i, reference] of (rbac.bind ?? []).entries())
+    if (escalated.has(reference.name))
+      fail(
+        `bind[${i}]: "${reference.name}" is in escalate too: the reconciler could write any rule into it and grant it (cluster-admin); bind a role it does not write`,
+      );
 }
 
 /** Throws one line naming the field when the declaration cannot become sound RBAC. */
 export function checkRbac(rbac: OperatorRbac, owns: readonly Resource[]): void {
   checkReferences(rbac.bind ?? [], 'bind', owns);
   checkReferences(rbac.escalate ?? [], 'escalate', owns);
+  checkApart(rbac);
   for (const [i, rule] of (rbac.rules ?? []).entries()) checkRule(rule, `rules[${i}]`);
 }

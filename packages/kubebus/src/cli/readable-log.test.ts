@@ -2,7 +2,8 @@
 // budget, the delay and the error's message — no JSON, no stack.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { duration, readableLine } from './readable-log.js';
+import { pino } from 'pino';
+import { readableLine } from './readable-log.js';
 
 /** A line as pino writes it, for an error thrown by the operator's reconcile. */
 function logged(fields: Record<string, unknown>, msg: string): string {
@@ -30,14 +31,60 @@ describe('readableLine', () => {
     );
     assert.equal(
       line,
-      '22:50:01.250 ERROR reconciler    shop/db retry 3/10 in 2s: connect ECONNREFUSED 10.0.0.7:5432 while opening the pool',
+      '22:50:01.250 ERROR reconciler    shop/db retry 3/10 in 2.0s: connect ECONNREFUSED 10.0.0.7:5432 while opening the pool',
     );
     assert.doesNotMatch(line, /[{}\n]|stack|at /);
   });
 
-  it('says "retry in" for retries without a budget (a dependency is down)', () => {
-    const line = readableLine(logged({ retryInMs: 500 }, 'a dependency is unavailable'), false);
-    assert.match(line, / shop\/db retry in 500ms: connect ECONNREFUSED/);
+  it('keeps "will retry without limit" for retries without a budget (a dependency is down)', () => {
+    const line = readableLine(
+      logged({ retryInMs: 500 }, 'a dependency is unavailable; will retry without limit'),
+      false,
+    );
+    assert.match(
+      line,
+      / shop\/db a dependency is unavailable; will retry without limit; next in 500ms: connect ECONNREFUSED 10\.0\.0\.7:5432/,
+    );
+  });
+
+  it("shows an AggregateError's reasons when it has no message (ECONNREFUSED from localhost)", () => {
+    // what Node throws when every address of `localhost` refuses: no message, one error each
+    const refused = (address: string) =>
+      Object.assign(new Error(`connect ECONNREFUSED ${address}:4222`), { code: 'ECONNREFUSED' });
+    const error = Object.assign(new AggregateError([refused('::1'), refused('127.0.0.1')]), {
+      code: 'ECONNREFUSED',
+    });
+    const line = readableLine(
+      logged(
+        { err: pino.stdSerializers.err(error), attempt: 3, maxAttempts: 10, retryInMs: 2_000 },
+        'x',
+      ),
+      false,
+    );
+    assert.match(
+      line,
+      / retry 3\/10 in 2\.0s: connect ECONNREFUSED ::1:4222; connect ECONNREFUSED 127\.0\.0\.1:4222$/,
+    );
+  });
+
+  it("falls back to the error's code, then says there was no reason", () => {
+    const coded = { type: 'Error', message: '', code: 'ETIMEDOUT' };
+    assert.match(
+      readableLine(
+        logged({ err: coded, retryInMs: 1_500, maxAttempts: 5, attempt: 1 }, 'x'),
+        false,
+      ),
+      / retry 1\/5 in 1\.5s: ETIMEDOUT$/,
+    );
+    assert.match(
+      readableLine(
+        logged({ err: { type: 'Error', message: '' }, retryInMs: 100, maxAttempts: 5 }, 'x'),
+        false,
+      ),
+      / retry in 100ms: no reason given$/,
+    );
+    // and outside a retry, an error with only a code still says something
+    assert.match(readableLine(logged({ err: coded }, 'lost the watch'), false), / error=ETIMEDOUT/);
   });
 
   it("shows any other error by its message, never its stack's frames", () => {
@@ -51,17 +98,5 @@ describe('readableLine', () => {
 
   it('keeps lines that are not JSON as they are', () => {
     assert.equal(readableLine('plain text', false), 'plain text');
-  });
-});
-
-describe('duration', () => {
-  it('reads as a person says it', () => {
-    assert.deepEqual([250, 2_000, 1_500, 60_000, 150_000].map(duration), [
-      '250ms',
-      '2s',
-      '1.5s',
-      '1m',
-      '2m30s',
-    ]);
   });
 });

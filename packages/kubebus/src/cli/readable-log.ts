@@ -2,7 +2,9 @@
 // message, then the fields that matter — instead of one JSON object per line.
 // An error shows as its message, never its stack (whose frames name kubebus'
 // files, not the reader's), and a retried reconcile as one line:
-// `retry 3/10 in 2s: <message>`.
+// `retry 3/10 in 2.0s: <reason>`.
+import { formatAge } from '@kubebus/cli/commands';
+
 const HIDDEN = new Set([
   'level',
   'time',
@@ -28,34 +30,46 @@ function field(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** pino's serialized error ({ type, message, stack }) as its message on one line. */
+const record = (value: unknown): Record<string, unknown> | undefined =>
+  typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+
+const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();
+
+/**
+ * pino's serialized error as one line: its message; or, for an AggregateError
+ * with none (Node's ECONNREFUSED from `localhost`, one error per address
+ * tried), its errors' messages; or its code.
+ */
 function errorText(value: unknown): string {
-  const message =
-    typeof value === 'object' && value !== null && 'message' in value
-      ? String(value.message)
-      : String(value);
-  return message.replace(/\s*\n\s*/g, ' ').trim();
+  const error = record(value);
+  if (error === undefined) return oneLine(String(value));
+  const message = typeof error['message'] === 'string' ? oneLine(error['message']) : '';
+  if (message !== '') return message;
+  const aggregated: unknown[] = Array.isArray(error['aggregateErrors'])
+    ? error['aggregateErrors']
+    : [];
+  const reasons = [...new Set(aggregated.map(errorText).filter((reason) => reason !== ''))];
+  if (reasons.length > 0) return reasons.join('; ');
+  return typeof error['code'] === 'string' ? error['code'] : '';
 }
 
-/** 250ms, 2s, 1.5s, 2m30s */
-export function duration(ms: number): string {
-  if (ms < 1_000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${Math.round(ms / 100) / 10}s`;
-  const seconds = Math.round(ms / 1_000);
-  return `${Math.floor(seconds / 60)}m${seconds % 60 === 0 ? '' : `${seconds % 60}s`}`;
-}
-
-/** `retry 3/10 in 2s: <message>` for a log entry that schedules a retry after an error. */
+/**
+ * A log entry that schedules a retry after an error, on one line:
+ * `retry 3/10 in 2.0s: <reason>` within a budget; without one (a dependency
+ * is down) its message first, which says it retries without limit:
+ * `a dependency is unavailable; will retry without limit; next in 500ms: <reason>`.
+ */
 function retryText(entry: Record<string, unknown>): string | undefined {
-  const { err, attempt, maxAttempts, retryInMs } = entry;
+  const { err, attempt, maxAttempts, retryInMs, msg } = entry;
   if (err === undefined || typeof retryInMs !== 'number') return undefined;
-  const count =
-    typeof attempt !== 'number'
-      ? ''
-      : typeof maxAttempts === 'number'
-        ? ` ${attempt}/${maxAttempts}`
-        : ` ${attempt}`;
-  return `retry${count} in ${duration(retryInMs)}: ${errorText(err)}`;
+  const reason = errorText(err) || 'no reason given';
+  if (typeof maxAttempts !== 'number') {
+    const count = typeof attempt === 'number' ? ` (attempt ${attempt})` : '';
+    const said = typeof msg === 'string' && msg !== '' ? msg : 'will retry';
+    return `${said}; next in ${formatAge(retryInMs)}${count}: ${reason}`;
+  }
+  const count = typeof attempt === 'number' ? ` ${attempt}/${maxAttempts}` : '';
+  return `retry${count} in ${formatAge(retryInMs)}: ${reason}`;
 }
 
 export function readableLine(json: string, colour: boolean): string {

@@ -113,6 +113,32 @@ describe('rbacOf', () => {
       assert.deepEqual(rbacRules('status-writer'), []);
     });
 
+    it('ships the admission policy with the RBAC when the reconciler may bind or escalate', () => {
+      const kindsOf = (objects: object[]) => objects.map((o) => (o as { kind: string }).kind);
+      const shipped = kindsOf(rbacOf(tenants, 'ops', ['watcher', 'reconciler']));
+      // last, three policies (subjects, namespaces, labels), each with its binding
+      assert.deepEqual(
+        shipped.slice(-6),
+        Array.from({ length: 3 }, () => [
+          'ValidatingAdmissionPolicy',
+          'ValidatingAdmissionPolicyBinding',
+        ]).flat(),
+      );
+      // a namespaced install keeps the fence: the grants are the same
+      assert.ok(
+        kindsOf(rbacOf(tenants, 'ops', ['reconciler'], ['a'])).includes(
+          'ValidatingAdmissionPolicy',
+        ),
+      );
+      // no reconciler here, or one that grants nothing it does not hold: no policy
+      assert.ok(
+        !kindsOf(rbacOf(tenants, 'ops', ['watcher'])).includes('ValidatingAdmissionPolicy'),
+      );
+      assert.ok(
+        !kindsOf(rbacOf(site, 'ops', ['reconciler'])).includes('ValidatingAdmissionPolicy'),
+      );
+    });
+
     it('grants neither bind nor escalate when none is declared', () => {
       const owner = defineOperator({
         name: 'binder',

@@ -9,7 +9,10 @@
 //                 create Events
 //   status-writer get + patch the primary's /status
 // and the reconciler what the definition's `rbac` declares: `bind` and
-// `escalate` on exactly the roles it names, its extra rules as written.
+// `escalate` on exactly the roles it names, its extra rules as written —
+// fenced by an admission policy (admission-policy.ts) that keeps it from
+// granting them to itself or outside the namespaces kubebus manages. The
+// policy ships with the RBAC, never apart: whoever applies one applies both.
 import {
   declaredResources,
   type Operator,
@@ -18,6 +21,7 @@ import {
   type RoleReference,
 } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
+import { admissionPolicyOf, needsAdmissionPolicy } from './admission-policy.js';
 
 interface PolicyRule {
   apiGroups: string[];
@@ -99,6 +103,7 @@ export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
  * ServiceAccount, and for each role a ClusterRole with its binding — or, when
  * the operator watches only some namespaces (KUBEBUS_WATCH_NAMESPACES), a
  * Role and RoleBinding in each of them: nothing outside them is readable.
+ * Then the reconciler's admission policy, when it may bind or escalate.
  */
 export function rbacOf(
   operator: Operator,
@@ -106,53 +111,67 @@ export function rbacOf(
   roles: readonly Role[],
   watchNamespaces: readonly string[] = [],
 ): object[] {
-  return roles.flatMap((role) => {
-    const name = `kubebus-${operator.name}-${role}`;
-    const labels = {
-      'app.kubernetes.io/name': 'kubebus',
-      'app.kubernetes.io/instance': operator.name,
-      'app.kubernetes.io/component': role,
-    };
-    const account = {
-      apiVersion: 'v1',
-      kind: 'ServiceAccount',
-      metadata: { name, namespace, labels },
-    };
-    const subjects = [{ kind: 'ServiceAccount', name, namespace }];
-    if (watchNamespaces.length === 0)
-      return [
-        account,
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'ClusterRole',
-          metadata: { name, labels },
-          rules: rulesOf(operator, role),
-        },
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'ClusterRoleBinding',
-          metadata: { name, labels },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-          subjects,
-        },
-      ];
+  const fence =
+    roles.includes('reconciler') && needsAdmissionPolicy(operator)
+      ? admissionPolicyOf(operator, namespace)
+      : [];
+  return [
+    ...roles.flatMap((role) => rbacOfRole(operator, namespace, role, watchNamespaces)),
+    ...fence,
+  ];
+}
+
+function rbacOfRole(
+  operator: Operator,
+  namespace: string,
+  role: Role,
+  watchNamespaces: readonly string[],
+): object[] {
+  const name = `kubebus-${operator.name}-${role}`;
+  const labels = {
+    'app.kubernetes.io/name': 'kubebus',
+    'app.kubernetes.io/instance': operator.name,
+    'app.kubernetes.io/component': role,
+  };
+  const account = {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name, namespace, labels },
+  };
+  const subjects = [{ kind: 'ServiceAccount', name, namespace }];
+  if (watchNamespaces.length === 0)
     return [
       account,
-      ...watchNamespaces.flatMap((watched) => [
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'Role',
-          metadata: { name, namespace: watched, labels },
-          rules: rulesOf(operator, role),
-        },
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'RoleBinding',
-          metadata: { name, namespace: watched, labels },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-          subjects,
-        },
-      ]),
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name, labels },
+        rules: rulesOf(operator, role),
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name, labels },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects,
+      },
     ];
-  });
+  return [
+    account,
+    ...watchNamespaces.flatMap((watched) => [
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name, namespace: watched, labels },
+        rules: rulesOf(operator, role),
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name, namespace: watched, labels },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects,
+      },
+    ]),
+  ];
 }

@@ -1,0 +1,102 @@
+// The admission policy that fences a reconciler which may bind or escalate:
+// which requests it looks at, whose, and what each validation refuses. The
+// CEL itself runs in the apiserver: test/e2e/rbac-bind.test.ts tries it.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { defineOperator, kinds } from '@kubebus/shared/definition';
+import { admissionPolicyOf, needsAdmissionPolicy } from './admission-policy.js';
+import { helmTemplate } from './helm-template.js';
+import { yamlDocuments } from './yaml-documents.js';
+import { Site, site } from './test-operators.js';
+
+const tenants = defineOperator({
+  name: 'tenants',
+  for: Site,
+  owns: [kinds.Namespace, kinds.RoleBinding],
+  rbac: { bind: [{ kind: 'ClusterRole', name: 'admin' }] },
+  async reconcile() {
+    return undefined;
+  },
+});
+
+interface Policy {
+  kind: string;
+  metadata: { name: string };
+  spec: {
+    failurePolicy: string;
+    policyName?: string;
+    validationActions?: string[];
+    matchConstraints: { resourceRules: { resources: string[]; operations: string[] }[] };
+    matchConditions: { expression: string }[];
+    validations: { expression: string; message: string; reason: string }[];
+  };
+}
+
+const objects = admissionPolicyOf(tenants, 'ops') as Policy[];
+const policies = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy');
+const policy = (check: string) => {
+  const found = policies.find((p) => p.metadata.name === `kubebus-tenants-reconciler-${check}`);
+  assert.ok(found, check);
+  return found;
+};
+const expression = (check: string) => policy(check).spec.validations[0]?.expression ?? '';
+
+describe('admissionPolicyOf', () => {
+  it('is needed only when the reconciler may bind or escalate', () => {
+    assert.equal(needsAdmissionPolicy(tenants), true);
+    assert.equal(needsAdmissionPolicy(site), false);
+  });
+
+  it("looks at the reconciler's own requests only, and refuses when it cannot evaluate", () => {
+    for (const fence of policies) {
+      assert.deepEqual(
+        fence.spec.matchConditions.map((c) => c.expression),
+        ["request.userInfo.username == 'system:serviceaccount:ops:kubebus-tenants-reconciler'"],
+      );
+      assert.equal(fence.spec.failurePolicy, 'Fail');
+    }
+  });
+
+  it('checks each kind only with expressions its fields type-check against', () => {
+    const matched = (check: string) =>
+      policy(check).spec.matchConstraints.resourceRules.map(
+        (r) => `${r.operations.join('+')} ${r.resources.join(',')}`,
+      );
+    assert.deepEqual(matched('subjects'), ['CREATE+UPDATE rolebindings,clusterrolebindings']);
+    assert.deepEqual(matched('namespaces'), ['CREATE+UPDATE roles,rolebindings']);
+    assert.deepEqual(matched('labels'), ['UPDATE namespaces']);
+  });
+
+  it('refuses with Forbidden, each binding denies', () => {
+    const bindings = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding');
+    assert.deepEqual(
+      bindings.map((b) => b.spec.policyName),
+      policies.map((p) => p.metadata.name),
+    );
+    assert.ok(bindings.every((b) => b.spec.validationActions?.join() === 'Deny'));
+    assert.ok(policies.every((p) => p.spec.validations.every((v) => v.reason === 'Forbidden')));
+  });
+
+  it("fences its own namespace's accounts, system: subjects and the system namespaces", () => {
+    assert.match(expression('subjects'), /s\.kind == 'ServiceAccount' && .* == 'ops'/);
+    assert.match(expression('subjects'), /s\.name\.startsWith\('system:'\)/);
+    assert.match(
+      expression('namespaces'),
+      /request\.namespace in \['kube-system', 'kube-public', 'kube-node-lease', 'ops'\]/,
+    );
+    assert.match(
+      expression('namespaces'),
+      /namespaceObject\.metadata\.labels\['app\.kubernetes\.io\/managed-by'\] == 'kubebus'/,
+    );
+    assert.match(expression('labels'), /oldObject\.metadata\.labels/);
+  });
+
+  it("takes the chart's namespace in a Helm template", () => {
+    const yaml = helmTemplate(yamlDocuments(admissionPolicyOf(tenants, '«.Release.Namespace»')));
+    assert.match(
+      yaml,
+      /system:serviceaccount:\{\{ \.Release\.Namespace \}\}:kubebus-tenants-reconciler'/,
+    );
+    assert.doesNotMatch(yaml, /«|»/);
+  });
+});
