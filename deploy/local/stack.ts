@@ -2,6 +2,7 @@
 // kube-apiserver, etcd, kube-controller-manager and nats-server (the test bed),
 // the DatabaseCluster CRD, a watcher, two reconcilers and a status writer; then
 // a sample DatabaseCluster, watched until it is Ready. Ctrl-C stops everything.
+// NATS speaks TLS only, with a certificate from the bed's CA made for this run.
 import { KubeClient } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { readFileSync } from 'node:fs';
@@ -19,7 +20,8 @@ const sample = parse(
 say(
   'starting kube-apiserver, etcd, kube-controller-manager and nats-server (first run builds them) ...',
 );
-const bed = await TestBed.start({ controllerManager: true, keepDir: true });
+const bed = await TestBed.start({ controllerManager: true, keepDir: true, natsTls: true });
+const tls = { KUBEBUS_NATS_CA: bed.pki.caCert };
 const pipeline = new Pipeline(bed);
 let stopKubelet: () => void = () => undefined;
 
@@ -41,10 +43,10 @@ process.once('SIGTERM', () => void stop(0));
 try {
   await installDatabaseClusterCrd(bed);
   say('installed the DatabaseCluster CRD');
-  await pipeline.watcher();
-  await pipeline.reconciler();
-  await pipeline.reconciler();
-  await pipeline.statusWriter();
+  await pipeline.watcher(tls);
+  await pipeline.reconciler(tls);
+  await pipeline.reconciler(tls);
+  await pipeline.statusWriter(tls);
   say('started the watcher, two reconcilers and the status writer');
 
   const client = new KubeClient(bed.kubeConfig(), restClientMetrics(new Registry()));
@@ -70,7 +72,8 @@ try {
       'The stack keeps running; try:',
       `  export KUBECONFIG=${bed.kubeconfigPath}`,
       '  kubectl get databaseclusters,statefulsets,services,configmaps,secrets',
-      `  NATS: ${bed.natsUrl} (nats stream ls, nats stream view KUBEBUS_EVENTS)`,
+      `  NATS: ${bed.natsUrl}, CA ${bed.pki.caCert}`,
+      `    (nats --tlsca ${bed.pki.caCert} -s ${bed.natsUrl} stream ls; kubebus status with KUBEBUS_NATS_CA set)`,
       `  logs: ${bed.dir}/*.log`,
       'Ctrl-C stops everything.',
     ].join('\n'),

@@ -1,6 +1,6 @@
 // The test bed's certificates, made with openssl: a CA, the apiserver's serving
-// certificate, client certificates (the admin is in system:masters), and the
-// service-account signing key pair.
+// certificate, client certificates (the admin is in system:masters), NATS
+// server certificates, and the service-account signing key pair.
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -57,6 +57,19 @@ export async function createPki(dir: string): Promise<Pki> {
   await openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-out', pki.serviceAccountKey]); // prettier-ignore
   await openssl(['pkey', '-in', pki.serviceAccountKey, '-pubout', '-out', pki.serviceAccountPub]);
   return pki;
+}
+
+/**
+ * A certificate for a NATS server on loopback: it serves clients and, on
+ * routes, is both server and client (the servers of a cluster verify each other).
+ */
+export async function issueNatsCert(pki: Pki, name: string): Promise<ClientCert> {
+  const file = `nats-${name.replace(/[^a-zA-Z0-9-]/g, '_')}`;
+  await signed(pki, file, `/CN=${name}`, [
+    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    'extendedKeyUsage=serverAuth,clientAuth',
+  ]);
+  return { cert: join(pki.dir, `${file}.crt`), key: join(pki.dir, `${file}.key`) };
 }
 
 /** A client certificate for `user` in `groups` (Kubernetes reads CN as user, O as groups). */

@@ -19,7 +19,14 @@ import { freePort } from './ports.js';
 import { startControllerManager } from './controller-manager.js';
 import { compactEtcd, etcdConfig, etcdUrl, startEtcd, type EtcdConfig } from './etcd.js';
 import { writeKubeconfig, writeTokenKubeconfig } from './kubeconfig.js';
-import { natsConfig, natsUrl, startNats, type NatsConfig, type NatsOptions } from './nats.js';
+import {
+  loopbackTls,
+  natsConfig,
+  natsUrl,
+  startNats,
+  type NatsConfig,
+  type NatsOptions,
+} from './nats.js';
 import { createPki, issueClientCert, type Pki } from './pki.js';
 import type { ServerProcess } from './process.js';
 
@@ -29,6 +36,8 @@ export interface TestBedOptions {
   readonly nats?: NatsOptions;
   /** run a NATS cluster of this many nodes (routes on loopback) instead of one server */
   readonly natsNodes?: number;
+  /** NATS requires TLS (a certificate from the bed's CA, pki.caCert); routes need TLS and a password */
+  readonly natsTls?: boolean;
   readonly apiserverArgs?: readonly string[];
   /** Keep the directory (logs, data) after stop, for a person to read. */
   readonly keepDir?: boolean;
@@ -53,7 +62,7 @@ export class TestBed {
     // KUBEBUS_KEEP_TESTBED=1 keeps logs and data of every test bed for a post-mortem.
     const options = { keepDir: process.env['KUBEBUS_KEEP_TESTBED'] === '1', ...requested };
     // fail first, and clearly, when a server can be found or built nowhere
-    requireServers([
+    await requireServers([
       'kube-apiserver',
       'etcd',
       'nats-server',
@@ -75,12 +84,13 @@ export class TestBed {
       writeKubeconfig(kubeconfigPath, apiserverUrl(apiserver), pki.caCert, 'kubebus-admin', admin);
       const nodes = options.natsNodes ?? 1;
       const routePorts = await Promise.all(Array.from({ length: nodes }, () => freePort()));
+      const nats0 = {
+        ...options.nats,
+        ...(options.natsTls === true ? await loopbackTls(pki) : {}),
+      };
       const natsNodes = await Promise.all(
         Array.from({ length: nodes }, (_, node) =>
-          natsConfig(
-            dir,
-            nodes === 1 ? options.nats : { ...options.nats, cluster: { node, routePorts } },
-          ),
+          natsConfig(dir, nodes === 1 ? nats0 : { ...nats0, cluster: { node, routePorts } }),
         ),
       );
       const [nats] = natsNodes;

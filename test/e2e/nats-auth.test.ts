@@ -1,18 +1,27 @@
 // The pipeline with one NATS user per service, as deploy/nats/nats-server.conf
-// defines them: the topology step runs as admin, everything works within the
-// allow lists, and no service or CLI user can step outside its own — none
-// may create, update or delete kubebus' streams.
+// defines them (the users `kubebus generate` derives, test/integration/
+// nats-conf-users.test.ts keeps them equal): the topology step runs as admin
+// and creates the streams and the operator's durable consumers; everything
+// works within the allow lists; and every verb a user must not have is
+// refused by the real server (ADR 0015) — deleting, creating or changing a
+// durable consumer, creating a stream (the RePublish escape), writing another
+// operator's status, leases or agreements, forging events.
 import {
   Buckets,
   Streams,
+  agreementKeys,
   defaultTopology,
+  durableNames,
   isPermissionRefusal,
+  leaseGroups,
+  leaseKey,
   streamConfigs,
   subjects,
 } from '@kubebus/shared/bus';
+import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -21,7 +30,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { TestBed } from '../bed/testbed.js';
-import { Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
+import { Pipeline, STATUS_PARTITIONS, installDatabaseClusterCrd } from '../support/pipeline.js';
+import { DATABASE_CLUSTER_OPERATOR } from '../support/services.js';
 import { waitFor } from '../support/wait.js';
 
 const conf = readFileSync(
@@ -36,6 +46,7 @@ const passwords = {
   KUBEBUS_CLI_PASSWORD: 'cli-secret',
   KUBEBUS_ADMIN_PASSWORD: 'admin-secret',
   KUBEBUS_DLQ_ADMIN_PASSWORD: 'dlq-admin-secret',
+  KUBEBUS_RECONCILER_STATE_PASSWORD: 'reconciler-state-secret',
 };
 const users = {
   watcher: passwords.KUBEBUS_WATCHER_PASSWORD,
@@ -52,8 +63,26 @@ const key = {
 };
 const target = { group: 'example.kubebus.dev', version: 'v1alpha1', plural: 'databaseclusters' };
 
+/**
+ * The consumers' settings the topology step creates them with: those the
+ * pipeline's reconcilers and status writers run with (test/support/pipeline.ts).
+ */
+const ROLE_SETTINGS = { KUBEBUS_STATUS_PARTITIONS: STATUS_PARTITIONS, KUBEBUS_ACK_WAIT: '5s' };
+const OPERATOR = 'databasecluster';
+/** The reconciler's second user: the operator's state account (its backups' object stores). */
+const STATE_USER = {
+  KUBEBUS_STATE_NATS_USER: 'reconciler-state',
+  KUBEBUS_STATE_NATS_PASSWORD: passwords.KUBEBUS_RECONCILER_STATE_PASSWORD,
+};
+const OTHER = 'widgets';
+
 /** The kubebus CLI as one NATS user. */
-function cli(user: string, password: string, args: readonly string[]) {
+function cli(
+  user: string,
+  password: string,
+  args: readonly string[],
+  extraEnv: Readonly<Record<string, string>> = {},
+) {
   return spawnSync(
     process.execPath,
     ['--conditions=source', '--import', 'tsx', 'packages/kubebus/src/cli/main.ts', ...args],
@@ -64,6 +93,7 @@ function cli(user: string, password: string, args: readonly string[]) {
         KUBEBUS_NATS_URL: bedUrl(),
         KUBEBUS_NATS_USER: user,
         KUBEBUS_NATS_PASSWORD: password,
+        ...extraEnv,
       },
       timeout: 60_000,
     },
@@ -102,10 +132,43 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
     assert.equal(applied.status, 0, applied.stderr);
     assert.match(applied.stdout, /^KUBEBUS_EVENTS +created/m);
     await watcher.waitReady();
-    await pipeline.reconciler({
-      KUBEBUS_NATS_USER: 'reconciler',
-      KUBEBUS_NATS_PASSWORD: passwords.KUBEBUS_RECONCILER_PASSWORD,
-    });
+    // streams but no consumers yet: the reconciler may not create its own, says so, and waits
+    const reconciler = await pipeline.reconciler(
+      {
+        KUBEBUS_NATS_USER: 'reconciler',
+        KUBEBUS_NATS_PASSWORD: passwords.KUBEBUS_RECONCILER_PASSWORD,
+        ...STATE_USER,
+      },
+      { waitReady: false },
+    );
+    await waitFor(
+      () =>
+        reconciler
+          .logs()
+          .some((line) =>
+            /^waiting for the consumers KUBEBUS_WORK\/databasecluster_p0.*run `kubebus topology apply <operator>`.*as the NATS admin/.test(
+              String(line['msg']),
+            ),
+          ),
+      'the reconciler to say it waits for its consumers from the topology step',
+    );
+    assert.equal((await reconciler.get('/readyz')).status, 503, 'not ready without its consumers');
+    const consumers = cli(
+      'admin',
+      passwords.KUBEBUS_ADMIN_PASSWORD,
+      ['topology', 'apply', DATABASE_CLUSTER_OPERATOR],
+      ROLE_SETTINGS,
+    );
+    assert.equal(consumers.status, 0, consumers.stderr);
+    assert.match(consumers.stdout, /^KUBEBUS_WORK\/databasecluster_p0 +created/m);
+    assert.match(
+      consumers.stdout,
+      new RegExp(
+        `^KUBEBUS_STATUS/databasecluster_status_p${Number(STATUS_PARTITIONS) - 1} +created`,
+        'm',
+      ),
+    );
+    await reconciler.waitReady();
     await pipeline.statusWriter({
       KUBEBUS_NATS_USER: 'status-writer',
       KUBEBUS_NATS_PASSWORD: passwords.KUBEBUS_STATUS_WRITER_PASSWORD,
@@ -150,41 +213,165 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
     );
   });
 
-  it('refuses what a service may not do', async () => {
-    const statusWriter = await connect({
-      servers: bed.natsUrl,
-      user: 'status-writer',
-      pass: passwords.KUBEBUS_STATUS_WRITER_PASSWORD,
-    });
-    try {
-      await assert.rejects(
-        jetstream(statusWriter).publish(subjects.event(key), '{}', { timeout: 2_000 }),
-        'the status writer may not forge events',
-      );
-      await assert.rejects(
-        (await jetstreamManager(statusWriter)).streams.delete(Streams.events),
-        'the status writer may not delete streams',
-      );
-    } finally {
-      await statusWriter.close();
+  it('refuses every verb a service or person must not have', async () => {
+    const refused = (error: unknown) => isPermissionRefusal(error);
+    const work = durableNames.work(OPERATOR, 0);
+    const status = durableNames.status(OPERATOR, 0);
+    const attacks: Record<string, (nc: NatsConnection) => Promise<unknown>> = {
+      'delete a durable consumer': async (nc) =>
+        (await jetstreamManager(nc)).consumers.delete(Streams.work, work),
+      "delete the status writer's durable consumer": async (nc) =>
+        (await jetstreamManager(nc)).consumers.delete(Streams.status, status),
+      'change a durable consumer': async (nc) =>
+        (await jetstreamManager(nc)).consumers.add(Streams.work, {
+          durable_name: work,
+          filter_subject: subjects.workOfPartition(OPERATOR, 0),
+          ack_policy: AckPolicy.Explicit,
+          ack_wait: 1_000_000_000,
+        }),
+      'create a durable consumer that takes the work': async (nc) =>
+        (await jetstreamManager(nc)).consumers.add(Streams.work, {
+          durable_name: 'rogue',
+          filter_subject: subjects.workOf(OTHER),
+          ack_policy: AckPolicy.Explicit,
+        }),
+      'create an ephemeral consumer on the work queue': async (nc) =>
+        (await jetstreamManager(nc)).consumers.add(Streams.work, {
+          filter_subjects: [subjects.workOf(OTHER)],
+          ack_policy: AckPolicy.Explicit,
+        }),
+      'create a durable consumer the old way': async (nc) =>
+        // a filter list takes the old API: $JS.API.CONSUMER.DURABLE.CREATE.<stream>.<name>
+        (await jetstreamManager(nc)).consumers.add(Streams.events, {
+          durable_name: 'rogue',
+          filter_subjects: [subjects.allEvents],
+          ack_policy: AckPolicy.None,
+        }),
+      "pull another operator's work": (nc) =>
+        nc.request(
+          `$JS.API.CONSUMER.MSG.NEXT.${Streams.work}.${durableNames.work(OTHER, 0)}`,
+          JSON.stringify({ batch: 1, expires: 500_000_000 }),
+          { timeout: 2_000 },
+        ),
+      'create a stream that republishes into kubebus.events': async (nc) =>
+        (await jetstreamManager(nc)).streams.add({
+          name: 'ESCAPE',
+          subjects: ['escape.>'],
+          republish: { src: 'escape.>', dest: 'kubebus.events.>' },
+        }),
+      "write another operator's status": (nc) =>
+        jetstream(nc).publish(subjects.status(OTHER, 0, key), '{}', { timeout: 2_000 }),
+      "take another operator's lease": async (nc) =>
+        (await new Kvm(nc).open(Buckets.leases)).put(
+          leaseKey(leaseGroups.work(OTHER), 0),
+          'attacker',
+        ),
+      "rewrite another operator's agreement": async (nc) =>
+        (await new Kvm(nc).open(Buckets.agreements)).put(
+          agreementKeys.work(OTHER),
+          JSON.stringify({ partitions: 1, registeredBy: 'attacker', at: '2026-12-01T00:00:00Z' }),
+        ),
+    };
+    const roleOnly: Record<string, (nc: NatsConnection) => Promise<unknown>> = {
+      'forge an event': (nc) =>
+        jetstream(nc).publish(subjects.event(key), '{}', { timeout: 2_000 }),
+    };
+    for (const user of ['watcher', 'reconciler', 'status-writer', 'cli', 'dlq-admin'] as const) {
+      const nc = await connect({ servers: bed.natsUrl, user, pass: users[user] });
+      try {
+        for (const [verb, attack] of Object.entries({
+          ...attacks,
+          ...(user === 'watcher' ? {} : roleOnly),
+        })) {
+          // re-driving sends intents back to any operator's status
+          if (verb.endsWith("another operator's status") && user === 'dlq-admin') continue;
+          await assert.rejects(attack(nc), refused, `${user} may ${verb}`);
+        }
+      } finally {
+        await nc.close();
+      }
     }
-    const watcher = await connect({
+    // nothing any of them tried took effect
+    const admin = await connect({
       servers: bed.natsUrl,
-      user: 'watcher',
-      pass: passwords.KUBEBUS_WATCHER_PASSWORD,
+      user: 'admin',
+      pass: passwords.KUBEBUS_ADMIN_PASSWORD,
     });
     try {
-      await assert.rejects(
-        jetstream(watcher).publish(subjects.status(0, key), '{}', { timeout: 2_000 }),
-        'the watcher may not write status intents',
-      );
+      const jsm = await jetstreamManager(admin);
+      assert.equal((await jsm.consumers.info(Streams.work, work)).config.ack_wait, 5_000_000_000);
+      assert.equal((await jsm.consumers.info(Streams.status, status)).name, status);
+      const names: string[] = [];
+      for await (const name of jsm.consumers.list(Streams.work)) names.push(name.name);
+      assert.ok(!names.includes('rogue'), names.join());
+      const leases = await new Kvm(admin).open(Buckets.leases);
+      assert.equal(await leases.get(leaseKey(leaseGroups.work(OTHER), 0)), null);
     } finally {
-      await watcher.close();
+      await admin.close();
     }
     await assert.rejects(
       connect({ servers: bed.natsUrl, user: 'watcher', pass: 'wrong' }),
       'a wrong password is refused',
     );
+  });
+
+  it("keeps the operator's external state in its own account, where a RePublish reaches nothing of kubebus", async () => {
+    const state = await connect({
+      servers: bed.natsUrl,
+      user: STATE_USER.KUBEBUS_STATE_NATS_USER,
+      pass: STATE_USER.KUBEBUS_STATE_NATS_PASSWORD,
+    });
+    const admin = await connect({
+      servers: bed.natsUrl,
+      user: 'admin',
+      pass: passwords.KUBEBUS_ADMIN_PASSWORD,
+    });
+    try {
+      const stateStreams: string[] = [];
+      for await (const name of (await jetstreamManager(state)).streams.names())
+        stateStreams.push(name);
+      // the converged cluster's backup bucket was created there, not beside kubebus' streams
+      assert.ok(
+        stateStreams.some((name) => name.startsWith('OBJ_kubebus-backups-')),
+        stateStreams.join(),
+      );
+      assert.ok(!stateStreams.includes(Streams.events), 'kubebus is not in the state account');
+      const kubebusStreams: string[] = [];
+      for await (const name of (await jetstreamManager(admin)).streams.names())
+        kubebusStreams.push(name);
+      assert.ok(!kubebusStreams.some((name) => name.startsWith('OBJ_')), kubebusStreams.join());
+      // the escape that worked in one account: a stream republishing into kubebus.events
+      const jsm = await jetstreamManager(state);
+      await jsm.streams.add({
+        name: 'ESCAPE',
+        subjects: ['$O.escape.>'],
+        republish: { src: '$O.escape.>', dest: 'kubebus.events.>' },
+      });
+      await jetstream(state).publish('$O.escape.x.y.z.forged', '{"forged":true}');
+      assert.equal((await jsm.streams.info('ESCAPE')).state.messages, 1, 'stored there');
+      const recorded = (subject: string) =>
+        jetstreamManager(admin).then((kubebus) =>
+          kubebus.streams
+            .getMessage(Streams.events, { last_by_subj: subject })
+            .then((message) => message !== null)
+            .catch(() => false),
+        );
+      // the control: the same subject published in kubebus' account (by the watcher) is recorded
+      const watcher = await connect({ servers: bed.natsUrl, user: 'watcher', pass: users.watcher });
+      try {
+        await jetstream(watcher).publish('kubebus.events.x.y.z.control', '{}');
+      } finally {
+        await watcher.close();
+      }
+      assert.ok(await recorded('kubebus.events.x.y.z.control'), 'the control is recorded');
+      assert.ok(
+        !(await recorded('kubebus.events.x.y.z.forged')),
+        'the republished message never reached KUBEBUS_EVENTS',
+      );
+    } finally {
+      await state.close();
+      await admin.close();
+    }
   });
 
   it('lets only the admin user change the topology, and only dlq-admin re-drive', async () => {
@@ -245,7 +432,12 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
       );
     });
     // the reading CLI works, and says the topology is as declared
-    const check = cli('cli', users.cli, ['topology', 'check']);
+    const check = cli(
+      'cli',
+      users.cli,
+      ['topology', 'check', DATABASE_CLUSTER_OPERATOR],
+      ROLE_SETTINGS,
+    );
     assert.equal(check.status, 0, check.stdout + check.stderr);
     assert.doesNotMatch(check.stdout, /missing|differs/);
   });
@@ -254,7 +446,7 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
     const passwordFile = join(bed.dir, 'reconciler-password');
     writeFileSync(passwordFile, 'wrong\n');
     const service = await pipeline.reconciler(
-      { KUBEBUS_NATS_USER: 'reconciler', KUBEBUS_NATS_PASSWORD_FILE: passwordFile },
+      { KUBEBUS_NATS_USER: 'reconciler', KUBEBUS_NATS_PASSWORD_FILE: passwordFile, ...STATE_USER },
       { waitReady: false },
     );
     await waitFor(

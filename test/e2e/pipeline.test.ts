@@ -177,7 +177,7 @@ describe('pipeline and status writer', { timeout: 900_000 }, () => {
       name: cluster.metadata.name,
     })) as Cluster;
     const staleBefore = await writer.metric('kubebus_status_skipped_total', { reason: 'stale' });
-    await new StatusPublisher(jetstream(nc), Number(STATUS_PARTITIONS)).publish({
+    await new StatusPublisher(jetstream(nc), 'databasecluster', Number(STATUS_PARTITIONS)).publish({
       key: {
         group: target.group,
         resource: target.plural,
@@ -204,7 +204,11 @@ describe('pipeline and status writer', { timeout: 900_000 }, () => {
   });
 
   it('drops intents for objects that no longer exist and parks rejected patches in the DLQ', async () => {
-    const publisher = new StatusPublisher(jetstream(nc), Number(STATUS_PARTITIONS));
+    const publisher = new StatusPublisher(
+      jetstream(nc),
+      'databasecluster',
+      Number(STATUS_PARTITIONS),
+    );
     const goneBefore = await writer.metric('kubebus_status_skipped_total', { reason: 'gone' });
     await publisher.publish({
       key: {

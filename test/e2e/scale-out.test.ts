@@ -109,7 +109,7 @@ describe('reconciler scale-out', { timeout: 900_000 }, () => {
   const leaseHolders = async () => {
     const kv = await new Kvm(nc).open(Buckets.leases);
     const holders = new Map<string, string>();
-    for await (const key of await kv.keys('databasecluster.lease.*')) {
+    for await (const key of await kv.keys('databasecluster.work.lease.*')) {
       const entry = await kv.get(key);
       if (entry?.operation === 'PUT') holders.set(key, entry.string());
     }

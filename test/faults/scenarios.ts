@@ -167,7 +167,10 @@ export const scenarios: Scenario[] = [
       const js = jetstream(ctx.nc);
       for (let i = 0; i < 20; i++) {
         await js.publish(`kubebus.work.databasecluster.p${i % 8}.x.y.z.n${i}`, '{not json');
-        await js.publish(`kubebus.status.p${i % 8}.x.y.z.n${i}`, new Uint8Array([0, 1, 2, 27, 91]));
+        await js.publish(
+          `kubebus.status.databasecluster.p${i % 8}.x.y.z.n${i}`,
+          new Uint8Array([0, 1, 2, 27, 91]),
+        );
       }
     },
   },

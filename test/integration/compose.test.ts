@@ -112,7 +112,7 @@ describe('docker-compose.yml', { timeout: 120_000 }, () => {
         assert.match(
           conf,
           new RegExp(
-            `user: ${user}, password: \\$KUBEBUS_${user.toUpperCase().replace(/-/g, '_')}_PASSWORD`,
+            `user: "${user}", password: \\$KUBEBUS_${user.toUpperCase().replace(/-/g, '_')}_PASSWORD`,
           ),
         );
         assert.equal(
@@ -120,6 +120,13 @@ describe('docker-compose.yml', { timeout: 120_000 }, () => {
           `value-of-KUBEBUS_${user.toUpperCase().replace(/-/g, '_')}_PASSWORD`,
           `${name} uses another user's password`,
         );
+      }
+      // the reconciler's second user, in the operator's state account (ADR 0015)
+      const stateUser = service.environment?.['KUBEBUS_STATE_NATS_USER'];
+      if (typeof stateUser === 'string') {
+        const variable = `KUBEBUS_${stateUser.toUpperCase().replace(/-/g, '_')}_PASSWORD`;
+        assert.match(conf, new RegExp(`user: "${stateUser}", password: \\$${variable}`));
+        assert.equal(service.environment?.['KUBEBUS_STATE_NATS_PASSWORD'], `value-of-${variable}`);
       }
     }
     // the services wait for the CRD and the topology; the topology runs as admin
@@ -145,7 +152,11 @@ describe('docker-compose.yml', { timeout: 120_000 }, () => {
       /^ENTRYPOINT \["node", "--enable-source-maps", "dist\/kubebus\.js"\]$/m,
     );
     assert.equal(services['topology']?.environment?.['KUBEBUS_NATS_USER'], 'admin');
-    assert.deepEqual(services['topology']?.command, ['topology', 'apply']);
+    assert.deepEqual(services['topology']?.command, [
+      'topology',
+      'apply',
+      'dist/operators/databasecluster.js',
+    ]);
     // the passwords nats-server needs all reach it
     for (const [, variable] of conf.matchAll(/\$(KUBEBUS_[A-Z_]+_PASSWORD)/g))
       assert.equal(services['nats']?.environment?.[variable as string], `value-of-${variable}`);

@@ -17,10 +17,12 @@ import { after, before, describe, it } from 'node:test';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { knativeCrdFiles, serverBinary, toolBinary } from '../bed/binaries.js';
+import { knativeCrdFiles, toolBinary } from '../bed/binaries.js';
 import { httpCall } from '../bed/http.js';
 import { TestBed } from '../bed/testbed.js';
-import { Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
+import { Pipeline, STATUS_PARTITIONS, installDatabaseClusterCrd } from '../support/pipeline.js';
+import { DATABASE_CLUSTER_OPERATOR } from '../support/services.js';
+import { testNatsConfig } from './nats-config-check.js';
 import { waitFor } from '../support/wait.js';
 import {
   apply,
@@ -39,6 +41,8 @@ const IMAGE = 'ghcr.io/kubebus/kubebus:0.1.0';
 const MODULE = 'dist/operators/databasecluster.js';
 const CHART = file('deploy/helm/databasecluster');
 const DERIVED = ['KUBEBUS_CONTROLLERS', 'KUBEBUS_CONTROLLER', 'KUBEBUS_WORK_PARTITIONS'];
+// the dev overlay's passwords and NATS certificate are made per checkout, never in git
+spawnSync('bash', [file('deploy/kubernetes/overlays/dev/make-secrets.sh')], { stdio: 'ignore' });
 
 interface Container {
   name: string;
@@ -191,7 +195,13 @@ describe('deploy/', { timeout: 300_000 }, () => {
       const replicas = overlay === 'ha' ? 3 : 1;
       assert.equal(find(manifests, 'StatefulSet', 'nats').spec['replicas'], replicas);
       const topology = containersOf(find(manifests, 'Job', `kubebus-${OPERATOR}-topology`))[0];
-      assert.deepEqual(topology?.args, ['topology', 'apply', '--replicas', String(replicas)]);
+      assert.deepEqual(topology?.args, [
+        'topology',
+        'apply',
+        MODULE,
+        '--replicas',
+        String(replicas),
+      ]);
       assert.equal(
         topology?.env?.find((e) => e.name === 'KUBEBUS_NATS_USER')?.value,
         'admin',
@@ -204,7 +214,13 @@ describe('deploy/', { timeout: 300_000 }, () => {
       }
       if (overlay === 'ha') {
         assert.equal(find(manifests, 'Deployment', objectName('reconciler')).spec['replicas'], 3);
-        assert.match(nats?.args?.join(' ') ?? '', /--routes nats:\/\/nats-0\.nats-headless:6222,/);
+        // routes over TLS with the route password, which reaches them from the Secret only
+        const routes = nats?.env?.find((e) => e.name === 'KUBEBUS_NATS_ROUTES')?.value ?? '';
+        assert.match(
+          routes,
+          /"nats-route:\/\/route:\$\(KUBEBUS_ROUTE_PASSWORD\)@nats-0\.nats-headless:6222"/,
+        );
+        assert.equal(natsEnv.get('KUBEBUS_ROUTE_PASSWORD')?.name, 'kubebus-nats');
         find(manifests, 'PodDisruptionBudget', 'nats');
       } else {
         // dev generates the Secret, with every key anything refers to
@@ -558,15 +574,17 @@ describe('deploy/', { timeout: 300_000 }, () => {
     }
   });
 
-  it('has NATS configurations nats-server accepts: the generated one and the local stack’s', () => {
-    const check = (conf: string, passwords: readonly string[]) => {
-      const result = spawnSync(serverBinary('nats-server'), ['-c', conf, '-t'], {
-        encoding: 'utf8',
-        env: {
-          ...process.env,
-          ...Object.fromEntries(passwords.map((variable) => [variable, 'p'])),
-        },
-      });
+  it('has NATS configurations nats-server accepts: the generated one and the local stack’s', async () => {
+    const check = async (conf: string, passwords: readonly string[], clusterConf?: string) => {
+      const routes = {
+        KUBEBUS_NATS_ROUTES: '["nats-route://route:p@nats-0.nats-headless:6222"]',
+        KUBEBUS_ROUTE_ADVERTISE: 'nats-0.nats-headless:6222',
+      };
+      const env = {
+        ...routes,
+        ...Object.fromEntries(passwords.map((variable) => [variable, 'p'])),
+      };
+      const result = await testNatsConfig(conf, env, clusterConf);
       assert.equal(result.status, 0, result.stderr + result.stdout);
     };
     const generated = file('deploy/kubernetes/base/nats/nats-server.conf');
@@ -577,15 +595,23 @@ describe('deploy/', { timeout: 300_000 }, () => {
         ),
       ),
     ];
-    assert.equal(variables.length, 6);
-    check(generated, variables);
-    check(file('deploy/nats/nats-server.conf'), [
+    // admin, three roles, cli, dlq-admin, and the example's state account user (ADR 0015)
+    assert.equal(variables.length, 7);
+    await check(generated, variables);
+    // the ha overlay's cluster: route TLS and route authorization
+    await check(
+      generated,
+      [...variables, 'KUBEBUS_ROUTE_PASSWORD'],
+      file('deploy/kubernetes/overlays/ha/cluster.conf'),
+    );
+    await check(file('deploy/nats/nats-server.conf'), [
       'KUBEBUS_WATCHER_PASSWORD',
       'KUBEBUS_RECONCILER_PASSWORD',
       'KUBEBUS_STATUS_WRITER_PASSWORD',
       'KUBEBUS_CLI_PASSWORD',
       'KUBEBUS_ADMIN_PASSWORD',
       'KUBEBUS_DLQ_ADMIN_PASSWORD',
+      'KUBEBUS_RECONCILER_STATE_PASSWORD',
     ]);
   });
 });
@@ -594,7 +620,13 @@ describe('the generated NATS users', { timeout: 300_000 }, () => {
   // the accounts of the generated configuration, on the test bed's nats-server
   const conf = readFileSync(file('deploy/kubernetes/base/nats/nats-server.conf'), 'utf8');
   const password = (user: string) => `${user}-secret`;
-  const users = ['admin', ...ROLES.map((role) => `${OPERATOR}-${role}`), 'cli', 'dlq-admin'];
+  const users = [
+    'admin',
+    ...ROLES.map((role) => `${OPERATOR}-${role}`),
+    'cli',
+    'dlq-admin',
+    `${OPERATOR}-state`,
+  ];
   const env = Object.fromEntries(
     users.map((user) => [
       `KUBEBUS_${user.toUpperCase().replace(/-/g, '_')}_PASSWORD`,
@@ -622,6 +654,7 @@ describe('the generated NATS users', { timeout: 300_000 }, () => {
         file('packages/kubebus/src/cli/main.ts'),
         'topology',
         'apply',
+        DATABASE_CLUSTER_OPERATOR,
       ],
       {
         encoding: 'utf8',
@@ -630,6 +663,9 @@ describe('the generated NATS users', { timeout: 300_000 }, () => {
           KUBEBUS_NATS_URL: bed.natsUrl,
           KUBEBUS_NATS_USER: 'admin',
           KUBEBUS_NATS_PASSWORD: password('admin'),
+          // the settings the pipeline's roles run with: their consumers are made with them
+          KUBEBUS_STATUS_PARTITIONS: STATUS_PARTITIONS,
+          KUBEBUS_ACK_WAIT: '5s',
         },
         timeout: 60_000,
       },
@@ -642,7 +678,11 @@ describe('the generated NATS users', { timeout: 300_000 }, () => {
     const pipeline = new Pipeline(bed);
     try {
       await pipeline.watcher(as('watcher'));
-      await pipeline.reconciler(as('reconciler'));
+      await pipeline.reconciler({
+        ...as('reconciler'),
+        KUBEBUS_STATE_NATS_USER: `${OPERATOR}-state`,
+        KUBEBUS_STATE_NATS_PASSWORD: password(`${OPERATOR}-state`),
+      });
       await pipeline.statusWriter(as('status-writer'));
       const custom = bed.kubeConfig().makeApiClient(CustomObjectsApi);
       await bed
@@ -671,8 +711,12 @@ describe('the generated NATS users', { timeout: 300_000 }, () => {
         };
         return cluster.status?.observedGeneration === cluster.metadata.generation;
       }, 'the cluster reconciled and its status written, each role as its generated NATS user');
-      // the bucket the example keeps backups in: external state its reconciler may create
-      const nc = await connect({ servers: bed.natsUrl, user: 'cli', pass: password('cli') });
+      // the bucket the example keeps backups in: in the operator's own state account
+      const nc = await connect({
+        servers: bed.natsUrl,
+        user: `${OPERATOR}-state`,
+        pass: password(`${OPERATOR}-state`),
+      });
       try {
         const names: string[] = [];
         for await (const name of (await jetstreamManager(nc)).streams.names()) names.push(name);

@@ -25,8 +25,12 @@ export type {
   OperatorHost,
   Operator,
   OperatorDefinition,
+  OperatorRbac,
+  RbacRule,
   ReconcileContext,
   ReconcileResult,
+  RoleReference,
+  RuleVerb,
   Watch,
 } from '@kubebus/shared/definition';
 export type {

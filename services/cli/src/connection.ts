@@ -4,6 +4,7 @@
 // (KUBEBUS_NATS_URL, KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD_FILE or
 // KUBEBUS_NATS_PASSWORD — the variables the roles read). Every command that
 // talks to NATS connects through here, `kubebus replay` included.
+import { natsTlsOf } from '@kubebus/shared/bus';
 import { credsAuthenticator, type ConnectionOptions } from '@nats-io/nats-core';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -25,6 +26,10 @@ export interface ConnectionEnv {
   readonly KUBEBUS_NATS_PASSWORD?: string | undefined;
   /** wins over KUBEBUS_NATS_PASSWORD, as for the roles */
   readonly KUBEBUS_NATS_PASSWORD_FILE?: string | undefined;
+  /** TLS files, as for the roles: any of them (or a tls:// URL) makes TLS required */
+  readonly KUBEBUS_NATS_CA?: string | undefined;
+  readonly KUBEBUS_NATS_CERT?: string | undefined;
+  readonly KUBEBUS_NATS_KEY?: string | undefined;
   /** nats contexts live in $XDG_CONFIG_HOME/nats (default ~/.config/nats) */
   readonly XDG_CONFIG_HOME?: string | undefined;
 }
@@ -34,6 +39,9 @@ interface NatsContext {
   readonly user?: string;
   readonly password?: string;
   readonly creds?: string;
+  readonly ca?: string;
+  readonly cert?: string;
+  readonly key?: string;
 }
 
 /** Nothing names a server: not a flag, not a context, not the environment. */
@@ -105,6 +113,12 @@ export function connectionOf(flags: ConnectionFlags, env: ConnectionEnv): Connec
   const creds = flags.creds ?? context.creds;
   if (creds !== undefined && !existsSync(creds))
     throw new UsageError(`--creds ${creds} does not exist; give the path of a .creds file`);
+  const tls = tlsOf(
+    url,
+    found === undefined
+      ? { ca: env.KUBEBUS_NATS_CA, cert: env.KUBEBUS_NATS_CERT, key: env.KUBEBUS_NATS_KEY }
+      : context,
+  );
   return {
     url,
     from:
@@ -120,6 +134,29 @@ export function connectionOf(flags: ConnectionFlags, env: ConnectionEnv): Connec
       ...(creds === undefined
         ? {}
         : { authenticator: credsAuthenticator(new Uint8Array(readFileSync(creds))) }),
+      ...(tls === undefined ? {} : { tls }),
     },
   };
+}
+
+/** TLS from the environment or the context's ca, cert and key; required as for the roles. */
+function tlsOf(
+  url: string,
+  files: {
+    readonly ca?: string | undefined;
+    readonly cert?: string | undefined;
+    readonly key?: string | undefined;
+  },
+) {
+  const given = (value: string | undefined) => (value === '' ? undefined : value);
+  const [caFile, certFile, keyFile] = [given(files.ca), given(files.cert), given(files.key)];
+  try {
+    return natsTlsOf(url, {
+      ...(caFile === undefined ? {} : { caFile }),
+      ...(certFile === undefined ? {} : { certFile }),
+      ...(keyFile === undefined ? {} : { keyFile }),
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }

@@ -97,10 +97,17 @@ export async function redriveSubject(nc: NatsConnection, letter: DeadLetter): Pr
   if (!checked.ok) throw new Error(`${checked.reason}; this letter cannot be re-driven`);
   const stored = letter.subject ?? '';
   if (stored.startsWith('kubebus.status.')) {
-    const partitions = await agreedPartitions(nc, agreementKeys.status);
+    // kubebus.status.<controller>.p<n>.<4 key tokens>; before 0015 there was no controller
+    const tokens = stored.split('.');
+    if (tokens.length !== 8)
+      throw new Error(
+        'this letter names a status subject of the layout before per-operator subjects (ADR 0015); the next resync writes the status again',
+      );
+    const controller = decodeToken(tokens[2] ?? '');
+    const partitions = await agreedPartitions(nc, agreementKeys.status(controller));
     if (partitions === undefined)
-      throw new Error('no status writer has registered its partitions yet');
-    return subjects.status(partitionOf(letter.key, partitions), letter.key);
+      throw new Error(`no status writer of ${controller} has registered its partitions yet`);
+    return subjects.status(controller, partitionOf(letter.key, partitions), letter.key);
   }
   if (stored.startsWith('kubebus.events.')) return subjects.event(letter.key);
   // a controller's work: the controller is the letter's origin

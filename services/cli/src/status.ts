@@ -5,6 +5,9 @@
 import {
   Buckets,
   Streams,
+  agreementKeys,
+  leaseGroups,
+  leaseKey,
   partitionOf,
   readOutcomes,
   readRevisions,
@@ -86,8 +89,11 @@ async function workFor(nc: NatsConnection, key: ObjectKey): Promise<WorkPlace[]>
   const work: WorkPlace[] = [];
   if (agreements === undefined) return work;
   for await (const name of await agreements.keys()) {
-    // partition counts only: the bucket also records other agreements (upgrade sweeps)
-    if (name !== 'status' && !name.startsWith('work.')) continue;
+    // partition counts only (<controller>.work, <controller>.status): the bucket
+    // also records other agreements (upgrade sweeps)
+    const owner = name.slice(0, name.indexOf('.'));
+    const isStatus = name === agreementKeys.status(owner);
+    if (!isStatus && name !== agreementKeys.work(owner)) continue;
     const entry = await agreements.get(name);
     let partitions: number | undefined;
     try {
@@ -97,17 +103,17 @@ async function workFor(nc: NatsConnection, key: ObjectKey): Promise<WorkPlace[]>
     }
     if (partitions === undefined) continue;
     const partition = partitionOf(key, partitions);
-    const [stream, subject, controller] =
-      name === 'status'
-        ? [Streams.status, subjects.status(partition, key), 'status-writer']
-        : [
-            Streams.work,
-            subjects.work(name.slice('work.'.length), partition, key),
-            name.slice('work.'.length),
-          ];
+    const [stream, subject, controller, group] = isStatus
+      ? [
+          Streams.status,
+          subjects.status(owner, partition, key),
+          `${owner} status-writer`,
+          leaseGroups.status(owner),
+        ]
+      : [Streams.work, subjects.work(owner, partition, key), owner, leaseGroups.work(owner)];
     const [message, lease] = await Promise.all([
       jsm.direct.getMessage(stream, { last_by_subj: subject }).catch(() => null),
-      leases?.get(`${controller}.lease.p${partition}`).catch(() => null),
+      leases?.get(leaseKey(group, partition)).catch(() => null),
     ]);
     const heldBy = lease?.operation === 'PUT' ? lease.string() : undefined;
     work.push({

@@ -1,7 +1,15 @@
 // `kubebus topology apply|check`: create or update the streams and buckets (as
 // the NATS admin user), or say what is missing or differs — a problem (exit 1)
 // if anything is.
-import { applyTopology, defaultTopology, type TopologyMode } from '@kubebus/shared/bus';
+import {
+  applyConsumers,
+  applyTopology,
+  defaultTopology,
+  removeLegacyLayout,
+  type DurableConsumerSpec,
+  type TopologyMode,
+} from '@kubebus/shared/bus';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { print, type BusContext, type CommandOutcome } from './command.js';
 import { formatTopology } from './topology.js';
 
@@ -9,6 +17,8 @@ export interface TopologyOptions {
   readonly mode: TopologyMode;
   /** stream and bucket replicas: 1 on one server, 3 or 5 in a NATS cluster */
   readonly replicas: 1 | 3 | 5;
+  /** an operator's durable consumers (`topology apply <operator>`): after the streams */
+  readonly consumers?: readonly DurableConsumerSpec[];
 }
 
 export async function topologyCommand(
@@ -20,6 +30,12 @@ export async function topologyCommand(
     { ...defaultTopology, replicas: options.replicas },
     options.mode,
   );
+  if (options.consumers !== undefined && options.consumers.length > 0) {
+    const jsm = await jetstreamManager(context.nc);
+    changes.push(...(await applyConsumers(jsm, options.consumers, options.mode)));
+    // the durables and intents of the layout before per-operator subjects (ADR 0015)
+    if (options.mode === 'apply') changes.push(...(await removeLegacyLayout(jsm)));
+  }
   print(context, changes, () => formatTopology(changes));
   return changes.some(({ result }) => result === 'missing' || result === 'differs')
     ? 'problem'

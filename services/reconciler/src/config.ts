@@ -64,6 +64,14 @@ export const ReconcilerConfigSchema = z
     KUBEBUS_HTTP_KEEPALIVE_TIMEOUT: durationMs('30s'),
     /** consume the work stream (off when the reconciler runs only as a Knative sink) */
     KUBEBUS_CONSUME: z.enum(['true', 'false']).default('true'),
+    /**
+     * The NATS user of the operator's own state account (ADR 0015): `setup`'s
+     * object stores and buckets live there, out of reach of kubebus' subjects.
+     * Unset: setup gets the process's connection (kubebus dev, the test kit).
+     */
+    KUBEBUS_STATE_NATS_USER: z.string().min(1).optional(),
+    KUBEBUS_STATE_NATS_PASSWORD: z.string().optional(),
+    KUBEBUS_STATE_NATS_PASSWORD_FILE: z.string().optional(),
   })
   .superRefine((env, ctx) => {
     if (env.KUBEBUS_HTTP_PORT === 0) return;
@@ -107,6 +115,19 @@ export const ReconcilerConfigSchema = z
       auth: sinkAuthOf(env),
     },
     consume: env.KUBEBUS_CONSUME === 'true',
+    ...(env.KUBEBUS_STATE_NATS_USER === undefined
+      ? {}
+      : {
+          stateNats: {
+            user: env.KUBEBUS_STATE_NATS_USER,
+            ...(env.KUBEBUS_STATE_NATS_PASSWORD === undefined
+              ? {}
+              : { pass: env.KUBEBUS_STATE_NATS_PASSWORD }),
+            ...(env.KUBEBUS_STATE_NATS_PASSWORD_FILE === undefined
+              ? {}
+              : { passFile: env.KUBEBUS_STATE_NATS_PASSWORD_FILE }),
+          },
+        }),
   }));
 
 function sinkAuthOf(env: {

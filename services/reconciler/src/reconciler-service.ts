@@ -5,6 +5,8 @@
 import {
   agree,
   agreementKeys,
+  durableNames,
+  leaseGroups,
   OutcomeRecorder,
   serverAtLeast,
   pendingPerPartition,
@@ -118,7 +120,7 @@ export async function startReconcilerService(deps: {
   );
   await agree(
     agreements,
-    agreementKeys.status,
+    agreementKeys.status(config.controller),
     { partitions: config.statusPartitions, registeredBy },
     log,
   );
@@ -139,7 +141,7 @@ export async function startReconcilerService(deps: {
   const reader = config.consume
     ? new ApiserverFallbackReader(recorded, client, deps.plan.resources, log, { owned: false })
     : new ApiserverFallbackReader(recorded, client, deps.plan.resources, log);
-  const status = new StatusPublisher(js, config.statusPartitions);
+  const status = new StatusPublisher(js, config.controller, config.statusPartitions);
   const parkedSkips = parkedSkipsMetric(registry);
   const reconciler = deps.plan.build({
     reader,
@@ -243,7 +245,8 @@ export async function startReconcilerService(deps: {
       { js, jsm, leases: await new Kvm(bus.nc).open(Buckets.leases), controller, log },
       {
         stream: Streams.work,
-        name: config.controller,
+        durable: (partition) => durableNames.work(config.controller, partition),
+        leaseGroup: leaseGroups.work(config.controller),
         filterOf: (partition) => subjects.workOfPartition(config.controller, partition),
         ackWaitMs: config.ackWaitMs,
         maxAckPending: pendingPerPartition(config.maxConcurrent, config.partitions),
@@ -283,7 +286,7 @@ export async function startReconcilerService(deps: {
           jsm,
           registry,
           stream: Streams.work,
-          consumers: () => running.held().map((p) => `${config.controller}_p${p}`),
+          consumers: () => running.held().map((p) => durableNames.work(config.controller, p)),
           everyMs: 5_000,
         });
 

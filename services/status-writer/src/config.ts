@@ -27,4 +27,8 @@ export const StatusWriterConfigSchema = z
     fieldManager: env.KUBEBUS_FIELD_MANAGER,
   }));
 
-export type StatusWriterConfig = z.output<typeof StatusWriterConfigSchema>;
+/** What the operator definition decides: whose intents this status writer applies. */
+export interface StatusWriterConfig extends z.output<typeof StatusWriterConfigSchema> {
+  /** the controller (operator) whose status partitions it consumes */
+  readonly controller: string;
+}

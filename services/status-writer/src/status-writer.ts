@@ -1,8 +1,11 @@
-// The status writer service, assembled: a runtime Controller applying status
-// intents, over the partitions of KUBEBUS_STATUS this replica holds.
+// The status writer service, assembled: a runtime Controller applying one
+// operator's status intents, over the partitions of its status
+// (kubebus.status.<controller>.…) this replica holds.
 import {
   agree,
   agreementKeys,
+  durableNames,
+  leaseGroups,
   OutcomeRecorder,
   pendingPerPartition,
   defaultTopology,
@@ -29,6 +32,7 @@ import type { StatusWriterConfig } from './config.js';
 import { statusWriterMetrics } from './metrics.js';
 import { StatusApplier, parseIntent } from './status-applier.js';
 
+/** The origin of its dead letters and outcomes (kubebus.dlq.status-writer.…, kubebus.outcomes.status-writer.…). */
 export const CONTROLLER_NAME = 'status-writer';
 
 export interface RunningStatusWriter {
@@ -54,7 +58,7 @@ export async function startStatusWriter(deps: {
   );
   await agree(
     await new Kvm(bus.nc).open(Buckets.agreements),
-    agreementKeys.status,
+    agreementKeys.status(config.controller),
     { partitions: config.partitions, registeredBy: `status writer ${config.replicaId}` },
     log,
   );
@@ -72,7 +76,11 @@ export async function startStatusWriter(deps: {
         key: item.key,
         reason: error instanceof Error ? error.message : String(error),
         code: ErrorCodes.KubeApi,
-        subject: subjects.status(partitionOf(item.key, config.partitions), item.key),
+        subject: subjects.status(
+          config.controller,
+          partitionOf(item.key, config.partitions),
+          item.key,
+        ),
         attempts,
         ...(item.traceparent ? { traceparent: item.traceparent } : {}),
         ...(item.body ? { payload: Buffer.from(item.body).toString('base64') } : {}),
@@ -111,8 +119,9 @@ export async function startStatusWriter(deps: {
     { js, jsm, leases: await new Kvm(bus.nc).open(Buckets.leases), controller, log },
     {
       stream: Streams.status,
-      name: CONTROLLER_NAME,
-      filterOf: (partition) => subjects.statusOfPartition(partition),
+      durable: (partition) => durableNames.status(config.controller, partition),
+      leaseGroup: leaseGroups.status(config.controller),
+      filterOf: (partition) => subjects.statusOfPartition(config.controller, partition),
       ackWaitMs: config.ackWaitMs,
       maxAckPending: pendingPerPartition(config.maxConcurrent, config.partitions),
       replicaId: config.replicaId,
@@ -137,7 +146,7 @@ export async function startStatusWriter(deps: {
     jsm,
     registry,
     stream: Streams.status,
-    consumers: () => partitions.held().map((p) => `${CONTROLLER_NAME}_p${p}`),
+    consumers: () => partitions.held().map((p) => durableNames.status(config.controller, p)),
     everyMs: 5_000,
   });
   log.info({ partitions: partitions.held() }, 'status writer started');

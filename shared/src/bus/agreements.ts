@@ -20,9 +20,18 @@ const AgreementSchema = z.object({
 });
 type Agreement = z.infer<typeof AgreementSchema>;
 
+/**
+ * The keys of one controller (operator) all start with its name, so its NATS
+ * users may write `$KV.kubebus_agreements.<controller>.>` and no other
+ * operator's: `<controller>.work`, `<controller>.status`, `<controller>.sweep.p<n>`.
+ */
 export const agreementKeys = {
-  work: (controller: string) => `work.${controller}`,
-  status: 'status',
+  work: (controller: string) => `${controller}.work`,
+  status: (controller: string) => `${controller}.status`,
+  /** which version of the operator last swept a partition (upgrade-sweep.ts) */
+  sweep: (controller: string, partition: number) => `${controller}.sweep.p${partition}`,
+  /** every key of the controller (a permission, a listing) */
+  of: (controller: string) => `${controller}.>`,
 } as const;
 
 export async function agree(

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import type { Logger } from '../obs/mod.js';
 import { backoffDelay } from '../runtime/backoff.js';
+import { isTlsUnavailable, natsTlsOf, type BusTlsOptions } from './nats-tls.js';
 
 /** filter_subjects and sync_interval need 2.10; older servers fail with obscure errors. */
 export const MIN_NATS_VERSION = '2.10.0';
@@ -18,6 +19,8 @@ export interface BusConnectionOptions {
   readonly pass?: string;
   /** a file holding the password, read again at every (re)connect (a mounted Secret) */
   readonly passFile?: string;
+  /** TLS files; with any of them, or a `tls://` URL, the client refuses plaintext */
+  readonly tls?: BusTlsOptions;
   readonly name: string;
 }
 
@@ -91,12 +94,14 @@ async function connectPatiently(
     options.user === undefined
       ? {}
       : { authenticator: usernamePasswordAuthenticator(options.user, password) };
+  const tls = natsTlsOf(options.servers, options.tls);
   for (let attempt = 0; ; attempt++) {
     try {
       return await connect({
         servers: options.servers.split(','),
         name: options.name,
         ...auth,
+        ...(tls === undefined ? {} : { tls }),
         maxReconnectAttempts: -1,
         reconnectTimeWait: 500,
         pingInterval: 10_000,
@@ -105,6 +110,14 @@ async function connectPatiently(
         noAsyncTraces: true,
       });
     } catch (error) {
+      if (isTlsUnavailable(error)) {
+        // Waiting cannot make plaintext safe: refuse to start, never downgrade.
+        throw new KubebusError(
+          ErrorCodes.InvalidConfig,
+          `NATS at ${options.servers} does not offer TLS, which kubebus requires (a tls:// URL or KUBEBUS_NATS_CA): enable TLS on the server, or point KUBEBUS_NATS_URL at one that has it`,
+          { cause: error },
+        );
+      }
       const retryInMs = backoffDelay({ baseMs: 500, capMs: 30_000 }, attempt);
       const reason = (error as Error).message;
       const who = options.user === undefined ? 'no user' : `user ${options.user}`;
@@ -112,7 +125,9 @@ async function connectPatiently(
         { retryInMs, attempt: attempt + 1 },
         /authori[sz]ation|authentication|permission/i.test(reason)
           ? `NATS refused ${who}: ${reason}; check the user and password (retrying)`
-          : `cannot reach NATS at ${options.servers}: ${reason} (retrying)`,
+          : /certificate|self.signed|handshake|ssl|tls/i.test(reason)
+            ? `TLS with NATS at ${options.servers} failed: ${reason}; check KUBEBUS_NATS_CA (and the client certificate) (retrying)`
+            : `cannot reach NATS at ${options.servers}: ${reason} (retrying)`,
       );
       await sleep(retryInMs);
     }

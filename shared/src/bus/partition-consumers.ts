@@ -1,14 +1,10 @@
 // The JetStream side of a partitioned work queue: for each partition this
 // replica holds, a durable pull consumer with explicit acks whose messages
-// become WorkItems for the runtime's Controller.
-import {
-  AckPolicy,
-  DeliverPolicy,
-  type ConsumerMessages,
-  type JetStreamClient,
-  type JetStreamManager,
-  type JsMsg,
-} from '@nats-io/jetstream';
+// become WorkItems for the runtime's Controller. The consumers are the
+// topology step's (durable-consumers.ts; openConsumers made sure they exist):
+// here they are only got, so the service's NATS user needs no right to create
+// or delete one.
+import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../obs/logger.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { WorkItem } from '../runtime/work-item.js';
@@ -24,8 +20,9 @@ export type ParsedRequest =
 
 export interface PartitionConsumerOptions {
   readonly stream: string;
-  /** durable consumer names are `${name}_p${partition}` */
-  readonly name: string;
+  /** the partition's durable consumer (durableNames in durable-consumers.ts) */
+  readonly durable: (partition: number) => string;
+  /** what the partition's consumer filters (as the topology step created it) */
   readonly filterOf: (partition: number) => string;
   readonly ackWaitMs: number;
   readonly maxAckPending: number;
@@ -41,27 +38,15 @@ export class PartitionConsumers {
 
   constructor(
     private readonly js: JetStreamClient,
-    private readonly jsm: JetStreamManager,
     private readonly options: PartitionConsumerOptions,
   ) {}
 
-  durableName(partition: number): string {
-    return `${this.options.name}_p${partition}`;
-  }
-
   async start(partition: number): Promise<void> {
     if (this.#active.has(partition)) return;
-    const durable = this.durableName(partition);
-    await this.jsm.consumers.add(this.options.stream, {
-      durable_name: durable,
-      filter_subject: this.options.filterOf(partition),
-      ack_policy: AckPolicy.Explicit,
-      ack_wait: this.options.ackWaitMs * 1_000_000,
-      max_deliver: -1,
-      max_ack_pending: this.options.maxAckPending,
-      deliver_policy: DeliverPolicy.All,
-    });
-    const consumer = await this.js.consumers.get(this.options.stream, durable);
+    const consumer = await this.js.consumers.get(
+      this.options.stream,
+      this.options.durable(partition),
+    );
     const messages = await consumer.consume({
       max_messages: Math.min(100, this.options.maxAckPending),
     });

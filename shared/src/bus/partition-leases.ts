@@ -12,8 +12,21 @@ import type { KV } from '@nats-io/kv';
 import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import type { Logger } from '../obs/logger.js';
 
+/**
+ * The groups sharing partitions: a controller's reconcilers, its status
+ * writers. Each starts with the controller's name, so the operator's NATS
+ * users may write `$KV.kubebus_leases.<controller>.>` and no other's leases.
+ */
+export const leaseGroups = {
+  work: (controller: string) => `${controller}.work`,
+  status: (controller: string) => `${controller}.status`,
+} as const;
+
+/** The key of a partition's lease: `<group>.lease.p<n>` (members: `<group>.member.<replica>`). */
+export const leaseKey = (group: string, partition: number) => `${group}.lease.p${partition}`;
+
 export interface PartitionLeaseOptions {
-  /** the group sharing partitions (a controller, or the status writer) */
+  /** the group sharing partitions (leaseGroups) */
   readonly group: string;
   readonly replicaId: string;
   readonly partitions: number;
@@ -221,6 +234,6 @@ export class PartitionLeases {
   }
 
   #leaseKey(partition: number): string {
-    return `${this.options.group}.lease.p${partition}`;
+    return leaseKey(this.options.group, partition);
   }
 }

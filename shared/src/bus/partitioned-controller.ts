@@ -11,6 +11,7 @@ import type { WorkItem } from '../runtime/work-item.js';
 import { PartitionConsumers, type PartitionConsumerOptions } from './partition-consumers.js';
 import { PartitionLeases } from './partition-leases.js';
 import { partitionOf } from './subjects.js';
+import { openConsumers } from './consumer-apply.js';
 import { defaultTopology } from './topology.js';
 
 export interface PartitionedControllerOptions extends Omit<
@@ -18,6 +19,8 @@ export interface PartitionedControllerOptions extends Omit<
   'dispatch' | 'log'
 > {
   readonly replicaId: string;
+  /** who shares the leases (leaseGroups in partition-leases.ts) */
+  readonly leaseGroup: string;
   readonly partitions: number;
   readonly renewEveryMs: number;
   /** the lease bucket's TTL (defaultTopology.leaseTtlMs unless the topology says otherwise) */
@@ -59,9 +62,21 @@ export async function runPartitioned(
     if (leases.holds(partitionOf(item.key, options.partitions))) controller.dispatch(item);
     else item.retry(0);
   };
-  const consumers = new PartitionConsumers(deps.js, deps.jsm, { ...options, dispatch, log });
+  // every partition's consumer, before any lease: created where the user may, else waited for
+  await openConsumers(
+    deps.jsm,
+    Array.from({ length: options.partitions }, (_, partition) => ({
+      stream: options.stream,
+      durable: options.durable(partition),
+      filter: options.filterOf(partition),
+      ackWaitMs: options.ackWaitMs,
+      maxAckPending: options.maxAckPending,
+    })),
+    log,
+  );
+  const consumers = new PartitionConsumers(deps.js, { ...options, dispatch, log });
   const leases = new PartitionLeases(deps.leases, {
-    group: options.name,
+    group: options.leaseGroup,
     replicaId: options.replicaId,
     partitions: options.partitions,
     renewEveryMs: options.renewEveryMs,

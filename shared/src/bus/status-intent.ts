@@ -30,10 +30,15 @@ export function encodeStatusIntent(
   return new TextEncoder().encode(JSON.stringify({ ...intent, key: { ...intent.key } }));
 }
 
-/** Publishes status intents to KUBEBUS_STATUS, one pending per object (latest wins). */
+/**
+ * Publishes a controller's status intents to KUBEBUS_STATUS, one pending per
+ * object (latest wins), on its own subjects (kubebus.status.<controller>.…):
+ * only its status writers consume them.
+ */
 export class StatusPublisher {
   constructor(
     private readonly js: JetStreamClient,
+    private readonly controller: string,
     private readonly partitions: number,
   ) {}
 
@@ -41,7 +46,11 @@ export class StatusPublisher {
     const headers = natsHeaders();
     headers.set('content-type', 'application/json');
     if (intent.traceparent !== undefined) headers.set('traceparent', intent.traceparent);
-    const subject = subjects.status(partitionOf(intent.key, this.partitions), intent.key);
+    const subject = subjects.status(
+      this.controller,
+      partitionOf(intent.key, this.partitions),
+      intent.key,
+    );
     await this.js.publish(
       subject,
       encodeStatusIntent({ ...intent, time: new Date().toISOString() }),

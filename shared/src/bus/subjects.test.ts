@@ -20,7 +20,7 @@ describe('object subjects', () => {
       fc.property(key, fc.nat(63), (k, partition) => {
         assert.deepEqual(keyOfSubject(subjects.event(k)), { ...k });
         assert.deepEqual(keyOfSubject(subjects.work('ctl', partition, k)), { ...k });
-        assert.deepEqual(keyOfSubject(subjects.status(partition, k)), { ...k });
+        assert.deepEqual(keyOfSubject(subjects.status('ctl', partition, k)), { ...k });
       }),
       { numRuns: 3_000 },
     );
@@ -56,6 +56,20 @@ describe('object subjects', () => {
     );
   });
 
+  it("name the controller in work and status subjects, so one operator's filter never holds another's", () => {
+    const k = { group: 'g', resource: 'r', namespace: 'ns', name: 'n' };
+    assert.equal(subjects.status('ctl', 3, k), 'kubebus.status.ctl.p3.g.r.ns.n');
+    assert.equal(subjects.statusOfPartition('ctl', 3), 'kubebus.status.ctl.p3.>');
+    assert.equal(subjects.statusOf('ctl'), 'kubebus.status.ctl.>');
+    assert.equal(subjects.workOf('ctl'), 'kubebus.work.ctl.>');
+    fc.assert(
+      fc.property(key, (k2) => {
+        assert.ok(subjects.status('ctl', 0, k2).startsWith('kubebus.status.ctl.'));
+        assert.ok(!subjects.status('ctl2', 0, k2).startsWith('kubebus.status.ctl.'));
+      }),
+    );
+  });
+
   it('spread objects over partitions and keep each in one', () => {
     const counts = new Array<number>(8).fill(0);
     for (let i = 0; i < 8_000; i++) {
@@ -80,7 +94,7 @@ describe('subject length', () => {
     for (const build of [
       () => subjects.event(long),
       () => subjects.work('ctl', 1, long),
-      () => subjects.status(1, long),
+      () => subjects.status('ctl', 1, long),
       () => subjects.outcome('ctl', long),
       () => subjects.outcomesOf(long),
     ])

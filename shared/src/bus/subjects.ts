@@ -58,12 +58,18 @@ export const subjects = {
     bounded(`${SUBJECT_ROOT}.work.${encodeToken(controller)}.p${partition}.${keyTokens(key)}`),
   workOfPartition: (controller: string, partition: number) =>
     bounded(`${SUBJECT_ROOT}.work.${encodeToken(controller)}.p${partition}.>`),
+  workOf: (controller: string) => bounded(`${SUBJECT_ROOT}.work.${encodeToken(controller)}.>`),
   allWork: `${SUBJECT_ROOT}.work.>`,
 
-  /** Desired status: kubebus.status.<partition>.<key> */
-  status: (partition: number, key: ObjectKey) =>
-    bounded(`${SUBJECT_ROOT}.status.p${partition}.${keyTokens(key)}`),
-  statusOfPartition: (partition: number) => `${SUBJECT_ROOT}.status.p${partition}.>`,
+  /**
+   * Desired status: kubebus.status.<controller>.<partition>.<key>. The
+   * controller's token lets NATS keep each operator's users to their own.
+   */
+  status: (controller: string, partition: number, key: ObjectKey) =>
+    bounded(`${SUBJECT_ROOT}.status.${encodeToken(controller)}.p${partition}.${keyTokens(key)}`),
+  statusOfPartition: (controller: string, partition: number) =>
+    bounded(`${SUBJECT_ROOT}.status.${encodeToken(controller)}.p${partition}.>`),
+  statusOf: (controller: string) => bounded(`${SUBJECT_ROOT}.status.${encodeToken(controller)}.>`),
   allStatus: `${SUBJECT_ROOT}.status.>`,
 
   /** What a controller did with an object: kubebus.outcomes.<controller>.<key> */

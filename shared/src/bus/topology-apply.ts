@@ -31,7 +31,8 @@ import {
 export interface TopologyChange {
   /** a stream, or a KV bucket's stream (KV_<bucket>) */
   readonly stream: string;
-  readonly result: 'created' | 'updated' | 'unchanged' | 'missing' | 'differs';
+  /** removed: what an older layout left behind (legacy-layout.ts) */
+  readonly result: 'created' | 'updated' | 'unchanged' | 'missing' | 'differs' | 'removed';
   /** the fields that differ (updated, or differs where the user may not update) */
   readonly fields?: readonly string[];
 }

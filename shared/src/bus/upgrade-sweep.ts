@@ -14,6 +14,7 @@ import { keyOfEvent, opOf } from '../events/kube-event.js';
 import type { ObjectKey } from '../kube/refs.js';
 import type { Logger } from '../obs/logger.js';
 import { startTrace } from '../obs/trace.js';
+import { agreementKeys } from './agreements.js';
 import { readMessages } from './history.js';
 import { partitionOf, subjects } from './subjects.js';
 import { Streams } from './topology.js';
@@ -26,8 +27,7 @@ const REUSE_MS = 10_000;
 export const SWEPT = 'upgrade sweep: every object of the partition is reconciled again';
 
 /** The agreements key recording which version last swept a partition. */
-export const sweepKey = (controller: string, partition: number) =>
-  `sweep.${controller}.p${partition}`;
+export const sweepKey = agreementKeys.sweep;
 
 export interface SweepDeps {
   readonly nc: NatsConnection;

@@ -4,11 +4,18 @@ import { parseOtlpHeaders } from '../obs/otlp.js';
 import type { TracingConfig } from '../obs/service-shell.js';
 
 export const CommonEnv = {
-  KUBEBUS_NATS_URL: z.string().regex(/^(nats|tls):\/\//, 'expected nats://host:port'),
+  KUBEBUS_NATS_URL: z
+    .string()
+    .regex(/^(nats|tls):\/\//, 'expected nats://host:port, or tls://host:port for TLS'),
   KUBEBUS_NATS_USER: z.string().optional(),
   KUBEBUS_NATS_PASSWORD: z.string().optional(),
   /** read again at every (re)connect: a mounted Secret changes in place */
   KUBEBUS_NATS_PASSWORD_FILE: z.string().optional(),
+  /** the CA of the NATS servers' certificates: set, the client refuses plaintext */
+  KUBEBUS_NATS_CA: z.string().min(1).optional(),
+  /** a client certificate and its key, for servers that verify clients (mTLS) */
+  KUBEBUS_NATS_CERT: z.string().min(1).optional(),
+  KUBEBUS_NATS_KEY: z.string().min(1).optional(),
   KUBECONFIG: z.string().optional(),
   KUBEBUS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   KUBEBUS_HEALTH_HOST: z.string().default('0.0.0.0'),
@@ -44,6 +51,11 @@ export function commonConfig(env: CommonInput) {
       ...(env.KUBEBUS_NATS_PASSWORD_FILE === undefined
         ? {}
         : { passFile: env.KUBEBUS_NATS_PASSWORD_FILE }),
+      tls: {
+        ...(env.KUBEBUS_NATS_CA === undefined ? {} : { caFile: env.KUBEBUS_NATS_CA }),
+        ...(env.KUBEBUS_NATS_CERT === undefined ? {} : { certFile: env.KUBEBUS_NATS_CERT }),
+        ...(env.KUBEBUS_NATS_KEY === undefined ? {} : { keyFile: env.KUBEBUS_NATS_KEY }),
+      },
     },
     kubeRate: { qps: env.KUBEBUS_QPS, burst: env.KUBEBUS_BURST },
     streamReplicas: env.KUBEBUS_STREAM_REPLICAS,

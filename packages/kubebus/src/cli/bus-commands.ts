@@ -10,13 +10,30 @@ import {
   tailCommand,
   topologyCommand,
 } from '@kubebus/cli/commands';
+import type { DurableConsumerSpec } from '@kubebus/shared/bus';
+import type { Environment } from '@kubebus/shared/config';
 import { letterFilterOf, objectRefOf, replicasOf, sequenceOf } from './bus-options.js';
 import { withBus } from './bus-session.js';
 import type { CommandSpec, Options } from './command-spec.js';
-import { stringOption, usageError } from './commands.js';
+import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
 import { CONNECTION, OUTPUT } from './shared-options.js';
 
 const OBJECT = '<kind|resource[.group]> <namespace/name | name>';
+
+/** The durable consumers of the operator the topology command names, if it names one. */
+async function operatorConsumersOf(
+  line: CommandLine,
+  env: Environment,
+): Promise<{ consumers?: DurableConsumerSpec[] }> {
+  if (line.positionals.length === 0) return {};
+  const operator = await operatorArgument(line, 'kubebus topology apply [operator module]');
+  const { consumersOf } = await import('../host/operator-consumers.js');
+  try {
+    return { consumers: consumersOf(operator, env) };
+  } catch (error) {
+    return usageError((error as Error).message);
+  }
+}
 const BUS = [CONNECTION, OUTPUT];
 
 const LETTER_FILTERS: Options = {
@@ -155,33 +172,35 @@ export const BUS_COMMANDS: readonly CommandSpec[] = [
   {
     name: 'topology apply',
     section: 'bus',
-    arguments: '',
-    takes: { min: 0, max: 0 },
+    arguments: '[operator module]',
+    takes: { min: 0, max: 1 },
     summary: [
-      'create or update the streams and buckets, as the NATS admin user',
-      "(the roles' own users may not)",
+      "create or update the streams and buckets and, given an operator, its roles'",
+      "durable consumers, as the NATS admin user (the roles' own users may not)",
     ],
     options: REPLICAS,
     shared: BUS,
-    run: (line, host) => {
+    run: async (line, host) => {
       const replicas = replicasOf(line);
+      const consumers = await operatorConsumersOf(line, host.env);
       return withBus(line, host, (context) =>
-        topologyCommand({ mode: 'apply', replicas }, context),
+        topologyCommand({ mode: 'apply', replicas, ...consumers }, context),
       );
     },
   },
   {
     name: 'topology check',
     section: 'bus',
-    arguments: '',
-    takes: { min: 0, max: 0 },
+    arguments: '[operator module]',
+    takes: { min: 0, max: 1 },
     summary: ['say what is missing or differs; exit 1 if anything is'],
     options: REPLICAS,
     shared: BUS,
-    run: (line, host) => {
+    run: async (line, host) => {
       const replicas = replicasOf(line);
+      const consumers = await operatorConsumersOf(line, host.env);
       return withBus(line, host, (context) =>
-        topologyCommand({ mode: 'check', replicas }, context),
+        topologyCommand({ mode: 'check', replicas, ...consumers }, context),
       );
     },
   },

@@ -11,6 +11,9 @@ export const CliEnvSchema = z.object({
   KUBEBUS_NATS_USER: CommonEnv.KUBEBUS_NATS_USER,
   KUBEBUS_NATS_PASSWORD: CommonEnv.KUBEBUS_NATS_PASSWORD,
   KUBEBUS_NATS_PASSWORD_FILE: CommonEnv.KUBEBUS_NATS_PASSWORD_FILE,
+  KUBEBUS_NATS_CA: CommonEnv.KUBEBUS_NATS_CA,
+  KUBEBUS_NATS_CERT: CommonEnv.KUBEBUS_NATS_CERT,
+  KUBEBUS_NATS_KEY: CommonEnv.KUBEBUS_NATS_KEY,
   KUBECONFIG: CommonEnv.KUBECONFIG,
   /** the replayed operator's log, on stderr; silent keeps replay's output to its diffs */
   KUBEBUS_LOG_LEVEL: z

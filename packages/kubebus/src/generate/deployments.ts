@@ -4,8 +4,9 @@
 // KUBEBUS_CONTROLLERS, KUBEBUS_CONTROLLER or KUBEBUS_WORK_PARTITIONS here.
 import type { Operator } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
-import { natsEnv } from './nats-env.js';
+import { natsCaMounts, natsCaVolumes, natsEnv } from './nats-env.js';
 import { natsUserOf, operatorLabels, roleObjectName, selectorLabels } from './names.js';
+import { stateUserOf } from './nats-users.js';
 import {
   containerSecurityContext,
   podSecurityContext,
@@ -30,6 +31,19 @@ function roleEnv(role: Role, settings: PackageSettings): object[] {
       // each replica holds its own partition leases
       return [{ name: 'KUBEBUS_REPLICA_ID', ...podName }];
   }
+}
+
+/** `setup` keeps its external state in the operator's own NATS account, as its own user (ADR 0015). */
+function stateEnv(operator: Operator, settings: PackageSettings): object[] {
+  if (operator.setup === undefined) return [];
+  const user = stateUserOf(operator);
+  return [
+    { name: 'KUBEBUS_STATE_NATS_USER', value: user },
+    {
+      name: 'KUBEBUS_STATE_NATS_PASSWORD',
+      valueFrom: { secretKeyRef: { name: settings.natsSecret, key: user } },
+    },
+  ];
 }
 
 export function deploymentOf(operator: Operator, role: Role, settings: PackageSettings): object {
@@ -64,6 +78,7 @@ export function deploymentOf(operator: Operator, role: Role, settings: PackageSe
                 { name: 'KUBEBUS_STREAM_REPLICAS', value: String(settings.streamReplicas) },
                 { name: 'KUBEBUS_HEALTH_PORT', value: String(settings.healthPort) },
                 ...roleEnv(role, settings),
+                ...(role === 'reconciler' ? stateEnv(operator, settings) : []),
               ],
               ports: [{ name: 'health', containerPort: settings.healthPort }],
               livenessProbe: {
@@ -74,10 +89,10 @@ export function deploymentOf(operator: Operator, role: Role, settings: PackageSe
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               resources: settings.resources[role],
               securityContext: containerSecurityContext,
-              volumeMounts: [tmpMount],
+              volumeMounts: [tmpMount, ...natsCaMounts(settings)],
             },
           ],
-          volumes: [tmpVolume],
+          volumes: [tmpVolume, ...natsCaVolumes(settings)],
         },
       },
     },

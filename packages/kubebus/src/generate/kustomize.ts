@@ -9,11 +9,13 @@ import { deploymentsOf } from './deployments.js';
 import { disruptionBudgetsOf } from './disruption-budgets.js';
 import { monitoringOf } from './monitoring.js';
 import { namespaceOf } from './namespace.js';
+import { natsCertificatesOf } from './nats-certificates.js';
 import { natsServerConfigOf } from './nats-server.js';
 import { natsObjectsOf, natsUsersOfPackage } from './nats-statefulset.js';
+import { CLUSTER_FILE, SINGLE_SERVER_CLUSTER } from './nats-tls-config.js';
 import { networkPoliciesOf } from './network-policies.js';
 import { rbacOf } from './rbac.js';
-import type { PackageSettings } from './settings.js';
+import { DEFAULT_NATS_TLS_SECRET, type PackageSettings } from './settings.js';
 import { topologyJobOf } from './topology-job.js';
 import { yamlDocuments } from './yaml-documents.js';
 
@@ -56,7 +58,7 @@ export function kustomizeFiles(
           'network-policies.yaml',
         ],
       },
-      `${generated('The kustomize base')}\n\nThe NATS users' passwords come from the Secret ${settings.natsSecret} (keys:\n${users.join(', ')}): create it, or generate it in an overlay.\nmonitoring/ (a PodMonitor and a PrometheusRule) needs the Prometheus Operator's\nCRDs: add it to an overlay's resources.`,
+      `${generated('The kustomize base')}\n\nThe NATS users' passwords come from the Secret ${settings.natsSecret} (keys:\n${users.join(', ')}): create it, or generate it in an overlay.\nmonitoring/ (a PodMonitor and a PrometheusRule) needs the Prometheus Operator's\nCRDs: add it to an overlay's resources. NATS speaks TLS only, with the Secret\n${settings.natsTlsSecret ?? DEFAULT_NATS_TLS_SECRET}: cert-manager/ issues it (add it to an overlay's resources), or create it.`,
     ),
     'namespace.yaml': yamlDocuments([namespaceOf(settings)], generated('The namespace')),
     [crd]: yamlDocuments([crdOf(operator.for)], generated('The CRD')),
@@ -84,7 +86,11 @@ export function kustomizeFiles(
       {
         resources: ['nats.yaml'],
         configMapGenerator: [
-          { name: 'nats-config', namespace: settings.namespace, files: ['nats-server.conf'] },
+          {
+            name: 'nats-config',
+            namespace: settings.namespace,
+            files: ['nats-server.conf', CLUSTER_FILE],
+          },
         ],
       },
       generated('NATS'),
@@ -94,6 +100,15 @@ export function kustomizeFiles(
       generated('NATS with JetStream'),
     ),
     'nats/nats-server.conf': natsServerConfigOf(operator, roles),
+    [`nats/${CLUSTER_FILE}`]: SINGLE_SERVER_CLUSTER,
+    'cert-manager/kustomization.yaml': kustomization(
+      { resources: ['certificates.yaml'] },
+      generated('The NATS certificates (needs cert-manager)'),
+    ),
+    'cert-manager/certificates.yaml': yamlDocuments(
+      natsCertificatesOf(settings, settings.natsTlsSecret ?? DEFAULT_NATS_TLS_SECRET),
+      `${generated("The NATS servers' certificates, from cert-manager")}\nWithout cert-manager, create the Secret ${settings.natsTlsSecret ?? DEFAULT_NATS_TLS_SECRET} (tls.crt, tls.key, ca.crt) yourself.`,
+    ),
     'monitoring/kustomization.yaml': kustomization(
       { resources: ['monitoring.yaml'] },
       generated('Monitoring (needs the Prometheus Operator)'),

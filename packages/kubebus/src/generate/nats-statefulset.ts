@@ -2,12 +2,16 @@
 // Service, a headless Service for stable route names (nats-0.nats-headless),
 // a StatefulSet of one (an overlay makes it a cluster of 3), a
 // PodDisruptionBudget and a NetworkPolicy. Every password of the generated
-// nats-server.conf reaches the container from the NATS credentials Secret.
+// nats-server.conf reaches the container from the NATS credentials Secret;
+// its certificate from the TLS Secret (cert-manager's, see nats-certificates.ts).
+// Monitoring answers on the pod's loopback only, so the probes run in the pod.
 import type { Operator } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
 import { SHARED_NATS_USERS, natsUserOf, passwordVariableOf } from './names.js';
 import { containerSecurityContext, podSecurityContext } from './pod-security.js';
-import type { PackageSettings } from './settings.js';
+import { NATS_TLS_DIR } from './nats-tls-config.js';
+import { stateUserOf } from './nats-users.js';
+import { DEFAULT_NATS_TLS_SECRET, type PackageSettings } from './settings.js';
 
 export const NATS_IMAGE = 'nats:2.12-alpine';
 
@@ -17,6 +21,10 @@ export function natsUsersOfPackage(operator: Operator, roles: readonly Role[]): 
     SHARED_NATS_USERS[0],
     ...roles.map((role) => natsUserOf(operator, role)),
     ...SHARED_NATS_USERS.slice(1),
+    // the reconciler's second user, in the operator's state account (nats-users.ts)
+    ...(operator.setup !== undefined && roles.includes('reconciler')
+      ? [stateUserOf(operator)]
+      : []),
   ];
 }
 
@@ -28,7 +36,10 @@ export function natsObjectsOf(
   const labels = { 'app.kubernetes.io/name': 'nats', 'app.kubernetes.io/part-of': 'kubebus' };
   const selector = { 'app.kubernetes.io/name': 'nats' };
   const metadata = (name: string) => ({ name, namespace: settings.namespace, labels });
-  const healthz = (query: string) => ({ httpGet: { path: `/healthz?${query}`, port: 'monitor' } });
+  const healthz = (query: string) => ({
+    exec: { command: ['wget', '-q', '-O', '/dev/null', `http://127.0.0.1:8222/healthz?${query}`] },
+  });
+  const tlsSecret = settings.natsTlsSecret ?? DEFAULT_NATS_TLS_SECRET;
   return [
     {
       apiVersion: 'v1',
@@ -79,7 +90,6 @@ export function natsObjectsOf(
                 ports: [
                   { name: 'client', containerPort: 4222 },
                   { name: 'cluster', containerPort: 6222 },
-                  { name: 'monitor', containerPort: 8222 },
                 ],
                 startupProbe: {
                   ...healthz('js-enabled-only=true'),
@@ -96,10 +106,14 @@ export function natsObjectsOf(
                 volumeMounts: [
                   { name: 'config', mountPath: '/etc/nats' },
                   { name: 'data', mountPath: '/data' },
+                  { name: 'tls', mountPath: NATS_TLS_DIR, readOnly: true },
                 ],
               },
             ],
-            volumes: [{ name: 'config', configMap: { name: 'nats-config' } }],
+            volumes: [
+              { name: 'config', configMap: { name: 'nats-config' } },
+              { name: 'tls', secret: { secretName: tlsSecret } },
+            ],
           },
         },
         volumeClaimTemplates: [
@@ -123,16 +137,29 @@ export function natsObjectsOf(
       metadata: metadata('nats'),
       spec: {
         podSelector: { matchLabels: selector },
-        policyTypes: ['Ingress'],
+        policyTypes: ['Ingress', 'Egress'],
         ingress: [
           // kubebus' processes (every operator's roles, the topology step)
           {
             from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'kubebus' } } }],
             ports: [{ protocol: 'TCP', port: 4222 }],
           },
-          // the other servers of the cluster
+          // the other servers of the cluster (monitoring, 8222, is on loopback only)
           {
             from: [{ podSelector: { matchLabels: selector } }],
+            ports: [{ protocol: 'TCP', port: 6222 }],
+          },
+        ],
+        egress: [
+          // DNS (the route names), and the routes to the other servers
+          {
+            ports: [
+              { protocol: 'UDP', port: 53 },
+              { protocol: 'TCP', port: 53 },
+            ],
+          },
+          {
+            to: [{ podSelector: { matchLabels: selector } }],
             ports: [{ protocol: 'TCP', port: 6222 }],
           },
         ],

@@ -1,14 +1,25 @@
-// NATS users per role for one operator (a nats-server `users` block): each
-// publishes only to the kubebus subjects its code sends to, and asks the
-// JetStream API only to read and to consume — no STREAM.CREATE, UPDATE,
-// DELETE or PURGE of kubebus' streams: `kubebus topology apply`, run as an
-// admin user, owns the streams and buckets.
-import { Buckets, Streams } from '@kubebus/shared/bus';
+// NATS users per role for one operator (a nats-server `users` block), each
+// allowed exactly what its code sends (ADR 0015):
+// - the subjects it publishes, its operator's only where they carry the
+//   operator's name (work, status, dead letters, outcomes, leases, agreements);
+// - fetch, info and ack on its own durable consumers, one per partition —
+//   never creating, changing or deleting one (the topology step does, as admin);
+// - ephemeral (ordered) reads only on the limits streams and buckets it
+//   reads: an ack there removes nothing, and no kubebus durable lives there;
+// - no STREAM.CREATE, UPDATE, DELETE or PURGE at all: an operator's `setup`
+//   keeps its external state in an account of its own (stateAccountOf).
+import { Buckets, Streams, agreementKeys, durableNames, subjects } from '@kubebus/shared/bus';
 import type { Operator } from '@kubebus/shared/definition';
-import type { Role } from '../host/role-configs.js';
+import { partitionsOf, type Role } from '../host/role-configs.js';
 import { natsUserOf, passwordVariableOf } from './names.js';
 
-/** Account and stream info, reading messages, consumers. */
+/**
+ * KUBEBUS_STATUS_PARTITIONS' default: the status writer's consumers are
+ * permitted one by one, so a different count needs the users generated for it.
+ */
+export const STATUS_PARTITIONS = 16;
+
+/** Account and stream info, reading messages by sequence or subject. */
 export const JETSTREAM_READ = [
   '$JS.API.INFO',
   '$JS.API.STREAM.INFO.>',
@@ -16,85 +27,173 @@ export const JETSTREAM_READ = [
   '$JS.API.STREAM.LIST',
   '$JS.API.STREAM.MSG.GET.>',
   '$JS.API.DIRECT.GET.>',
-  '$JS.API.CONSUMER.>',
 ];
 
-/** kubebus' own streams, KV buckets included (KV_<bucket>). */
-const KUBEBUS_STREAMS = [
-  ...Object.values(Streams),
-  ...Object.values(Buckets).map((bucket) => `KV_${bucket}`),
+const kv = (bucket: string) => `KV_${bucket}`;
+
+/** The limits streams and buckets: reading them through a consumer takes nothing away. */
+export const READABLE_STREAMS = [
+  Streams.events,
+  Streams.outcomes,
+  Streams.deadLetters,
+  ...Object.values(Buckets).map(kv),
 ];
+
+/**
+ * Ephemeral consumers on `streams`: created (the old API takes ephemerals
+ * only; the new one names them in the subject), asked for info and fetched from.
+ */
+export function orderedReadsOf(streams: readonly string[]): string[] {
+  return streams.flatMap((stream) => [
+    `$JS.API.CONSUMER.CREATE.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}.>`,
+    `$JS.API.CONSUMER.INFO.${stream}.*`,
+    `$JS.API.CONSUMER.MSG.NEXT.${stream}.*`,
+  ]);
+}
+
+/** Fetch, info and ack on the given durable consumers of `stream`, and nothing else of them. */
+export function durableUseOf(stream: string, durables: readonly string[]): string[] {
+  return durables.flatMap((durable) => [
+    `$JS.API.CONSUMER.INFO.${stream}.${durable}`,
+    `$JS.API.CONSUMER.MSG.NEXT.${stream}.${durable}`,
+    `$JS.ACK.${stream}.${durable}.>`,
+  ]);
+}
+
+/** Nobody but admin creates a durable the old way, or deletes a consumer. */
+const CONSUMER_DENY = ['$JS.API.CONSUMER.DURABLE.CREATE.>', '$JS.API.CONSUMER.DELETE.>'];
 
 export interface Permissions {
   readonly allow: readonly string[];
   readonly deny: readonly string[];
 }
 
+const range = (n: number) => Array.from({ length: n }, (_, partition) => partition);
+
 /**
- * An operator with `setup` gets the process's NATS connection for external
- * state (object stores, KV buckets): its reconciler may create and delete
- * streams of its own. NATS wildcards match whole tokens only, so kubebus'
- * streams are denied by name, and the watcher's cursors stay its own.
+ * An operator with `setup` keeps its external state (object stores, KV
+ * buckets) in an account of its own: its reconciler connects there a second
+ * time (KUBEBUS_STATE_NATS_USER) and may do anything in it, since a stream
+ * created there — RePublish included — reaches only that account's subjects.
+ * In kubebus' account, permissions cannot see a stream's configuration, so no
+ * runtime user may create a stream at all (ADR 0015).
  */
-function externalState(operator: Operator): Permissions {
-  if (operator.setup === undefined) return { allow: [], deny: [] };
-  return {
-    allow: ['$JS.API.STREAM.CREATE.*', '$JS.API.STREAM.DELETE.*', '$O.>', '$KV.>'],
-    deny: [
-      ...KUBEBUS_STREAMS.flatMap((stream) =>
-        ['CREATE', 'UPDATE', 'DELETE', 'PURGE'].map((verb) => `$JS.API.STREAM.${verb}.${stream}`),
-      ),
-      `$KV.${Buckets.cursors}.>`,
-    ],
-  };
+export function stateUserOf(operator: Operator): string {
+  return `${operator.name}-state`;
 }
 
-export function publishOf(operator: Operator, role: Role): Permissions {
+export function stateAccountName(operator: Operator): string {
+  return `KUBEBUS_STATE_${operator.name.toUpperCase().replace(/-/g, '_')}`;
+}
+
+/** The state account's block inside `accounts { … }`; none for an operator without setup. */
+export function stateAccountOf(operator: Operator, user: string = stateUserOf(operator)): string[] {
+  if (operator.setup === undefined) return [];
+  return [
+    `  # ${operator.name}'s external state (setup): nothing of kubebus lives here`,
+    `  ${stateAccountName(operator)} {`,
+    '    jetstream: enabled',
+    '    users: [',
+    userEntry(user, { allow: ['$JS.API.>', '$O.>', '$KV.>'], deny: [] }).replace(/^/gm, '    '),
+    '    ]',
+    '  }',
+  ];
+}
+
+export function publishOf(
+  operator: Operator,
+  role: Role,
+  statusPartitions = STATUS_PARTITIONS,
+): Permissions {
+  const name = operator.name;
+  const own = agreementKeys.of(name);
   switch (role) {
     case 'watcher':
       return {
         allow: [
           ...JETSTREAM_READ,
-          'kubebus.events.>',
-          `kubebus.work.${operator.name}.>`,
+          ...orderedReadsOf([Streams.events, kv(Buckets.cursors), kv(Buckets.agreements)]),
+          subjects.allEvents,
+          subjects.workOf(name),
           'kubebus.dlq.watcher.>',
           `$KV.${Buckets.cursors}.>`,
-          `$KV.${Buckets.agreements}.>`,
-          `$JS.ACK.${Streams.events}.>`,
+          `$KV.${Buckets.agreements}.${own}`,
         ],
-        deny: [],
+        deny: CONSUMER_DENY,
       };
-    case 'reconciler': {
-      const external = externalState(operator);
+    case 'reconciler':
       return {
         allow: [
           ...JETSTREAM_READ,
-          `$JS.ACK.${Streams.work}.>`,
-          `$KV.${Buckets.leases}.>`,
-          `$KV.${Buckets.agreements}.>`,
+          ...orderedReadsOf([
+            Streams.events,
+            Streams.outcomes,
+            Streams.deadLetters,
+            kv(Buckets.leases),
+            kv(Buckets.agreements),
+          ]),
+          ...durableUseOf(
+            Streams.work,
+            range(partitionsOf(operator)).map((p) => durableNames.work(name, p)),
+          ),
           // its own work only: the upgrade sweep marks its objects again (upgrade-sweep.ts)
-          `kubebus.work.${operator.name}.>`,
-          'kubebus.status.>',
-          `kubebus.dlq.${operator.name}.>`,
-          `kubebus.outcomes.${operator.name}.>`,
-          ...external.allow,
+          subjects.workOf(name),
+          subjects.statusOf(name),
+          `kubebus.dlq.${name}.>`,
+          `kubebus.outcomes.${name}.>`,
+          `$KV.${Buckets.leases}.${own}`,
+          `$KV.${Buckets.agreements}.${own}`,
         ],
-        deny: ['kubebus.events.>', ...external.deny],
+        deny: [subjects.allEvents, ...CONSUMER_DENY],
       };
-    }
     case 'status-writer':
       return {
         allow: [
           ...JETSTREAM_READ,
-          `$JS.ACK.${Streams.status}.>`,
-          `$KV.${Buckets.leases}.>`,
-          `$KV.${Buckets.agreements}.>`,
+          ...orderedReadsOf([Streams.events, kv(Buckets.leases), kv(Buckets.agreements)]),
+          ...durableUseOf(
+            Streams.status,
+            range(statusPartitions).map((p) => durableNames.status(name, p)),
+          ),
           'kubebus.dlq.status-writer.>',
           'kubebus.outcomes.status-writer.>',
+          `$KV.${Buckets.leases}.${own}`,
+          `$KV.${Buckets.agreements}.${own}`,
         ],
-        deny: [],
+        deny: CONSUMER_DENY,
       };
   }
+}
+
+/** The user for people: status, history, tail, lag, dlq list/inspect — reads only. */
+export function cliPermissions(): Permissions {
+  return {
+    allow: [
+      ...JETSTREAM_READ,
+      ...orderedReadsOf(READABLE_STREAMS),
+      // `kubebus lag`: every consumer's numbers
+      '$JS.API.CONSUMER.LIST.*',
+      '$JS.API.CONSUMER.NAMES.*',
+      `$JS.API.CONSUMER.INFO.${Streams.work}.*`,
+      `$JS.API.CONSUMER.INFO.${Streams.status}.*`,
+    ],
+    deny: CONSUMER_DENY,
+  };
+}
+
+/** The user for people who re-drive dead letters: reads, sending work back, removing the letter. */
+export function dlqAdminPermissions(): Permissions {
+  const read = cliPermissions();
+  return {
+    allow: [
+      ...read.allow,
+      subjects.allWork,
+      subjects.allStatus,
+      `$JS.API.STREAM.MSG.DELETE.${Streams.deadLetters}`,
+    ],
+    deny: read.deny,
+  };
 }
 
 const list = (subjects: readonly string[]) =>
@@ -114,16 +213,47 @@ export function userEntry(user: string, publish: Permissions, comment?: string):
   ].join('\n');
 }
 
-export function operatorUserEntries(operator: Operator, roles: readonly Role[]): string[] {
-  return roles.map((role) => userEntry(natsUserOf(operator, role), publishOf(operator, role)));
+export function operatorUserEntries(
+  operator: Operator,
+  roles: readonly Role[],
+  userOf: (role: Role) => string = (role) => natsUserOf(operator, role),
+): string[] {
+  return roles.map((role) => userEntry(userOf(role), publishOf(operator, role)));
+}
+
+/**
+ * Every user of the kubebus account: admin (the topology step), the
+ * operator's roles, cli and dlq-admin. `userOf` names the roles' users
+ * (deploy/nats/nats-server.conf names them by role alone).
+ */
+export function accountUserEntries(
+  operator: Operator,
+  roles: readonly Role[],
+  userOf?: (role: Role) => string,
+): string[] {
+  return [
+    userEntry(
+      'admin',
+      { allow: ['$JS.API.>'], deny: [] },
+      "the topology step: creates and updates the streams, buckets and operators' durable consumers",
+    ),
+    ...operatorUserEntries(operator, roles, userOf),
+    userEntry('cli', cliPermissions(), 'for people: status, history, tail, lag, dlq list/inspect'),
+    userEntry(
+      'dlq-admin',
+      dlqAdminPermissions(),
+      're-drives dead letters: sends work back, removes the re-driven letter',
+    ),
+  ];
 }
 
 export function natsUsersOf(operator: Operator, roles: readonly Role[]): string {
   return [
     `# NATS users of operator ${operator.name}, one per role (kubebus generate).`,
     '# Add them to the users of the kubebus account; passwords come from the environment.',
-    '# None may create or change streams: run `kubebus topology apply` first, as a user',
-    '# allowed "$JS.API.>" (the admin user of the generated nats/nats-server.conf).',
+    '# None may create, change or delete streams or durable consumers: run',
+    '# `kubebus topology apply <operator>` first, as a user allowed "$JS.API.>"',
+    '# (the admin user of the generated nats/nats-server.conf).',
     'users: [',
     ...operatorUserEntries(operator, roles),
     ']',

@@ -21,6 +21,8 @@ export interface PackageSettings {
   readonly natsUrl: Setting<string>;
   /** the Secret holding each NATS user's password under the user's name */
   readonly natsSecret: Setting<string>;
+  /** the NATS servers' TLS Secret (cert-manager's tls.crt, tls.key, ca.crt); clients mount its ca.crt */
+  readonly natsTlsSecret?: Setting<string>;
   readonly replicas: Readonly<Record<Role, Setting<number>>>;
   /** a role's container resources; a string is a Helm block expression */
   readonly resources: Readonly<Record<Role | 'topology', Resources | string>>;
@@ -38,6 +40,9 @@ export const HEALTH_PORT = 8080;
 export const DEFAULT_NAMESPACE = 'kubebus-system';
 export const DEFAULT_NATS_URL = 'nats://nats:4222';
 export const DEFAULT_NATS_SECRET = 'kubebus-nats';
+/** the shipped NATS speaks TLS only, with certificates from this Secret */
+export const DEFAULT_NATS_TLS_URL = 'tls://nats:4222';
+export const DEFAULT_NATS_TLS_SECRET = 'nats-tls';
 
 /** Replicas per role: watchers run active-active, reconcilers share partitions through leases. */
 export const DEFAULT_REPLICAS: Readonly<Record<Role, number>> = {
@@ -65,8 +70,9 @@ export function plainSettings(options: {
     image: options.image,
     imagePullPolicy: 'IfNotPresent',
     module: options.module,
-    natsUrl: DEFAULT_NATS_URL,
+    natsUrl: DEFAULT_NATS_TLS_URL,
     natsSecret: DEFAULT_NATS_SECRET,
+    natsTlsSecret: DEFAULT_NATS_TLS_SECRET,
     replicas: DEFAULT_REPLICAS,
     resources: DEFAULT_RESOURCES,
     streamReplicas: 1,

@@ -1,10 +1,10 @@
-// The topology step (ADR 0010): `kubebus topology apply` as the NATS admin
-// user creates and updates kubebus' streams and buckets, which the roles'
-// users may not. The roles wait, not ready, until it has run. The Helm chart
+// The topology step (ADR 0010, 0015): `kubebus topology apply <operator>` as
+// the NATS admin user creates and updates kubebus' streams and buckets and the
+// operator's durable consumers, which the roles' users may not. The roles wait, not ready, until it has run. The Helm chart
 // makes it a pre-install/pre-upgrade hook; with kustomize, delete the Job
 // before applying an upgrade that changes it (a Job's template is immutable).
 import type { Operator } from '@kubebus/shared/definition';
-import { natsEnv } from './nats-env.js';
+import { natsCaMounts, natsCaVolumes, natsEnv } from './nats-env.js';
 import { operatorLabels } from './names.js';
 import {
   containerSecurityContext,
@@ -47,14 +47,21 @@ export function topologyJobOf(
               name: 'topology',
               image: settings.image,
               imagePullPolicy: settings.imagePullPolicy,
-              args: ['topology', 'apply', '--replicas', String(settings.streamReplicas)],
+              // the bundled operator: its roles' durable consumers are created here too
+              args: [
+                'topology',
+                'apply',
+                settings.module,
+                '--replicas',
+                String(settings.streamReplicas),
+              ],
               env: natsEnv(settings, 'admin'),
               resources: settings.resources.topology,
               securityContext: containerSecurityContext,
-              volumeMounts: [tmpMount],
+              volumeMounts: [tmpMount, ...natsCaMounts(settings)],
             },
           ],
-          volumes: [tmpVolume],
+          volumes: [tmpVolume, ...natsCaVolumes(settings)],
         },
       },
     },

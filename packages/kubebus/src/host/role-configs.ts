@@ -57,6 +57,11 @@ export function reconcilerConfig(
   return { ...settings, controller: operator.name, partitions: partitionsOf(operator) };
 }
 
-export function statusWriterConfig(env: Environment, replicaId: string): StatusWriterConfig {
-  return loadConfig(StatusWriterConfigSchema, { KUBEBUS_REPLICA_ID: replicaId, ...env });
+export function statusWriterConfig(
+  operator: Operator,
+  env: Environment,
+  replicaId: string,
+): StatusWriterConfig {
+  const settings = loadConfig(StatusWriterConfigSchema, { KUBEBUS_REPLICA_ID: replicaId, ...env });
+  return { ...settings, controller: operator.name };
 }

@@ -43,7 +43,7 @@ export function roleConfigsOf(
       ? { reconciler: reconcilerConfig(operator, env, replicaId) }
       : {}),
     ...(roles.includes('status-writer')
-      ? { statusWriter: statusWriterConfig(env, replicaId) }
+      ? { statusWriter: statusWriterConfig(operator, env, replicaId) }
       : {}),
   };
 }
@@ -92,6 +92,14 @@ export async function runOperator(options: {
     stops.push(() => writer.stop());
   }
   if (configs.reconciler !== undefined) {
+    const state = await stateConnectionOf(
+      configs.reconciler,
+      bus,
+      operator.name,
+      options.replicaId,
+      log,
+    );
+    if (state !== bus) stops.push(() => state.nc.drain());
     const reconciler = await startReconcilerService({
       ...common,
       config: configs.reconciler,
@@ -100,7 +108,7 @@ export async function runOperator(options: {
         ? {}
         : { operatorVersion: options.operatorVersion }),
       plan: await operatorPlan(operator, {
-        nats: bus.nc,
+        nats: state.nc,
         streamReplicas: configs.reconciler.streamReplicas,
         log: log.child({ role: 'reconciler' }),
       }),
@@ -131,6 +139,26 @@ export async function runOperator(options: {
       kube.close();
     },
   };
+}
+
+/**
+ * The connection `setup` keeps external state on: the operator's own state
+ * account when a user for it is configured (ADR 0015: streams it creates
+ * there cannot republish into kubebus' subjects), else the process's own.
+ */
+async function stateConnectionOf(
+  config: ReconcilerConfig,
+  bus: BusConnection,
+  operator: string,
+  replicaId: string,
+  log: Logger,
+): Promise<BusConnection> {
+  if (config.stateNats === undefined) return bus;
+  const { user: _user, pass: _pass, passFile: _passFile, ...transport } = config.nats;
+  return connectBus(
+    { ...transport, ...config.stateNats, name: `kubebus-${operator}-state-${replicaId}` },
+    log.child({ component: 'state-nats' }),
+  );
 }
 
 /** client-go's shape: `kubebus/<version> (<os>/<arch>) <operator>/<roles>`. */

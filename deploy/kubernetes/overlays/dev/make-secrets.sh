@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Makes the dev overlay's secrets, once, on this machine: a random password per
+# NATS user (nats-users.env: the keys the base reads from kubebus-nats) and a
+# CA with NATS' certificate (nats-tls/). Nothing here is in git (.gitignore):
+# every checkout gets its own. Run it before `kubectl apply -k`; run it again
+# after deleting the files to get new ones.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$here"
+umask 077
+
+# every key the base's pods read from kubebus-nats, and every key the example
+# documents; a key added later (a new NATS user) gets a password next run
+keys=$( {
+  sed -n 's/^\([a-z-]*\)=$/\1/p' ../../nats-users.env.example
+  grep -rh -A1 'name: kubebus-nats$' ../../base | sed -n 's/^ *key: *\([a-z-]*\)$/\1/p'
+} | sort -u)
+touch nats-users.env
+for key in $keys; do
+  grep -q "^$key=" nats-users.env || echo "$key=$(openssl rand -hex 24)" >>nats-users.env
+done
+
+if [ ! -s nats-tls/tls.crt ]; then
+  mkdir -p nats-tls
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+  openssl req -x509 "${ec[@]}" -keyout "$work/ca.key" -out nats-tls/ca.crt \
+    -days 365 -subj /CN=kubebus-dev-nats-ca 2>/dev/null
+  ns=kubebus-system
+  sans="DNS:nats,DNS:nats.$ns,DNS:nats.$ns.svc,DNS:nats.$ns.svc.cluster.local"
+  sans="$sans,DNS:*.nats-headless,DNS:*.nats-headless.$ns.svc,DNS:*.nats-headless.$ns.svc.cluster.local"
+  sans="$sans,DNS:localhost,IP:127.0.0.1"
+  printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$sans" >"$work/ext"
+  openssl req "${ec[@]}" -keyout nats-tls/tls.key -out "$work/tls.csr" -subj /CN=nats 2>/dev/null
+  openssl x509 -req -in "$work/tls.csr" -CA nats-tls/ca.crt -CAkey "$work/ca.key" \
+    -CAcreateserial -out nats-tls/tls.crt -days 365 -extfile "$work/ext" 2>/dev/null
+fi
+echo "dev secrets in $here (nats-users.env, nats-tls/)"
