@@ -438,7 +438,7 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       assert.match(fine, /^DEAD LETTERS: none$/m);
       // where its work goes: a partition per controller, held by a running replica, nothing waiting
       assert.match(fine, /^staticsite +\d+ +(?!\(nobody)\S+ +none$/m);
-      assert.match(fine, /^status-writer +\d+ +(?!\(nobody)\S+ +none$/m);
+      assert.match(fine, /^staticsite status-writer +\d+ +(?!\(nobody)\S+ +none$/m);
       const missing = await cli(['status', 'site', 'default/nope']).then(
         () => undefined,
         (error: { code?: number; stdout?: string }) => error,
@@ -596,6 +596,6 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
     assert.equal(refused.code, 2);
     const lines = (refused.stderr ?? '').trim().split('\n');
     assert.equal(lines.length, 1, refused.stderr);
-    assert.match(lines[0] ?? '', /work\.staticsite is split into 16 partitions .* says 8/);
+    assert.match(lines[0] ?? '', /staticsite\.work is split into 16 partitions .* says 8/);
   });
 });

@@ -2,11 +2,13 @@
 // --user, --password, --creds), then a nats context (--context, or the
 // selected one in ~/.config/nats/context.txt), then the environment
 // (KUBEBUS_NATS_URL, KUBEBUS_NATS_USER, KUBEBUS_NATS_PASSWORD_FILE or
-// KUBEBUS_NATS_PASSWORD — the variables the roles read). Every command that
+// KUBEBUS_NATS_PASSWORD — the variables the roles read). TLS files merge
+// instead: KUBEBUS_NATS_CA/CERT/KEY win over a context's ca/cert/key, and any
+// of them makes TLS required whatever names the server. Every command that
 // talks to NATS connects through here, `kubebus replay` included.
 import { natsTlsOf } from '@kubebus/shared/bus';
 import { credsAuthenticator, type ConnectionOptions } from '@nats-io/nats-core';
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from './usage-error.js';
@@ -113,12 +115,7 @@ export function connectionOf(flags: ConnectionFlags, env: ConnectionEnv): Connec
   const creds = flags.creds ?? context.creds;
   if (creds !== undefined && !existsSync(creds))
     throw new UsageError(`--creds ${creds} does not exist; give the path of a .creds file`);
-  const tls = tlsOf(
-    url,
-    found === undefined
-      ? { ca: env.KUBEBUS_NATS_CA, cert: env.KUBEBUS_NATS_CERT, key: env.KUBEBUS_NATS_KEY }
-      : context,
-  );
+  const tls = tlsOf(url, tlsFilesOf(env, found));
   return {
     url,
     from:
@@ -139,24 +136,68 @@ export function connectionOf(flags: ConnectionFlags, env: ConnectionEnv): Connec
   };
 }
 
-/** TLS from the environment or the context's ca, cert and key; required as for the roles. */
-function tlsOf(
-  url: string,
-  files: {
-    readonly ca?: string | undefined;
-    readonly cert?: string | undefined;
-    readonly key?: string | undefined;
-  },
-) {
-  const given = (value: string | undefined) => (value === '' ? undefined : value);
-  const [caFile, certFile, keyFile] = [given(files.ca), given(files.cert), given(files.key)];
+interface TlsFile {
+  readonly file: string;
+  /** what named it, for error messages: KUBEBUS_NATS_CA, or the context's `ca` */
+  readonly source: string;
+}
+
+interface TlsFiles {
+  readonly ca?: TlsFile | undefined;
+  readonly cert?: TlsFile | undefined;
+  readonly key?: TlsFile | undefined;
+}
+
+/**
+ * The TLS files, merged: each KUBEBUS_NATS_CA/CERT/KEY wins over the context's
+ * ca/cert/key, so a variable is never dropped because a context is in use,
+ * and any of them from either source makes TLS required.
+ */
+function tlsFilesOf(
+  env: ConnectionEnv,
+  found: { name: string; context: NatsContext } | undefined,
+): TlsFiles {
+  const pick = (variable: string, fromEnv: string | undefined, key: 'ca' | 'cert' | 'key') => {
+    if (fromEnv !== undefined && fromEnv !== '') return { file: fromEnv, source: variable };
+    const fromContext = found?.context[key];
+    return fromContext === undefined || fromContext === ''
+      ? undefined
+      : { file: fromContext, source: `the \`${key}\` of nats context ${found?.name ?? ''}` };
+  };
+  return {
+    ca: pick('KUBEBUS_NATS_CA', env.KUBEBUS_NATS_CA, 'ca'),
+    cert: pick('KUBEBUS_NATS_CERT', env.KUBEBUS_NATS_CERT, 'cert'),
+    key: pick('KUBEBUS_NATS_KEY', env.KUBEBUS_NATS_KEY, 'key'),
+  };
+}
+
+/** The nats.js `tls` option, required as for the roles; errors name where each file came from. */
+function tlsOf(url: string, files: TlsFiles) {
+  if ((files.cert === undefined) !== (files.key === undefined)) {
+    const [given, missing] =
+      files.cert === undefined ? [files.key, 'a certificate'] : [files.cert, 'a key'];
+    throw new UsageError(
+      `${given?.source ?? ''} is set without ${missing}: give both a client certificate and its key (KUBEBUS_NATS_CERT and KUBEBUS_NATS_KEY, or the context's cert and key), or neither`,
+    );
+  }
+  for (const named of [files.ca, files.cert, files.key]) {
+    if (named !== undefined && !readable(named.file))
+      throw new UsageError(
+        `${named.source} names ${named.file}, which cannot be read: point it at a readable PEM file`,
+      );
+  }
+  return natsTlsOf(url, {
+    ...(files.ca === undefined ? {} : { caFile: files.ca.file }),
+    ...(files.cert === undefined ? {} : { certFile: files.cert.file }),
+    ...(files.key === undefined ? {} : { keyFile: files.key.file }),
+  });
+}
+
+function readable(file: string): boolean {
   try {
-    return natsTlsOf(url, {
-      ...(caFile === undefined ? {} : { caFile }),
-      ...(certFile === undefined ? {} : { certFile }),
-      ...(keyFile === undefined ? {} : { keyFile }),
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
+    accessSync(file, constants.R_OK);
+    return true;
+  } catch {
+    return false;
   }
 }

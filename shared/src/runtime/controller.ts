@@ -2,6 +2,7 @@
 // the latest waiting request replacing older ones), bounded concurrency, the
 // outcome → action switch, metrics and the reconcile-id logger — transport-free.
 import { randomUUID } from 'node:crypto';
+import { isAbandonedReconcile } from './abandoned.js';
 import type { FailureClass } from '../errors/failure-class.js';
 import type { Logger } from '../obs/logger.js';
 import { spans as traceparentsOnly, type Spans } from '../obs/spans.js';
@@ -223,8 +224,9 @@ export class Controller {
     const seconds = (performance.now() - started) / 1_000;
     metrics.reconcileTime.observe({ controller: name }, seconds);
     metrics.workDuration.observe(this.#labels, seconds);
-    if (signal.aborted) {
-      // Revoked or stopping: someone else takes the request; not the object's fault.
+    if (signal.aborted || (!outcome.ok && isAbandonedReconcile(outcome.error))) {
+      // Revoked, stopping, or its process gone (abandoned.ts): someone else
+      // takes the request; not the object's fault.
       log.debug({ ok: outcome.ok, seconds }, 'reconcile aborted; request handed back');
       span.end('aborted: the request was handed back');
       item.retry(0);

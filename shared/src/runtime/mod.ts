@@ -12,6 +12,7 @@ export { TerminalError, isTerminalError } from '../definition/terminal-error.js'
 export { decide, resultLabel } from './outcome.js';
 export type { Action, Attempts, Outcome, ResultLabel, RetryPolicy } from './outcome.js';
 export type { WorkItem } from './work-item.js';
+export { AbandonedReconcile, isAbandonedReconcile } from './abandoned.js';
 export { Controller } from './controller.js';
 export type { ControllerOptions, ReconcileOutcome } from './controller.js';
 export { runtimeMetrics } from './metrics.js';

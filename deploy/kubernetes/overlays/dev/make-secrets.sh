@@ -3,7 +3,9 @@
 # NATS user (nats-users.env: the keys the base reads from kubebus-nats) and a
 # CA with NATS' certificate (nats-tls/). Nothing here is in git (.gitignore):
 # every checkout gets its own. Run it before `kubectl apply -k`; run it again
-# after deleting the files to get new ones.
+# after deleting the files to get new ones. The certificates are made again
+# when missing or when either expires within 30 days (then apply again: the
+# NATS pods' config reloader picks the new ones up).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here"
@@ -20,7 +22,9 @@ for key in $keys; do
   grep -q "^$key=" nats-users.env || echo "$key=$(openssl rand -hex 24)" >>nats-users.env
 done
 
-if [ ! -s nats-tls/tls.crt ]; then
+# valid for 30 more days (2592000 s)?
+fresh() { [ -s "$1" ] && openssl x509 -checkend 2592000 -noout -in "$1" >/dev/null 2>&1; }
+if ! fresh nats-tls/tls.crt || ! fresh nats-tls/ca.crt; then
   mkdir -p nats-tls
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT

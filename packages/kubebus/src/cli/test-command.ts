@@ -19,6 +19,11 @@ export const TEST_COMMAND: CommandSpec = {
       value: 'n',
       help: 'try at most n schedules (default 24)',
     },
+    'reach-within': {
+      type: 'string',
+      value: 'duration',
+      help: 'how long a perturbed run may take to converge, e.g. 90s (default 60s)',
+    },
     replay: {
       type: 'string',
       value: 'schedule',

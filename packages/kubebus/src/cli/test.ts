@@ -1,6 +1,7 @@
 // kubebus test <operator>: perturbationTest with progress on stderr, the
 // report on stdout (-o json for CI), exit 1 on a failing schedule.
 import { readFileSync } from 'node:fs';
+import { durationMs } from '@kubebus/shared/config';
 import { parseAllDocuments } from 'yaml';
 import { machine } from '@kubebus/cli/commands';
 import { outputFormatOf } from './bus-options.js';
@@ -8,7 +9,7 @@ import { ExitCodes, type Exit, type Host } from './command-spec.js';
 import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
 
 const USAGE =
-  'kubebus test <operator.ts|.js> [--budget n] [--replay <schedule>] [--samples file.yaml] [--seed n] [-o json]';
+  'kubebus test <operator.ts|.js> [--budget n] [--reach-within 60s] [--replay <schedule>] [--samples file.yaml] [--seed n] [-o json]';
 
 function counted(line: CommandLine, name: string, least: number): number | undefined {
   const text = stringOption(line, name);
@@ -17,6 +18,15 @@ function counted(line: CommandLine, name: string, least: number): number | undef
   if (!Number.isInteger(value) || value < least)
     return usageError(`--${name} "${text}" must be a whole number of at least ${least}`);
   return value;
+}
+
+function duration(line: CommandLine, name: string): number | undefined {
+  const text = stringOption(line, name);
+  if (text === undefined) return undefined;
+  const parsed = durationMs('0s').safeParse(text);
+  if (!parsed.success || parsed.data <= 0)
+    return usageError(`--${name} "${text}" must be a duration such as 60s or 2m`);
+  return parsed.data;
 }
 
 /** The documents of a YAML file, each an object. */
@@ -47,6 +57,7 @@ export async function testCommand(line: CommandLine, host: Host): Promise<Exit> 
   const format = outputFormatOf(line);
   const budget = counted(line, 'budget', 1);
   const seed = counted(line, 'seed', 0);
+  const reachWithinMs = duration(line, 'reach-within');
   const replay = stringOption(line, 'replay');
   const samplesFile = stringOption(line, 'samples');
   const samples = samplesFile === undefined ? undefined : samplesOf(samplesFile);
@@ -60,12 +71,14 @@ export async function testCommand(line: CommandLine, host: Host): Promise<Exit> 
     `kubebus test ${file}`,
     ...(samplesFile === undefined ? [] : [`--samples ${samplesFile}`]),
     ...(seed === undefined ? [] : [`--seed ${seed}`]),
+    ...(reachWithinMs === undefined ? [] : [`--reach-within ${reachWithinMs}ms`]),
   ].join(' ');
   let report;
   try {
     report = await perturbationTest(operator, {
       ...(budget === undefined ? {} : { budget }),
       ...(seed === undefined ? {} : { seed }),
+      ...(reachWithinMs === undefined ? {} : { reachWithinMs }),
       ...(replay === undefined ? {} : { replay }),
       ...(samples === undefined ? {} : { samples }),
       progress: (text) => host.stderr.write(`${text}\n`),

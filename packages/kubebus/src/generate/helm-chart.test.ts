@@ -22,6 +22,7 @@ describe('helmChartFiles', () => {
     assert.equal(values['namespace'], '');
     assert.deepEqual(Object.keys(values['nats'] ?? {}), [
       'url',
+      'tls',
       'credentialsSecret',
       'streamReplicas',
     ]);
@@ -39,6 +40,19 @@ describe('helmChartFiles', () => {
       for (const part of (path ?? '').split('.'))
         node = (node as Record<string, unknown> | undefined)?.[part];
       assert.notEqual(node, undefined, `.Values.${path ?? ''} is not in values.yaml`);
+    }
+  });
+
+  it('reaches NATS over TLS by default, with only ca.crt of nats.tls.secret mounted', () => {
+    const values = parse(files['values.yaml'] ?? '') as { nats: Record<string, unknown> };
+    assert.match(String(values.nats['url']), /^tls:\/\//);
+    assert.deepEqual(values.nats['tls'], { secret: 'nats-tls' });
+    for (const path of ['templates/deployments.yaml', 'templates/topology-job.yaml']) {
+      const text = files[path] ?? '';
+      assert.match(text, /secretName: \{\{ \.Values\.nats\.tls\.secret \}\}/, path);
+      assert.match(text, /items:\s+- key: ca\.crt\s+path: ca\.crt/, path);
+      assert.match(text, /name: KUBEBUS_NATS_CA\s+value: \/etc\/kubebus\/nats-ca\/ca\.crt/, path);
+      assert.doesNotMatch(text, /tls\.key/, path);
     }
   });
 

@@ -1,6 +1,6 @@
 // The Helm chart: the same objects as the kustomize base, with what an
 // installer changes taken from values.yaml (image, replicas and resources
-// per role, the NATS URL and credentials Secret, the namespace). The
+// per role, the NATS URL, credentials and TLS Secrets, the namespace). The
 // topology step is a pre-install/pre-upgrade hook, deleted once it succeeds
 // and before it is created again, so an upgrade runs it with no manual Job
 // deletion. NATS itself is not in the chart: the hook runs before anything
@@ -21,7 +21,8 @@ import { KUBE_PROMETHEUS_STACK, networkPoliciesOf } from './network-policies.js'
 import { rbacOf } from './rbac.js';
 import {
   DEFAULT_NATS_SECRET,
-  DEFAULT_NATS_URL,
+  DEFAULT_NATS_TLS_SECRET,
+  DEFAULT_NATS_TLS_URL,
   DEFAULT_REPLICAS,
   DEFAULT_RESOURCES,
   HEALTH_PORT,
@@ -49,6 +50,7 @@ function helmSettings(module: string, watchNamespaces: readonly string[]): Packa
     module,
     natsUrl: value('.Values.nats.url'),
     natsSecret: value('.Values.nats.credentialsSecret'),
+    natsTlsSecret: value('.Values.nats.tls.secret'),
     replicas: perRole((role) => value(`.Values.${valuesKey(role)}.replicas`)),
     resources: {
       ...perRole((role) => block(`.Values.${valuesKey(role)}.resources`)),
@@ -95,7 +97,12 @@ image:
   pullPolicy: IfNotPresent
 
 nats:
-  url: ${DEFAULT_NATS_URL}
+  # tls://: the client refuses a server that does not speak TLS
+  url: ${DEFAULT_NATS_TLS_URL}
+  tls:
+    # the NATS servers' TLS Secret (cert-manager's, or make-secrets.sh's): the
+    # roles mount only its ca.crt, to verify the servers
+    secret: ${DEFAULT_NATS_TLS_SECRET}
   # a Secret holding each NATS user's password under the user's name:
   # ${natsUsersOfPackage(operator, roles).join(', ')}
   credentialsSecret: ${DEFAULT_NATS_SECRET}

@@ -3,12 +3,21 @@
 // a StatefulSet of one (an overlay makes it a cluster of 3), a
 // PodDisruptionBudget and a NetworkPolicy. Every password of the generated
 // nats-server.conf reaches the container from the NATS credentials Secret;
-// its certificate from the TLS Secret (cert-manager's, see nats-certificates.ts).
+// its certificate from the TLS Secret (cert-manager's, see nats-certificates.ts),
+// reread on renewal by the config reloader (nats-config-reloader.ts).
 // Monitoring answers on the pod's loopback only, so the probes run in the pod.
 import type { Operator } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
 import { SHARED_NATS_USERS, natsUserOf, passwordVariableOf } from './names.js';
 import { containerSecurityContext, podSecurityContext } from './pod-security.js';
+import {
+  NATS_CONFIG_DIR,
+  NATS_CONFIG_FILE,
+  NATS_PID_FILE,
+  natsConfigReloader,
+  pidMount,
+  pidVolume,
+} from './nats-config-reloader.js';
 import { NATS_TLS_DIR } from './nats-tls-config.js';
 import { stateUserOf } from './nats-users.js';
 import { DEFAULT_NATS_TLS_SECRET, type PackageSettings } from './settings.js';
@@ -75,11 +84,20 @@ export function natsObjectsOf(
           spec: {
             terminationGracePeriodSeconds: 60, // JetStream flushes and steps down before exiting
             securityContext: { ...podSecurityContext, fsGroup: 1000 },
+            // the reloader signals nats-server (SIGHUP) when a certificate is renewed
+            shareProcessNamespace: true,
             containers: [
               {
                 name: 'nats',
                 image: NATS_IMAGE,
-                args: ['-c', '/etc/nats/nats-server.conf', '--server_name', '$(POD_NAME)'],
+                args: [
+                  '-c',
+                  NATS_CONFIG_FILE,
+                  '--server_name',
+                  '$(POD_NAME)',
+                  '--pid',
+                  NATS_PID_FILE,
+                ],
                 env: [
                   { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                   ...natsUsersOfPackage(operator, roles).map((user) => ({
@@ -104,15 +122,18 @@ export function natsObjectsOf(
                 },
                 securityContext: containerSecurityContext,
                 volumeMounts: [
-                  { name: 'config', mountPath: '/etc/nats' },
+                  { name: 'config', mountPath: NATS_CONFIG_DIR },
                   { name: 'data', mountPath: '/data' },
                   { name: 'tls', mountPath: NATS_TLS_DIR, readOnly: true },
+                  pidMount,
                 ],
               },
+              natsConfigReloader(),
             ],
             volumes: [
               { name: 'config', configMap: { name: 'nats-config' } },
               { name: 'tls', secret: { secretName: tlsSecret } },
+              pidVolume,
             ],
           },
         },

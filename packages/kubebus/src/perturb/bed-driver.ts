@@ -60,6 +60,7 @@ export class BedDriver {
 
   /** After a crash: the dead incarnation's roles stopped (its work went back to the bus), a new one started. */
   async crash(): Promise<void> {
+    this.recording.abandon();
     await this.stopOperator();
     await this.startOperator();
   }
@@ -68,23 +69,35 @@ export class BedDriver {
     await this.environment.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   }
 
-  /** Applies one step; answers what a reconcile of it sees (to arm a crash on). */
-  async apply(namespace: string, workload: Workload, step: Step): Promise<(seen: Seen) => boolean> {
+  /**
+   * What a reconcile of a step not yet applied will see (to arm a crash on
+   * before applying it, so a reconcile that starts at once is armed too).
+   */
+  async seenAfter(
+    namespace: string,
+    workload: Workload,
+    step: Step,
+  ): Promise<(seen: Seen) => boolean> {
+    const current = await this.environment.get(this.operator.for, workload.name, namespace);
+    const uid = current?.metadata.uid;
+    if (step.action === 'delete') return (seen) => seen.uid === uid && seen.deleting;
+    const generation = current?.metadata.generation ?? 0;
+    // a new object, or a new generation of this one
+    return (seen) => !seen.deleting && (seen.uid !== uid || seen.generation > generation);
+  }
+
+  async apply(namespace: string, workload: Workload, step: Step): Promise<void> {
     const primary = this.operator.for;
     if (step.action === 'delete') {
-      const current = await this.environment.get(primary, workload.name, namespace);
       await this.environment.delete(primary, workload.name, namespace);
-      const uid = current?.metadata.uid;
-      return (seen) => seen.uid === uid && seen.deleting;
+      return;
     }
-    const applied = await this.environment.apply({
+    await this.environment.apply({
       apiVersion: apiVersionOf(primary),
       kind: primary.kind,
       metadata: { name: workload.name, namespace },
       spec: step.spec,
     });
-    const { uid, generation = 0 } = applied.metadata;
-    return (seen) => seen.uid === uid && seen.generation >= generation && !seen.deleting;
   }
 
   /** Whether the object is gone (a finalizer may hold it while the operator is stopped). */

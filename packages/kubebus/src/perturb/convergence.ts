@@ -1,19 +1,40 @@
 // Waiting on the bed without fixed sleeps: polling the observed state until
 // it settles (the reference), until it matches the reference (a perturbed
-// run), and watching that it stays so for a bounded window.
+// run), and watching that it stays so. Settled means quiet: the state and the
+// object's reconciles unchanged, none running, for longer than the backoff
+// cap — a retry the runtime has pending lands within the cap, so it lands
+// inside the window instead of after the state is taken.
 import type { BedDriver } from './bed-driver.js';
 import { differences, generationObserved, type ObservedState } from './observed-state.js';
+import type { Activity } from './recording-operator.js';
 import type { Step } from './workload.js';
 
 const POLL_MS = 200;
-/** The reference's state counts as settled when unchanged this long. */
-export const QUIET_MS = 1_500;
+/** Slack over the backoff cap for a retry's timer on a loaded machine. */
+const RETRY_MARGIN_MS = 1_500;
 /** How long the reference may take to settle on one step. */
 const SETTLE_WITHIN_MS = 60_000;
-/** How long a perturbed run may take to reach the reference's state. */
-export const REACH_WITHIN_MS = 20_000;
-/** How long a perturbed run must then keep it. */
-export const HOLD_MS = 1_500;
+/** How long a perturbed run may take to reach the reference's state: a role restart, lease takeover and redelivery on a loaded machine. */
+export const DEFAULT_REACH_WITHIN_MS = 60_000;
+
+export interface Timing {
+  /** how long the state and the reconciles must stay unchanged, none running */
+  readonly quietMs: number;
+  readonly reachWithinMs: number;
+}
+
+export function timingOf(backoffCapMs: number, reachWithinMs = DEFAULT_REACH_WITHIN_MS): Timing {
+  return { quietMs: backoffCapMs + RETRY_MARGIN_MS, reachWithinMs };
+}
+
+/** One object on the bed, and what the recording shows of its reconciles. */
+export interface Watch {
+  readonly driver: Pick<BedDriver, 'observe'>;
+  readonly namespace: string;
+  readonly name: string;
+  readonly timing: Timing;
+  readonly activity: () => Activity;
+}
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -35,25 +56,45 @@ function finished(state: ObservedState, step: Step): boolean {
   );
 }
 
-/** The reference: waits until the step is finished and the state stops changing. */
-export async function settle(
-  driver: BedDriver,
-  namespace: string,
-  name: string,
-  step: Step,
-): Promise<ObservedState> {
+/** Tracks since when nothing changed: the state's differences and the reconciles started or running. */
+class Quiet {
+  #since = Date.now();
+  #last: Activity | undefined;
+
+  constructor(
+    private readonly watch: Watch,
+    private readonly quietMs: number,
+  ) {}
+
+  /** Whether it is quiet now, given whether the state changed since the last look. */
+  look(changed: boolean): boolean {
+    const now = this.watch.activity();
+    const moved =
+      this.#last === undefined ||
+      now.started !== this.#last.started ||
+      now.running !== this.#last.running;
+    this.#last = now;
+    if (changed || moved || now.running > 0) {
+      this.#since = Date.now();
+      return false;
+    }
+    return Date.now() - this.#since >= this.quietMs;
+  }
+}
+
+/** The reference: waits until the step is finished and the state and its reconciles are quiet. */
+export async function settle(watch: Watch, step: Step): Promise<ObservedState> {
   const deadline = Date.now() + SETTLE_WITHIN_MS;
+  const quiet = new Quiet(watch, watch.timing.quietMs);
   let last: ObservedState | undefined;
-  let since = Date.now();
   for (;;) {
-    const state = await driver.observe(namespace, name);
-    if (last === undefined || differences(last, state).length > 0 || !finished(state, step)) {
-      last = state;
-      since = Date.now();
-    } else if (Date.now() - since >= QUIET_MS) return state;
+    const state = await watch.driver.observe(watch.namespace, watch.name);
+    const changed = last === undefined || differences(last, state).length > 0;
+    last = state;
+    if (quiet.look(changed || !finished(state, step))) return state;
     if (Date.now() > deadline)
       throw new ReferenceDidNotSettle(
-        `unperturbed, the operator did not finish "${step.why}" within ${SETTLE_WITHIN_MS / 1000} s (${finished(state, step) ? 'its state kept changing' : step.action === 'delete' ? 'the object or what it made is still there' : 'no Ready condition for the current generation'}): fix the operator, then test again`,
+        `unperturbed, the operator did not finish "${step.why}" within ${SETTLE_WITHIN_MS / 1000} s (${finished(state, step) ? 'its state or its reconciles kept changing' : step.action === 'delete' ? 'the object or what it made is still there' : 'no Ready condition for the current generation'}): fix the operator, then test again`,
       );
     await delay(POLL_MS);
   }
@@ -64,16 +105,10 @@ export type Reached =
   | { readonly ok: false; readonly state: ObservedState; readonly differences: readonly string[] };
 
 /** A perturbed run: waits until the state is the reference's and its generation observed. */
-export async function reach(
-  driver: BedDriver,
-  namespace: string,
-  name: string,
-  expected: ObservedState,
-  withinMs = REACH_WITHIN_MS,
-): Promise<Reached> {
-  const deadline = Date.now() + withinMs;
+export async function reach(watch: Watch, expected: ObservedState): Promise<Reached> {
+  const deadline = Date.now() + watch.timing.reachWithinMs;
   for (;;) {
-    const state = await driver.observe(namespace, name);
+    const state = await watch.driver.observe(watch.namespace, watch.name);
     const lines = differences(expected, state);
     if (!generationObserved(state))
       lines.push(
@@ -85,18 +120,18 @@ export async function reach(
   }
 }
 
-/** Then: the state stays the reference's for a while (nothing flaps, nothing comes back). */
-export async function hold(
-  driver: BedDriver,
-  namespace: string,
-  name: string,
-  expected: ObservedState,
-): Promise<readonly string[]> {
-  const until = Date.now() + HOLD_MS;
-  while (Date.now() < until) {
-    await delay(POLL_MS);
-    const lines = differences(expected, await driver.observe(namespace, name));
+/** Then: the state stays the reference's until its reconciles are quiet (nothing flaps, nothing comes back). */
+export async function hold(watch: Watch, expected: ObservedState): Promise<readonly string[]> {
+  const deadline = Date.now() + watch.timing.reachWithinMs;
+  const quiet = new Quiet(watch, watch.timing.quietMs);
+  for (;;) {
+    const lines = differences(expected, await watch.driver.observe(watch.namespace, watch.name));
     if (lines.length > 0) return lines;
+    if (quiet.look(false)) return [];
+    if (Date.now() > deadline)
+      return [
+        `the state was the reference's, but the object's reconciles did not stop within ${watch.timing.reachWithinMs / 1000} s`,
+      ];
+    await delay(POLL_MS);
   }
-  return [];
 }

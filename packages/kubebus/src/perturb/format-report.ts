@@ -21,11 +21,17 @@ export function formatReport(report: PerturbationReport): string {
       `  ${result.outcome.padEnd(14)} ${result.schedule.padEnd(26)} ${result.seconds.toFixed(1).padStart(5)} s${result.note === undefined ? '' : `  (${result.note})`}`,
     );
   const failure = report.failure;
+  if (failure === undefined && !report.passed) {
+    lines.push(
+      `FAIL: all ${report.unreached} intermediate schedules came back unreached: no reconcile made the writes the reference shows, so no crash was applied; run again, and if it repeats, the operator's writes depend on more than its spec`,
+    );
+    return `${lines.join('\n')}\n`;
+  }
   if (failure === undefined) {
     lines.push(
       report.schedules.length === 0
         ? 'PASS: no schedule to try (the reference made no writes and has one step)'
-        : `PASS: every schedule converged to the reference's state and stayed there`,
+        : `PASS: every schedule converged to the reference's state and stayed there${report.unreached === 0 ? '' : ` (${report.unreached} unreached: their reconcile made fewer writes this time)`}`,
     );
     return `${lines.join('\n')}\n`;
   }

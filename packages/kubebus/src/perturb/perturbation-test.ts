@@ -2,7 +2,10 @@
 // reference), then under each schedule the reference allows, up to the
 // budget, stopping at the first failure. `kubebus test` is this with a report.
 import type { Operator } from '@kubebus/shared/definition';
+import { durationMs } from '@kubebus/shared/config';
+import { TEST_BACKOFF_CAP } from '../testing/environment.js';
 import { BedDriver } from './bed-driver.js';
+import { timingOf, type Timing } from './convergence.js';
 import { RecordingOperator } from './recording-operator.js';
 import { referenceRun, type Reference } from './reference-run.js';
 import type { PerturbationOptions, PerturbationReport, ScheduleResult } from './report.js';
@@ -63,12 +66,13 @@ export async function perturbationTest(
   const replayLine =
     options.replayLine ??
     ((schedule: string) => `perturbationTest(operator, { replay: '${schedule}', seed: ${seed} })`);
+  const timing = timingOfOptions(options);
   const recording = new RecordingOperator(operator);
   say(`starting the test bed (kube-apiserver, etcd, kube-controller-manager, nats-server)`);
   const driver = await BedDriver.start(recording, options);
   try {
     say(`reference: ${workload.steps.length} steps on ${operator.for.kind} ${workload.name}`);
-    const reference = await referenceRun(driver, recording, workload);
+    const reference = await referenceRun(driver, recording, workload, timing);
     for (const step of reference.steps)
       say(
         `  step ${step.step} ${step.why}: ${step.writes} writes, at most ${step.maxWritesPerReconcile} per reconcile (${step.seconds.toFixed(1)} s)`,
@@ -79,7 +83,7 @@ export async function perturbationTest(
     let failure: PerturbationReport['failure'];
     for (const [index, schedule] of chosen.entries()) {
       const result = await runSchedule(
-        { driver, recording, workload, reference, namespace: `kbt-${index}` },
+        { driver, recording, workload, reference, timing, namespace: `kbt-${index}` },
         schedule,
       );
       schedules.push(result);
@@ -91,6 +95,11 @@ export async function perturbationTest(
         break;
       }
     }
+    const unreached = schedules.filter((s) => s.outcome === 'unreached').length;
+    const intermediate = schedules.filter((s) => s.schedule.startsWith('intermediate:')).length;
+    // every crash point missed: nothing was perturbed, so nothing was tested
+    const allUnreached = failure === undefined && intermediate > 0 && unreached === intermediate;
+    if (allUnreached) say(`every intermediate schedule came back unreached: no crash was applied`);
     return {
       operator: operator.name,
       seed,
@@ -99,11 +108,28 @@ export async function perturbationTest(
       reference: { seconds: reference.seconds, steps: reference.steps },
       planned: planned.length,
       schedules,
-      passed: failure === undefined,
+      unreached,
+      passed: failure === undefined && !allUnreached,
       ...(failure === undefined ? {} : { failure }),
       seconds: (performance.now() - started) / 1000,
     };
   } finally {
     await driver.stop();
   }
+}
+
+/** The waits, from the roles' backoff cap (the bed's, or the one the options set). */
+function timingOfOptions(options: PerturbationOptions): Timing {
+  const cap = durationMs(TEST_BACKOFF_CAP).safeParse(options.env?.KUBEBUS_BACKOFF_CAP);
+  if (!cap.success)
+    throw new PerturbationSetupError(
+      `KUBEBUS_BACKOFF_CAP "${options.env?.KUBEBUS_BACKOFF_CAP}" is not a duration: give one such as 2s or 500ms`,
+    );
+  const capMs = cap.data;
+  const reachWithinMs = options.reachWithinMs;
+  if (reachWithinMs !== undefined && !(reachWithinMs > 0))
+    throw new PerturbationSetupError(
+      `reachWithinMs ${reachWithinMs} must be a positive number of milliseconds`,
+    );
+  return timingOf(capMs, reachWithinMs);
 }

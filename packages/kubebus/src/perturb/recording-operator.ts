@@ -4,9 +4,13 @@
 // its k-th write — once the bus has recorded that write, so the restarted
 // operator sees it as a real one would after a crash. Each start of the roles
 // runs a new incarnation of the wrapper: once one has crashed it does nothing
-// more (every reconcile and every write it is asked for fails at once, as in a
-// dead process), so the work it had goes back to the bus and only the next
-// incarnation does it. The runtime itself is untouched: nothing of this costs
+// more — the crashed reconcile, and every reconcile or write the dead
+// incarnation is then asked for, is parked (never settles, so no retry, no
+// status, no dead letter) until the driver abandons it as it stops the roles
+// (or their signal aborts): it then rejects with AbandonedReconcile, which the
+// runtime treats as an aborted reconcile — its work goes back to the bus,
+// nothing acted on — so the roles' graceful stop, which drains in-flight
+// reconciles, does not wait forever. Only the next incarnation is judged. The runtime itself is untouched: nothing of this costs
 // anything outside `kubebus test`.
 import {
   apiVersionOf,
@@ -16,6 +20,7 @@ import {
   type Resource,
   type ResourceObject,
 } from '@kubebus/shared/definition';
+import { AbandonedReconcile } from '@kubebus/shared/runtime';
 
 export interface Seen {
   readonly uid: string;
@@ -35,10 +40,18 @@ export interface ReconcileRecord {
   outcome: 'running' | 'ok' | 'error' | 'crashed';
 }
 
+/** What the recording shows of one object's reconciles. */
+export interface Activity {
+  readonly started: number;
+  readonly running: number;
+}
+
 export interface CrashArm {
   readonly key: string;
+  /** the workload step whose reconcile to stop (armed before the step is applied) */
+  readonly step: number;
   readonly k: number;
-  /** which reconcile to stop: the first one that saw this */
+  /** which reconcile of the step to stop: the first one that saw this */
   readonly matches: (seen: Seen) => boolean;
 }
 
@@ -47,10 +60,6 @@ type ArmResult = 'crashed' | 'unreached';
 interface Armed extends CrashArm {
   taken?: ReconcileRecord;
   readonly settle: (result: ArmResult) => void;
-}
-
-class Crashed extends Error {
-  override readonly name = 'Crashed';
 }
 
 /** How long a crash point waits for the bus to record the write (then crashes anyway). */
@@ -64,6 +73,9 @@ export class RecordingOperator {
   /** the incarnation that crashed last; it and those before it are dead */
   #dead = -1;
   #incarnations = 0;
+  /** the incarnations up to this one are abandoned: their calls end at once */
+  #abandoned = -1;
+  readonly #parked = new Set<() => void>();
 
   constructor(private readonly operator: Operator) {}
 
@@ -97,9 +109,40 @@ export class RecordingOperator {
     });
   }
 
+  /** The dead incarnations are being stopped: their parked reconciles end, their work handed back. */
+  abandon(): void {
+    this.#abandoned = this.#dead;
+    for (const end of this.#parked) end();
+    this.#parked.clear();
+  }
+
+  /** A dead process's reconcile: it never settles until abandoned (or its signal aborts). */
+  #park(incarnation: number, signal: AbortSignal): Promise<never> {
+    return new Promise((_, reject) => {
+      const end = () => {
+        this.#parked.delete(end);
+        reject(new AbandonedReconcile('the crashed process was stopped'));
+      };
+      if (signal.aborted || incarnation <= this.#abandoned) end();
+      else {
+        this.#parked.add(end);
+        signal.addEventListener('abort', end, { once: true });
+      }
+    });
+  }
+
   disarm(): void {
     this.#armed?.settle('unreached');
     this.#armed = undefined;
+  }
+
+  /** How many reconciles of the object started, and how many still run. */
+  activity(key: string): Activity {
+    const records = this.recordsOf(key);
+    return {
+      started: records.length,
+      running: records.filter((record) => record.outcome === 'running').length,
+    };
   }
 
   /** Writes of the object's reconciles during a step. */
@@ -116,7 +159,7 @@ export class RecordingOperator {
     ctx: ReconcileContext<unknown>,
     body: (ctx: ReconcileContext<unknown>) => Promise<T>,
   ): Promise<T> {
-    if (incarnation <= this.#dead) throw new Crashed('this process has crashed');
+    if (incarnation <= this.#dead) return this.#park(incarnation, ctx.signal);
     const record: ReconcileRecord = {
       key: object.metadata.namespace ?? '',
       step: this.step,
@@ -137,6 +180,7 @@ export class RecordingOperator {
       armed !== undefined &&
       armed.taken === undefined &&
       armed.key === record.key &&
+      armed.step === record.step &&
       armed.matches(record.seen)
     )
       armed.taken = record;
@@ -145,7 +189,8 @@ export class RecordingOperator {
       record.outcome = 'ok';
       return result;
     } catch (error) {
-      if (record.outcome === 'running') record.outcome = 'error';
+      if (record.outcome === 'running')
+        record.outcome = error instanceof AbandonedReconcile ? 'crashed' : 'error';
       throw error;
     } finally {
       if (armed?.taken === record && record.outcome !== 'crashed') {
@@ -166,7 +211,7 @@ export class RecordingOperator {
       write: () => Promise<T>,
       recorded: (result: T) => Promise<boolean>,
     ): Promise<T> => {
-      if (incarnation <= this.#dead) throw new Crashed('this process has crashed');
+      if (incarnation <= this.#dead) return this.#park(incarnation, ctx.signal);
       const result = await write();
       record.writes.push(what);
       const armed = this.#armed;
@@ -176,8 +221,8 @@ export class RecordingOperator {
       record.outcome = 'crashed';
       this.#dead = incarnation;
       armed.settle('crashed');
-      // the driver now stops the roles and starts the next incarnation
-      throw new Crashed(`crashed after write ${armed.k} by the perturbation`);
+      // the driver now abandons this, stops the roles and starts the next incarnation
+      return this.#park(incarnation, ctx.signal);
     };
     const resourceOf = (first: Resource | DesiredObject): Resource | undefined =>
       'metadata' in first

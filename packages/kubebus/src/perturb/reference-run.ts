@@ -2,7 +2,7 @@
 // state settles. Its end states are what every perturbed run must reach; its
 // writes per reconcile say where the intermediate schedules stop a reconcile.
 import type { BedDriver } from './bed-driver.js';
-import { settle } from './convergence.js';
+import { settle, type Timing } from './convergence.js';
 import type { ObservedState } from './observed-state.js';
 import type { ReconcileRecord, RecordingOperator } from './recording-operator.js';
 import type { ReconcileSummary, ReferenceStep } from './report.js';
@@ -31,6 +31,7 @@ export async function referenceRun(
   driver: BedDriver,
   recording: RecordingOperator,
   workload: Workload,
+  timing: Timing,
 ): Promise<Reference> {
   const started = performance.now();
   await driver.namespace(REFERENCE_NAMESPACE);
@@ -40,7 +41,14 @@ export async function referenceRun(
     const stepStarted = performance.now();
     recording.step = index;
     await driver.apply(REFERENCE_NAMESPACE, workload, step);
-    states.push(await settle(driver, REFERENCE_NAMESPACE, workload.name, step));
+    const watch = {
+      driver,
+      namespace: REFERENCE_NAMESPACE,
+      name: workload.name,
+      timing,
+      activity: () => recording.activity(REFERENCE_NAMESPACE),
+    };
+    states.push(await settle(watch, step));
     const records = recording.recordsOf(REFERENCE_NAMESPACE, index);
     steps.push({
       step: index,

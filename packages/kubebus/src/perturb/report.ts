@@ -59,6 +59,9 @@ export interface PerturbationReport {
   /** how many schedules the reference allows, before the budget */
   readonly planned: number;
   readonly schedules: readonly ScheduleResult[];
+  /** intermediate schedules whose reconcile made fewer than k writes this time */
+  readonly unreached: number;
+  /** no schedule failed, and not every intermediate schedule tried came back unreached */
   readonly passed: boolean;
   /** the first failing schedule, and the line that re-runs just it */
   readonly failure?: ScheduleResult & { readonly replay: string };
@@ -84,6 +87,8 @@ export interface PerturbationOptions {
   readonly replayLine?: (schedule: string) => string;
   /** KUBEBUS_* settings for the operator's roles */
   readonly env?: Readonly<Record<string, string>>;
+  /** how long a perturbed run may take to reach the reference's state, in ms (default 60 s) */
+  readonly reachWithinMs?: number;
   /** report every Deployment and StatefulSet ready, as kubelets would (default true) */
   readonly standIn?: boolean;
 }

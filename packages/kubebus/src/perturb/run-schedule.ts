@@ -2,9 +2,9 @@
 // perturbed step unperturbed, the perturbation, then the oracles against the
 // reference's state at that step.
 import type { BedDriver } from './bed-driver.js';
-import { hold, reach } from './convergence.js';
+import { hold, reach, type Timing, type Watch } from './convergence.js';
 import type { ObservedState } from './observed-state.js';
-import type { RecordingOperator, Seen } from './recording-operator.js';
+import type { RecordingOperator } from './recording-operator.js';
 import { summaryOf, type Reference } from './reference-run.js';
 import type { OracleName, ScheduleResult } from './report.js';
 import { formatSchedule, type Schedule } from './schedule.js';
@@ -18,7 +18,18 @@ interface Run {
   readonly recording: RecordingOperator;
   readonly workload: Workload;
   readonly reference: Reference;
+  readonly timing: Timing;
   readonly namespace: string;
+}
+
+function watchOf(run: Run): Watch {
+  return {
+    driver: run.driver,
+    namespace: run.namespace,
+    name: run.workload.name,
+    timing: run.timing,
+    activity: () => run.recording.activity(run.namespace),
+  };
 }
 
 type Verdict = Omit<ScheduleResult, 'schedule' | 'seconds'>;
@@ -46,7 +57,7 @@ async function prefix(run: Run, until: number): Promise<Verdict | undefined> {
     if (step === undefined || expected === undefined) break;
     run.recording.step = index;
     await run.driver.apply(run.namespace, run.workload, step);
-    const reached = await reach(run.driver, run.namespace, run.workload.name, expected);
+    const reached = await reach(watchOf(run), expected);
     if (!reached.ok)
       return {
         outcome: 'failed',
@@ -66,15 +77,15 @@ async function intermediate(run: Run, index: number, k: number): Promise<Verdict
   if (step === undefined) return notApplicable(`the workload has no step ${index}`);
   const failed = await prefix(run, index);
   if (failed !== undefined) return failed;
-  // what the step's reconcile sees is known once the step is applied
-  const target: { matches?: (seen: Seen) => boolean } = {};
+  // armed before the apply: the step's reconcile may start before apply returns
+  run.recording.step = index;
   const armed = run.recording.arm({
     key: run.namespace,
+    step: index,
     k,
-    matches: (seen) => target.matches?.(seen) ?? false,
+    matches: await run.driver.seenAfter(run.namespace, run.workload, step),
   });
-  run.recording.step = index;
-  target.matches = await run.driver.apply(run.namespace, run.workload, step);
+  await run.driver.apply(run.namespace, run.workload, step);
   const came = await Promise.race([
     armed,
     new Promise<'unreached'>((resolve) =>
@@ -131,7 +142,7 @@ async function judge(run: Run, index: number, bound: number): Promise<Verdict> {
   const expected = run.reference.states[index];
   if (expected === undefined) return notApplicable(`the reference has no step ${index}`);
   const reconciles = () => run.recording.recordsOf(run.namespace, index).map(summaryOf);
-  const reached = await reach(run.driver, run.namespace, run.workload.name, expected);
+  const reached = await reach(watchOf(run), expected);
   if (!reached.ok)
     return {
       outcome: 'failed',
@@ -139,7 +150,7 @@ async function judge(run: Run, index: number, bound: number): Promise<Verdict> {
       detail: reached.differences,
       reconciles: reconciles(),
     };
-  const changed = await hold(run.driver, run.namespace, run.workload.name, expected);
+  const changed = await hold(watchOf(run), expected);
   if (changed.length > 0)
     return {
       outcome: 'failed',

@@ -20,6 +20,9 @@ import { connectExistingCluster } from './existing-cluster.js';
 import { startLocalServers, type Servers } from './servers.js';
 import { describePredicate, waitForObject, waitUntil } from './wait.js';
 
+/** The roles' backoff cap on the bed (short, so retries come soon); kubebus test waits longer than it. */
+export const TEST_BACKOFF_CAP = '2s';
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** `cluster` as given, else KUBEBUS_USE_EXISTING_CLUSTER (envtest's USE_EXISTING_CLUSTER), else local. */
@@ -122,7 +125,7 @@ export async function startEnvironment(
             KUBEBUS_NATS_URL: servers.natsUrl,
             KUBEBUS_HEALTH_PORT: '0',
             KUBEBUS_BACKOFF_BASE: '100ms',
-            KUBEBUS_BACKOFF_CAP: '2s',
+            KUBEBUS_BACKOFF_CAP: TEST_BACKOFF_CAP,
             KUBEBUS_CURSOR_FLUSH: '200ms',
             ...runOptions.env,
           },

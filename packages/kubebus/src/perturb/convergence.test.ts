@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { hold, settle, timingOf, type Watch } from './convergence.js';
+import type { ObservedState } from './observed-state.js';
+import type { Activity } from './recording-operator.js';
+import type { Step } from './workload.js';
+
+function state(replicas: number): ObservedState {
+  return {
+    primary: {
+      spec: { replicas },
+      finalizers: [],
+      status: { observedGeneration: 1, conditions: [{ type: 'Ready' }] },
+      deleting: false,
+    },
+    generations: { generation: 1, observed: 1 },
+    owned: { 'ConfigMap/page': { replicas } },
+    events: {},
+  };
+}
+
+/** A watch over a state and an activity the test changes as it goes. */
+function watchOver(now: { state: ObservedState; activity: Activity }, quietMs: number): Watch {
+  return {
+    driver: { observe: () => Promise.resolve(now.state) },
+    namespace: 'ns',
+    name: 'sample',
+    timing: { quietMs, reachWithinMs: 5_000 },
+    activity: () => now.activity,
+  };
+}
+
+const step: Step = { action: 'apply', why: 'created', spec: { replicas: 1 } };
+
+test('the quiet window is longer than the backoff cap, so a pending retry lands inside it', () => {
+  const timing = timingOf(2_000);
+  assert.ok(timing.quietMs > 2_000, String(timing.quietMs));
+  assert.equal(timing.reachWithinMs, 60_000);
+  assert.equal(timingOf(2_000, 90_000).reachWithinMs, 90_000);
+});
+
+test('settle waits while a reconcile runs, and takes the state its retry leaves', async () => {
+  const now = { state: state(1), activity: { started: 1, running: 1 } };
+  const started = Date.now();
+  // the running reconcile errs; its retry, later, changes the state
+  const retried = (async () => {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    now.activity = { started: 1, running: 0 };
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    now.activity = { started: 2, running: 1 };
+    now.state = state(2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    now.activity = { started: 2, running: 0 };
+  })();
+  const settled = await settle(watchOver(now, 400), step);
+  await retried;
+  assert.deepEqual(settled, state(2), 'the state after the retry');
+  assert.ok(Date.now() - started >= 650 + 400, 'quiet for the window after the last reconcile');
+});
+
+test('hold lasts until the reconciles are quiet, and reports a change a late reconcile makes', async () => {
+  const now = { state: state(1), activity: { started: 3, running: 1 } };
+  const late = (async () => {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    now.state = state(3);
+  })();
+  const changed = await hold(watchOver(now, 300), state(1));
+  await late;
+  assert.ok(changed.length > 0, 'the late write is seen');
+
+  const quiet = { state: state(1), activity: { started: 3, running: 0 } };
+  const began = Date.now();
+  assert.deepEqual(await hold(watchOver(quiet, 300), state(1)), []);
+  assert.ok(Date.now() - began >= 300);
+});
+
+test('hold gives up with a line when the reconciles never stop', async () => {
+  let started = 0;
+  const watch: Watch = {
+    ...watchOver({ state: state(1), activity: { started: 0, running: 0 } }, 300),
+    timing: { quietMs: 300, reachWithinMs: 800 },
+    activity: () => ({ started: started++, running: 0 }),
+  };
+  const lines = await hold(watch, state(1));
+  assert.match(lines[0] ?? '', /did not stop within 0.8 s/);
+});

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Operator, ReconcileContext } from '@kubebus/shared/definition';
+import { isAbandonedReconcile } from '@kubebus/shared/runtime';
+import { RecordingOperator } from './recording-operator.js';
+
+const page = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps' };
+
+/** Writes a page, then a checkpoint: two writes per reconcile. */
+const operator = {
+  name: 'pages',
+  for: { group: 'example.kubebus.dev', version: 'v1', kind: 'Sample', plural: 'samples' },
+  owns: [page],
+  async reconcile(_object: unknown, ctx: ReconcileContext<unknown>) {
+    await ctx.apply(page as never, { metadata: { name: 'page' } } as never);
+    await ctx.apply(page as never, { metadata: { name: 'checkpoint' } } as never);
+    return {};
+  },
+} as unknown as Operator;
+
+/** A context whose writes land at once and are recorded on the "bus" at once. */
+function contextOf(signal: AbortSignal, written: string[]): ReconcileContext<unknown> {
+  const stored = { metadata: { name: 'x', resourceVersion: '7' } };
+  return {
+    signal,
+    attempt: 1,
+    apply: (_resource: unknown, body: { metadata: { name: string } }) => {
+      written.push(body.metadata.name);
+      return Promise.resolve(stored);
+    },
+    get: () => Promise.resolve(stored),
+    createOnce: () => Promise.resolve('created'),
+    delete: () => Promise.resolve('deleted'),
+    event: () => Promise.resolve(),
+  } as unknown as ReconcileContext<unknown>;
+}
+
+const object = (generation: number) =>
+  ({
+    metadata: { name: 's', namespace: 'kbt-0', uid: 'u1', generation, resourceVersion: '5' },
+  }) as never;
+
+test('a crashed reconcile is parked: it neither resolves nor rejects until the roles stop', async () => {
+  const recording = new RecordingOperator(operator);
+  recording.step = 2;
+  const armed = recording.arm({ key: 'kbt-0', step: 2, k: 1, matches: () => true });
+  const dead = recording.incarnation();
+  const written: string[] = [];
+  let settled: 'resolved' | Error | undefined;
+  const running = dead.reconcile(object(2), contextOf(new AbortController().signal, written)).then(
+    () => (settled = 'resolved'),
+    (error: Error) => (settled = error),
+  );
+  assert.equal(await armed, 'crashed');
+  assert.deepEqual(written, ['page'], 'stopped right after the first write');
+  // a later delivery to the dead incarnation parks too, without writing
+  const again = dead
+    .reconcile(object(2), contextOf(new AbortController().signal, written))
+    .catch((e: unknown) => e);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(settled, undefined, 'parked, not thrown into the runtime');
+  assert.equal(recording.activity('kbt-0').running, 0, 'the crashed one counts as ended');
+
+  // the driver abandons them as it stops the roles (their graceful stop drains in-flight work)
+  recording.abandon();
+  await running;
+  assert.ok(isAbandonedReconcile(settled), String(settled));
+  assert.ok(isAbandonedReconcile(await again));
+  // what the dead roles are handed while they stop ends at once
+  const late = dead.reconcile(object(2), contextOf(new AbortController().signal, written));
+  await assert.rejects(late, (error) => isAbandonedReconcile(error));
+  assert.deepEqual(written, ['page']);
+  assert.deepEqual(
+    recording.recordsOf('kbt-0').map((r) => r.outcome),
+    ['crashed'],
+  );
+
+  // the next incarnation does the work
+  const next = recording.incarnation();
+  await next.reconcile(object(2), contextOf(new AbortController().signal, written));
+  assert.deepEqual(written, ['page', 'page', 'checkpoint']);
+});
+
+test('an armed crash takes only a reconcile of its step that saw the change', async () => {
+  const recording = new RecordingOperator(operator);
+  const live = recording.incarnation();
+  const written: string[] = [];
+  recording.step = 3;
+  const armed = recording.arm({
+    key: 'kbt-0',
+    step: 3,
+    k: 2,
+    matches: (seen) => seen.generation > 2,
+  });
+  // a late reconcile of the old generation: not the one armed
+  await live.reconcile(object(2), contextOf(new AbortController().signal, written));
+  const abort = new AbortController();
+  const crashed = live.reconcile(object(3), contextOf(abort.signal, written));
+  assert.equal(await armed, 'crashed');
+  assert.deepEqual(
+    recording.recordsOf('kbt-0', 3).map((r) => [r.seen.generation, r.outcome, r.writes.length]),
+    [
+      [2, 'ok', 2],
+      [3, 'crashed', 2],
+    ],
+  );
+  // a revoke or stop aborting the signal ends a parked reconcile too
+  abort.abort();
+  await assert.rejects(crashed, (error) => isAbandonedReconcile(error));
+});
