@@ -39,7 +39,7 @@ describe('npm start', { timeout: 300_000 }, () => {
         },
       );
       assert.match(output, /export KUBECONFIG=\S+kubeconfig/);
-      const nats = /NATS: nats:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+      const nats = /NATS: tls:\/\/127\.0\.0\.1:(\d+), CA \S+ca\.crt/.exec(output);
       assert.ok(nats, output);
       assert.equal(await listening(Number(nats[1])), true);
 
