@@ -170,7 +170,12 @@ describe('deploy/', { timeout: 300_000 }, () => {
       await applyAll(bed, manifests);
       checkRoles(manifests, 'kubebus-system');
       const images = new Set(manifests.flatMap(containersOf).map((c) => c.image));
-      assert.deepEqual([...images].sort(), [IMAGE, 'nats:2.12-alpine']);
+      // the roles, NATS, and the reloader that makes NATS reread renewed certificates
+      assert.deepEqual([...images].sort(), [
+        IMAGE,
+        'nats:2.12-alpine',
+        'natsio/nats-server-config-reloader:0.23.0',
+      ]);
       // every password the NATS configuration refers to reaches the NATS container,
       // from a key of the Secret the example file documents
       const conf = readFileSync(file('deploy/kubernetes/base/nats/nats-server.conf'), 'utf8');
