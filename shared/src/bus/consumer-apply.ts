@@ -13,7 +13,7 @@ import {
   differingConsumerFields,
   type DurableConsumerSpec,
 } from './durable-consumers.js';
-import { isPermissionRefusal, type TopologyChange, type TopologyMode } from './topology-apply.js';
+import { applyTopologyObject, type TopologyChange, type TopologyMode } from './topology-apply.js';
 
 function isNotFound(error: unknown): boolean {
   return (
@@ -29,34 +29,17 @@ export async function applyConsumer(
   spec: DurableConsumerSpec,
   mode: TopologyMode,
 ): Promise<TopologyChange> {
-  const stream = `${spec.stream}/${spec.durable}`;
-  const mayRefuse = mode === 'where-allowed';
-  try {
-    const { config } = await jsm.consumers.info(spec.stream, spec.durable);
-    const fields = differingConsumerFields(spec, config);
-    if (fields.length === 0) return { stream, result: 'unchanged' };
-    if (mode === 'check') return { stream, result: 'differs', fields };
-    try {
-      await jsm.consumers.update(spec.stream, spec.durable, consumerConfigOf(spec));
-      return { stream, result: 'updated', fields };
-    } catch (error) {
-      if (mayRefuse && isPermissionRefusal(error)) return { stream, result: 'differs', fields };
-      throw error;
-    }
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
-  }
-  if (mode === 'check') return { stream, result: 'missing' };
-  try {
-    await jsm.consumers.add(spec.stream, consumerConfigOf(spec));
-    return { stream, result: 'created' };
-  } catch (error) {
-    if (mayRefuse && isPermissionRefusal(error)) return { stream, result: 'missing' };
-    // another process created it meanwhile
-    if (error instanceof JetStreamApiError && error.status === 400)
-      return { stream, result: 'unchanged' };
-    throw error;
-  }
+  return applyTopologyObject(
+    {
+      name: `${spec.stream}/${spec.durable}`,
+      read: async () => (await jsm.consumers.info(spec.stream, spec.durable)).config,
+      isMissing: isNotFound,
+      differing: (found) => differingConsumerFields(spec, found),
+      update: () => jsm.consumers.update(spec.stream, spec.durable, consumerConfigOf(spec)),
+      create: () => jsm.consumers.add(spec.stream, consumerConfigOf(spec)),
+    },
+    mode,
+  );
 }
 
 export async function applyConsumers(

@@ -78,31 +78,43 @@ function differingFields(
  */
 export type TopologyMode = 'apply' | 'where-allowed' | 'check';
 
-async function applyStream(
-  jsm: JetStreamManager,
-  wanted: StreamConfig,
+/** How to read, compare, update and create one JetStream object (a stream, a consumer). */
+export interface TopologyObject<Config> {
+  readonly name: string;
+  read(): Promise<Config>;
+  isMissing(error: unknown): boolean;
+  differing(found: Config): string[];
+  update(): Promise<unknown>;
+  create(): Promise<unknown>;
+}
+
+/**
+ * One object brought to what is wanted: created when missing, updated when it
+ * differs ('check' only says so; 'where-allowed' says so where the user may not).
+ */
+export async function applyTopologyObject<Config>(
+  object: TopologyObject<Config>,
   mode: TopologyMode,
 ): Promise<TopologyChange> {
-  const stream = wanted.name;
+  const stream = object.name;
   const mayRefuse = mode === 'where-allowed';
   try {
-    const { config } = await jsm.streams.info(stream);
-    const fields = differingFields(wanted, config, mode);
+    const fields = object.differing(await object.read());
     if (fields.length === 0) return { stream, result: 'unchanged' };
     if (mode === 'check') return { stream, result: 'differs', fields };
     try {
-      await jsm.streams.update(stream, wanted);
+      await object.update();
       return { stream, result: 'updated', fields };
     } catch (error) {
       if (mayRefuse && isPermissionRefusal(error)) return { stream, result: 'differs', fields };
       throw error;
     }
   } catch (error) {
-    if (!isStreamNotFound(error)) throw error;
+    if (!object.isMissing(error)) throw error;
   }
   if (mode === 'check') return { stream, result: 'missing' };
   try {
-    await jsm.streams.add(wanted);
+    await object.create();
     return { stream, result: 'created' };
   } catch (error) {
     if (mayRefuse && isPermissionRefusal(error)) return { stream, result: 'missing' };
@@ -111,6 +123,24 @@ async function applyStream(
       return { stream, result: 'unchanged' };
     throw error;
   }
+}
+
+async function applyStream(
+  jsm: JetStreamManager,
+  wanted: StreamConfig,
+  mode: TopologyMode,
+): Promise<TopologyChange> {
+  return applyTopologyObject(
+    {
+      name: wanted.name,
+      read: async () => (await jsm.streams.info(wanted.name)).config,
+      isMissing: isStreamNotFound,
+      differing: (found) => differingFields(wanted, found, mode),
+      update: () => jsm.streams.update(wanted.name, wanted),
+      create: () => jsm.streams.add(wanted),
+    },
+    mode,
+  );
 }
 
 async function applyBucket(
