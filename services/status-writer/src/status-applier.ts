@@ -1,7 +1,12 @@
 // Applies one status intent: never a stale one (older generation than the
 // object's, or for a re-created object), never a no-op, and as a server-side
 // apply of /status under the writer's own field manager.
-import { StatusIntentSchema, type StatusIntent } from '@kubebus/shared/bus';
+import {
+  StatusIntentSchema,
+  desiredStatus,
+  statusInPlace,
+  type StatusIntent,
+} from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   apply,
@@ -17,7 +22,6 @@ import {
   type RuntimeContext,
   type RuntimeResult,
 } from '@kubebus/shared/runtime';
-import { isDeepStrictEqual } from 'node:util';
 import type { StatusWriterMetrics } from './metrics.js';
 import { WrittenStatus } from './written-status.js';
 
@@ -53,29 +57,6 @@ const SKIP_REASONS: Record<SkipReason, string> = {
   gone: 'the object is gone or was re-created',
 };
 
-interface ConditionLike {
-  type?: unknown;
-  status?: unknown;
-  lastTransitionTime?: unknown;
-}
-
-/**
- * Keeps the lastTransitionTime the object already shows for a condition whose
- * status did not change: reconcilers that raced the previous write may have
- * stamped a new time, and the API conventions say it moves only on a change.
- */
-function keepTransitionTimes(desired: unknown, current: unknown): unknown {
-  if (!Array.isArray(desired) || !Array.isArray(current)) return desired;
-  return (desired as ConditionLike[]).map((condition) => {
-    const before = (current as ConditionLike[]).find((c) => c.type === condition.type);
-    return before !== undefined &&
-      before.status === condition.status &&
-      before.lastTransitionTime !== undefined
-      ? { ...condition, lastTransitionTime: before.lastTransitionTime }
-      : condition;
-  });
-}
-
 /** What to do with an intent, given the object as the apiserver has it now. */
 export function judge(intent: StatusIntent, current: KubeObject | undefined): Decision {
   if (current === undefined || current.metadata.uid !== intent.uid)
@@ -87,16 +68,11 @@ export function judge(intent: StatusIntent, current: KubeObject | undefined): De
   if (intent.observedGeneration < generation || intent.observedGeneration < observed) {
     return { apply: false, reason: 'stale' };
   }
-  const desired: Record<string, unknown> = {
-    ...intent.status,
-    observedGeneration: intent.observedGeneration,
-  };
-  if ('conditions' in desired)
-    desired['conditions'] = keepTransitionTimes(desired['conditions'], status['conditions']);
-  const same = Object.entries(desired).every(([field, value]) =>
-    isDeepStrictEqual(status[field], value),
-  );
-  return same ? { apply: false, reason: 'noop' } : { apply: true, status: desired };
+  // the same rule the publisher applies before sending an intent (status-in-place.ts)
+  const desired = desiredStatus(intent, status);
+  return statusInPlace(desired, status)
+    ? { apply: false, reason: 'noop' }
+    : { apply: true, status: desired };
 }
 
 export interface StatusApplierDeps {
@@ -157,7 +133,7 @@ export class StatusApplier implements Reconciler {
     } finally {
       metrics.patchDuration.observe((performance.now() - started) / 1_000);
     }
-    this.#written.remember(intent.key, answer);
+    this.#written.remember(intent.key, answer, current?.metadata.resourceVersion);
     metrics.patches.inc({ result: 'applied' });
     context.log.info({ observedGeneration: intent.observedGeneration }, 'status applied');
     return { wrote: answer.metadata.resourceVersion };

@@ -48,6 +48,17 @@ describe('batching reader', () => {
     assert.deepEqual(batches, [['a', 'missing', 'b'], ['c']]);
   });
 
+  it('batches reads made from later continuations of the same turn (reconciles side by side)', async () => {
+    const { batches, reader } = recordingReader();
+    const reads = new BatchingReader(reader);
+    const later = async (name: string, hops: number) => {
+      for (let i = 0; i < hops; i++) await Promise.resolve();
+      return reads.read(key(name));
+    };
+    await Promise.all([reads.read(key('a')), later('b', 1), later('c', 5)]);
+    assert.deepEqual(batches, [['a', 'b', 'c']]);
+  });
+
   it('fails every read of a batch whose request fails', async () => {
     const { reader } = recordingReader(true);
     const reads = new BatchingReader(reader);

@@ -1,7 +1,8 @@
 // Reads of the bus issued in the same turn of the event loop, sent as one
 // batched request: an operator that applies three objects at once
 // (Promise.all of ctx.apply) reads their recorded states with one direct get
-// instead of three, without having to know about batching.
+// instead of three, without having to know about batching — and so do the
+// reconciles running side by side whose reads fall in the same turn.
 import type { KubeObject } from '../events/kube-object.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { ObjectReader } from './object-reader.js';
@@ -19,7 +20,7 @@ export class BatchingReader {
 
   read(key: ObjectKey): Promise<KubeObject | undefined> {
     return new Promise((resolve, reject) => {
-      if (this.#waiting.length === 0) queueMicrotask(() => void this.#flush());
+      if (this.#waiting.length === 0) setImmediate(() => void this.#flush());
       this.#waiting.push({ key, resolve, reject });
     });
   }

@@ -32,11 +32,12 @@ export interface PartitionedControllerOptions extends Omit<
 /**
  * Requests pulled per partition before they are settled. Few: a request left
  * in the work stream still coalesces with newer marks for its object (one
- * per subject), while one pulled early only waits in memory, heartbeated.
- * Four times the workers across the partitions keeps every worker fed.
+ * per subject), while one pulled early only waits in memory, heartbeated
+ * (a NATS message every ackWait / 3). The workers' share of the partitions,
+ * plus one waiting behind each, keeps every worker fed.
  */
 export function pendingPerPartition(maxConcurrent: number, partitions: number): number {
-  return Math.max(4, Math.ceil((4 * maxConcurrent) / partitions));
+  return Math.ceil(maxConcurrent / partitions) + 1;
 }
 
 export interface RunningPartitions {

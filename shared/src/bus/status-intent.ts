@@ -5,6 +5,7 @@ import { headers as natsHeaders } from '@nats-io/nats-core';
 import { z } from 'zod';
 import { ObjectKeySchema } from '../kube/names.js';
 import type { ObjectKey } from '../runtime/object-key.js';
+import { PublishedStatus } from './published-status.js';
 import { partitionOf, subjects } from './subjects.js';
 
 export const StatusIntentSchema = z.object({
@@ -36,13 +37,26 @@ export function encodeStatusIntent(
  * only its status writers consume them.
  */
 export class StatusPublisher {
+  readonly #published = new PublishedStatus();
+
   constructor(
     private readonly js: JetStreamClient,
     private readonly controller: string,
     private readonly partitions: number,
   ) {}
 
-  async publish(intent: Omit<StatusIntent, 'key' | 'time'> & { key: ObjectKey }): Promise<void> {
+  /**
+   * Publishes the intent — unless `current` (the object's status as the
+   * reconciler read it) shows it in place, or shows what it showed when this
+   * process published the same intent moments ago (published-status.ts): a
+   * re-reconcile then costs the status writer nothing. Without `current`,
+   * always publishes (and forgets what it published before for the object).
+   */
+  async publish(
+    intent: Omit<StatusIntent, 'key' | 'time'> & { key: ObjectKey },
+    current?: Record<string, unknown>,
+  ): Promise<void> {
+    if (current !== undefined && this.#published.redundant(intent, current)) return;
     const headers = natsHeaders();
     headers.set('content-type', 'application/json');
     if (intent.traceparent !== undefined) headers.set('traceparent', intent.traceparent);
@@ -51,12 +65,16 @@ export class StatusPublisher {
       partitionOf(intent.key, this.partitions),
       intent.key,
     );
-    await this.js.publish(
-      subject,
-      encodeStatusIntent({ ...intent, time: new Date().toISOString() }),
-      {
+    await this.js
+      .publish(subject, encodeStatusIntent({ ...intent, time: new Date().toISOString() }), {
         headers,
-      },
-    );
+      })
+      .catch((error: unknown) => {
+        this.#published.forget(intent.uid);
+        throw error;
+      });
+    // one published without `current` (a Degraded status) is a newer word than the memo
+    if (current === undefined) this.#published.forget(intent.uid);
+    else this.#published.published(intent, current);
   }
 }

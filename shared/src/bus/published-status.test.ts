@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PublishedStatus } from './published-status.js';
+
+const ready = (status: string, time: string) => [
+  { type: 'Ready', status, reason: 'R', message: '', lastTransitionTime: time },
+];
+const intent = (status: Record<string, unknown>, observedGeneration = 1, uid = 'u1') => ({
+  uid,
+  observedGeneration,
+  status,
+});
+
+describe('published status intents', () => {
+  it('leave out an intent the object already shows, transition times aside', () => {
+    const memo = new PublishedStatus();
+    const current = { phase: 'Ready', conditions: ready('True', 't1'), observedGeneration: 1 };
+    assert.equal(
+      memo.redundant(intent({ phase: 'Ready', conditions: ready('True', 't2') }), current),
+      true,
+    );
+    assert.equal(memo.redundant(intent({ phase: 'Failed' }), current), false);
+    assert.equal(
+      memo.redundant(intent({ phase: 'Ready' }, 2), current),
+      false,
+      'a newer generation',
+    );
+  });
+
+  it('leave out the same intent again while the status is as it was when it went out', () => {
+    const memo = new PublishedStatus();
+    const first = intent({ phase: 'Provisioning', conditions: ready('False', 't1') });
+    assert.equal(memo.redundant(first, {}), false);
+    memo.published(first, {});
+    const again = intent({ phase: 'Provisioning', conditions: ready('False', 't2') });
+    assert.equal(memo.redundant(again, {}), true, 'still pending');
+    assert.equal(memo.redundant(intent({ phase: 'Ready' }), {}), false, 'a different status');
+    assert.equal(memo.redundant(again, {}), true);
+    assert.equal(
+      memo.redundant(again, { phase: 'Failed', observedGeneration: 1 }),
+      false,
+      'someone else wrote the status: it is repaired',
+    );
+    assert.equal(
+      memo.redundant(intent({ phase: 'Provisioning' }, 2), {}),
+      false,
+      'a later generation',
+    );
+    assert.equal(
+      memo.redundant(intent({ phase: 'Provisioning' }, 1, 'u2'), {}),
+      false,
+      're-created',
+    );
+  });
+
+  it('publish again once the memo is older than its ttl, or forgotten', () => {
+    let now = 0;
+    const memo = new PublishedStatus({ ttlMs: 1_000, now: () => now });
+    const sent = intent({ phase: 'Provisioning' });
+    memo.published(sent, {});
+    assert.equal(memo.redundant(sent, {}), true);
+    now = 1_000;
+    assert.equal(memo.redundant(sent, {}), false, 'a lost or parked intent goes out again');
+    memo.published(sent, {});
+    memo.forget('u1');
+    assert.equal(memo.redundant(sent, {}), false);
+  });
+
+  it('publish a newer word even when the object shows it: the latest pending intent wins', () => {
+    const memo = new PublishedStatus();
+    const shown = { phase: 'Ready', observedGeneration: 1 };
+    memo.published(intent({ phase: 'Failed' }), shown); // on its way, not yet applied
+    assert.equal(memo.redundant(intent({ phase: 'Ready' }), shown), false);
+  });
+
+  it('keep at most capacity objects', () => {
+    const memo = new PublishedStatus({ capacity: 1 });
+    memo.published(intent({ phase: 'A' }, 1, 'u1'), {});
+    memo.published(intent({ phase: 'A' }, 1, 'u2'), {});
+    assert.equal(memo.redundant(intent({ phase: 'A' }, 1, 'u1'), {}), false);
+    assert.equal(memo.redundant(intent({ phase: 'A' }, 1, 'u2'), {}), true);
+  });
+});

@@ -1,0 +1,83 @@
+// What this process last published as an object's status intent, so a
+// re-reconcile that comes to the same status does not publish it again — and
+// so cost the status writer a run that writes nothing. Memory alone never
+// decides: an intent is left out only while the object's status, as the
+// reconciler read it, shows either that intent in place or the status it
+// showed when the intent went out (nobody else has written it since, and
+// the writer applies the latest intent per object). A status anyone else
+// changed is published over again, and so repaired — with one bounded
+// exception: a status set back to exactly what it was before the intent,
+// within ttlMs of it, waits for the object's next reconcile.
+import { isDeepStrictEqual } from 'node:util';
+import { desiredStatus, sameStatus, statusInPlace } from './status-in-place.js';
+
+interface Published {
+  readonly generation: number;
+  readonly status: Record<string, unknown>;
+  /** the object's status when it was published */
+  readonly before: Record<string, unknown>;
+  readonly at: number;
+}
+
+export interface PublishedStatusOptions {
+  /** how long a memo is trusted: a lost, parked or undone intent is published again after it */
+  readonly ttlMs?: number;
+  readonly capacity?: number;
+  readonly now?: () => number;
+}
+
+export interface StatusCandidate {
+  readonly uid: string;
+  readonly observedGeneration: number;
+  readonly status: Record<string, unknown>;
+}
+
+export class PublishedStatus {
+  readonly #published = new Map<string, Published>();
+  readonly #ttlMs: number;
+  readonly #capacity: number;
+  readonly #now: () => number;
+
+  constructor(options: PublishedStatusOptions = {}) {
+    this.#ttlMs = options.ttlMs ?? 10_000;
+    this.#capacity = options.capacity ?? 20_000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * Whether publishing `intent` would ask for nothing new, given the object's
+   * status as the reconciler read it (`current`).
+   */
+  redundant(intent: StatusCandidate, current: Record<string, unknown>): boolean {
+    const last = this.#published.get(intent.uid);
+    const fresh =
+      last !== undefined &&
+      last.generation === intent.observedGeneration &&
+      this.#now() - last.at < this.#ttlMs;
+    if (last !== undefined && !fresh) this.#published.delete(intent.uid);
+    if (fresh && !sameStatus(intent.status, last.status)) return false; // a newer word: latest wins
+    if (statusInPlace(desiredStatus(intent, current), current)) return true; // the writer would skip it
+    // pending (or applied, not yet seen): nobody else has written the status since
+    return fresh && isDeepStrictEqual(current, last.before);
+  }
+
+  /** Remembers an intent as published. */
+  published(intent: StatusCandidate, current: Record<string, unknown>): void {
+    this.#published.delete(intent.uid); // re-insert: the map's order is the LRU order
+    this.#published.set(intent.uid, {
+      generation: intent.observedGeneration,
+      status: intent.status,
+      before: current,
+      at: this.#now(),
+    });
+    if (this.#published.size > this.#capacity) {
+      const oldest = this.#published.keys().next().value;
+      if (oldest !== undefined) this.#published.delete(oldest);
+    }
+  }
+
+  /** After a failed publish: nothing is known to be on its way. */
+  forget(uid: string): void {
+    this.#published.delete(uid);
+  }
+}
