@@ -4,12 +4,9 @@
 // fails the intermediate perturbation with the oracle that names it, and the
 // printed replay line reproduces exactly that failure.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import type { PerturbationReport } from 'kubebus/testing';
+import { kubebus, reportOf } from '../support/kubebus-test-run.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const CORRECT = 'test/support/operators/checkpointed.ts';
 const BUGGY = 'test/support/operators/checkpointed-early.ts';
 
@@ -20,33 +17,6 @@ const FULL_RUN_MS = 600_000;
 const SHORT_RUN_MS = 240_000;
 const SUITE_MS = FULL_RUN_MS + 2 * SHORT_RUN_MS + 120_000;
 
-/** `kubebus <args>` from the repository root: its exit status, stdout and stderr. */
-function kubebus(
-  args: readonly string[],
-  timeoutMs: number,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--conditions=source', '--import', 'tsx', 'packages/kubebus/src/cli/main.ts', ...args],
-      { cwd: root, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-        const killed = error?.killed === true ? `\n(killed after ${timeoutMs / 1000} s)` : '';
-        resolve({ code, stdout, stderr: `${stderr}${killed}` });
-      },
-    );
-  });
-}
-
-function reportOf(stdout: string, stderr: string): PerturbationReport {
-  try {
-    return JSON.parse(stdout) as PerturbationReport;
-  } catch {
-    throw new Error(`kubebus test printed no JSON report; stderr: ${stderr.slice(-2000)}`);
-  }
-}
-
 describe('kubebus test: perturbation testing', { timeout: SUITE_MS }, () => {
   it(
     'passes a correct operator, crashing it after every write the reference shows',
@@ -54,7 +24,8 @@ describe('kubebus test: perturbation testing', { timeout: SUITE_MS }, () => {
     async () => {
       // 10: the fewest that reach unobserved:s4-s5 (the kinds alternate)
       const { code, stdout, stderr } = await kubebus(
-        ['test', CORRECT, '--budget', '10', '-o', 'json'],
+        // the stale kind has its own test (stale-reads.test.ts)
+        ['test', CORRECT, '--budget', '10', '--perturb', 'intermediate,unobserved', '-o', 'json'],
         FULL_RUN_MS,
       );
       const report = reportOf(stdout, stderr);

@@ -13,6 +13,7 @@ import {
   defaultTopology,
   Buckets,
   ObjectReader,
+  OwnWrites,
   StatusPublisher,
   Streams,
   parseWorkMark,
@@ -50,6 +51,9 @@ import { startHttpSource } from './http-source.js';
 import { sinkAuthenticator } from './sink-auth.js';
 import type { KnownResource } from './knative-event.js';
 
+/** How long a read waits for the bus to record this process' own write before one GET instead. */
+const READ_YOUR_WRITES_WAIT_MS = 2_000;
+
 const parkedSkipsMetric = perRegistry(
   (registry: Registry) =>
     new Counter({
@@ -75,6 +79,8 @@ export interface ReconcilerTools {
   /** this replica's id (Events' reportingInstance) */
   readonly instance: string;
   readonly applied: AppliedObjects;
+  /** what this process wrote, so its reads never answer older (read-your-own-writes) */
+  readonly ownWrites?: OwnWrites;
   /** count a change to a dead-lettered object that is left alone */
   readonly onParked: () => void;
 }
@@ -126,10 +132,23 @@ export async function startReconcilerService(deps: {
   );
   const client = deps.kube;
   await requireKubernetesVersion(client, log);
+  // read-your-own-writes (ADR 0019): no read older than this process' own last write of the object
+  const ownWrites = new OwnWrites();
+  const staleReads = runtimeMetrics(registry).staleReads;
   const recorded = new ObjectReader(
     jsm,
     (path) => client.getIfExists<KubeObject>(path),
     serverAtLeast(bus.nc, '2.11.0'),
+    // without a watcher (Knative) the bus never records the own writes: nothing to wait for
+    config.consume
+      ? {
+          writes: ownWrites,
+          waitMs: READ_YOUR_WRITES_WAIT_MS,
+          onStaleRead: (outcome) => {
+            staleReads.inc({ controller: config.controller, outcome });
+          },
+        }
+      : undefined,
   );
   // Behind Knative with no watcher the stream records nothing: what it lacks
   // is read from the apiserver. Consuming the work stream, a watcher records
@@ -151,6 +170,7 @@ export async function startReconcilerService(deps: {
     fieldManager: config.fieldManager,
     instance: config.replicaId,
     applied: new AppliedObjects(),
+    ownWrites,
     onParked: () => {
       parkedSkips.inc();
     },

@@ -1,15 +1,33 @@
 // The current object for a reconcile, without an apiserver request: the last
 // event of the object in KUBEBUS_EVENTS is a shared, durable cache. Objects
-// published by reference are fetched through the given callback.
-import type { JetStreamManager, StoredMsg } from '@nats-io/jetstream';
-import { opOf } from '../events/kube-event.js';
+// published by reference are fetched through the given callback. With
+// OwnWrites, no read answers an object older than this process last wrote
+// of it (read-your-own-writes, ADR 0019): the common case — the record is the
+// own write, or comes after the event that carried it — costs nothing more.
+import { DeliverPolicy, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import type { MsgHdrs } from '@nats-io/nats-core';
+import { opOf, type KubeCloudEvent } from '../events/kube-event.js';
 import type { KubeObject } from '../events/kube-object.js';
 import { decodeNatsMessage } from '../events/nats-binding.js';
 import type { ObjectKey } from '../runtime/object-key.js';
+import type { OwnWrites, PendingWrite, RecordedRevision, StaleReadOutcome } from './own-writes.js';
 import { subjects } from './subjects.js';
 import { Streams } from './topology.js';
 
 export type FetchByReference = (apiPath: string) => Promise<KubeObject | undefined>;
+
+export interface ReadYourWrites {
+  readonly writes: OwnWrites;
+  /** how long a read waits for the bus to record an own write before asking the apiserver */
+  readonly waitMs: number;
+  /** told each time a read had to do more than read (the stale-reads metric) */
+  readonly onStaleRead?: (outcome: StaleReadOutcome) => void;
+}
+
+interface Recorded {
+  readonly revision: RecordedRevision;
+  readonly event: KubeCloudEvent;
+}
 
 export class ObjectReader {
   constructor(
@@ -17,6 +35,7 @@ export class ObjectReader {
     private readonly fetchByReference: FetchByReference,
     /** batched direct gets (multi_last) need nats-server >= 2.11 */
     private readonly batch = false,
+    private readonly ownWrites?: ReadYourWrites,
   ) {}
 
   /**
@@ -25,13 +44,14 @@ export class ObjectReader {
    * replica may answer: a replica catching up after a restart answers "not
    * there" or an older revision, and a reconcile that believed it would ack
    * its work for an object it never saw. Reads of what the object owns stay direct and
-   * batched: a stale one costs a redundant write, never a lost change.
+   * batched: a stale one costs a redundant write, never a lost change — and
+   * one older than this process' own write of it is caught (OwnWrites).
    */
   async read(key: ObjectKey): Promise<KubeObject | undefined> {
     const stored = await this.jsm.streams.getMessage(Streams.events, {
       last_by_subj: subjects.event(key),
     });
-    return stored === null ? undefined : this.#decode(stored);
+    return this.#answer(key, stored === null ? undefined : stored);
   }
 
   /**
@@ -46,21 +66,124 @@ export class ObjectReader {
       multi_last: wanted,
     }))
       found.set(stored.subject, stored);
-    return Promise.all(
-      wanted.map(async (subject) => {
-        const stored = found.get(subject);
-        return stored === undefined ? undefined : this.#decode(stored);
-      }),
-    );
+    return Promise.all(keys.map((key, i) => this.#answer(key, found.get(wanted[i] as string))));
   }
 
-  async #decode(stored: StoredMsg): Promise<KubeObject | undefined> {
-    const decoded = decodeNatsMessage(stored.data, stored.header);
-    if (!decoded.ok) throw decoded.error;
-    const { event } = decoded;
+  async #answer(key: ObjectKey, stored: StoredMsg | undefined): Promise<KubeObject | undefined> {
+    const recorded =
+      stored === undefined ? undefined : recordOf(stored.seq, stored.data, stored.header);
+    const own = this.ownWrites;
+    if (own !== undefined) {
+      if (recorded !== undefined) own.writes.read(key, recorded.revision.seq);
+      const freshness = own.writes.freshness(key, recorded?.revision);
+      const pending = freshness === 'fresh' ? undefined : own.writes.pending(key);
+      if (pending !== undefined && recorded !== undefined && freshness === 'unknown') {
+        // a later record of another revision: usually the own write is the
+        // first event after the read before it — one direct get to tell
+        if (await this.#firstAfterIsOwn(key, pending)) {
+          own.onStaleRead?.('superseded');
+          return this.#objectOf(recorded.event);
+        }
+      }
+      if (pending !== undefined) return this.#catchUp(key, pending, recorded, own);
+    }
+    return recorded === undefined ? undefined : this.#objectOf(recorded.event);
+  }
+
+  /**
+   * The record may be older than the own write: the object's events from
+   * where the write can first be, in one ordered-consumer pass that also
+   * waits (bounded) for the watcher to publish it; then the latest of them.
+   * Not in time: one GET from the apiserver, which answers the current object.
+   */
+  async #catchUp(
+    key: ObjectKey,
+    pending: PendingWrite,
+    recorded: Recorded | undefined,
+    own: ReadYourWrites,
+  ): Promise<KubeObject | undefined> {
+    const at = recorded?.revision.seq ?? 0;
+    // the bus was found behind at this very record before: it still is
+    if (pending.fellBackAt !== at) {
+      const caughtUp = await this.#followUntil(key, pending, own.waitMs);
+      if (caughtUp !== undefined) {
+        own.onStaleRead?.(caughtUp.waited ? 'waited' : 'superseded');
+        return caughtUp.latest === undefined ? undefined : this.#objectOf(caughtUp.latest.event);
+      }
+    }
+    pending.fellBack(at);
+    let current: KubeObject | undefined;
+    try {
+      current = await this.fetchByReference(pending.path);
+    } catch {
+      // the apiserver refuses (a kind this reconciler may write but not get)
+      // or is down: the record, as without read-your-own-writes
+      own.onStaleRead?.('unavailable');
+      return recorded === undefined ? undefined : this.#objectOf(recorded.event);
+    }
+    own.onStaleRead?.('fell_back');
+    return withoutSecretData(current);
+  }
+
+  async #firstAfterIsOwn(key: ObjectKey, pending: PendingWrite): Promise<boolean> {
+    const next = await this.jsm.direct.getMessage(Streams.events, {
+      seq: Math.max(1, pending.from),
+      next_by_subj: subjects.event(key),
+    });
+    return next !== null && pending.reached(recordOf(next.seq, next.data, next.header).revision);
+  }
+
+  async #followUntil(
+    key: ObjectKey,
+    pending: PendingWrite,
+    waitMs: number,
+  ): Promise<{ readonly latest: Recorded | undefined; readonly waited: boolean } | undefined> {
+    const consumer = await this.jsm.jetstream().consumers.get(Streams.events, {
+      filter_subjects: [subjects.event(key)],
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: Math.max(1, pending.from),
+    });
+    const backlog = (await consumer.info()).num_pending;
+    const messages = await consumer.consume();
+    const timer = setTimeout(() => {
+      messages.stop();
+    }, waitMs);
+    let latest: Recorded | undefined;
+    let reachedAt: number | undefined;
+    let index = 0;
+    try {
+      for await (const message of messages) {
+        const record = recordOf(message.seq, message.data, message.headers);
+        latest = record;
+        if (reachedAt === undefined && pending.reached(record.revision)) reachedAt = index;
+        index++;
+        if (reachedAt !== undefined && message.info.pending === 0) break;
+      }
+    } finally {
+      clearTimeout(timer);
+      await messages.close();
+    }
+    return reachedAt === undefined ? undefined : { latest, waited: reachedAt >= backlog };
+  }
+
+  async #objectOf(event: KubeCloudEvent): Promise<KubeObject | undefined> {
     if (opOf(event) === 'delete') return undefined;
     if (event.kbref === 'apiserver' || event.data === undefined)
       return this.fetchByReference(event.subject);
     return event.data;
   }
+}
+
+function recordOf(seq: number, data: Uint8Array, headers: MsgHdrs | undefined): Recorded {
+  const decoded = decodeNatsMessage(data, headers);
+  if (!decoded.ok) throw decoded.error;
+  const { event } = decoded;
+  return { event, revision: { seq, uid: event.kbuid, resourceVersion: event.kbrv } };
+}
+
+/** What the bus records of a Secret (the watcher never publishes its data): the same from a fall-back GET. */
+function withoutSecretData(object: KubeObject | undefined): KubeObject | undefined {
+  if (object === undefined || object.apiVersion !== 'v1' || object.kind !== 'Secret') return object;
+  const { data: _data, stringData: _stringData, ...rest } = object;
+  return rest;
 }

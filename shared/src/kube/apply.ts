@@ -90,8 +90,9 @@ export async function setFinalizer(
   finalizer: string,
   present: boolean,
   fieldManager: string,
-): Promise<void> {
-  await apply(
+): Promise<KubeObject> {
+  // the answer: the revision this write made (read-your-own-writes)
+  return apply(
     client,
     resource,
     {

@@ -89,6 +89,12 @@ export const runtimeMetrics = perRegistry((registry: Registry) => {
       labelNames: ['controller'],
       registers,
     }),
+    staleReads: new Counter({
+      name: 'kubebus_reconcile_stale_reads_total',
+      help: "Reads from the bus older than this process' own last write of the object (read-your-own-writes): superseded (the write was there, a later one after it), waited (until the bus had it), fell_back (read from the apiserver), unavailable (neither answered)",
+      labelNames: ['controller', 'outcome'],
+      registers,
+    }),
     superseded: new Counter({
       name: 'kubebus_workqueue_superseded_total',
       help: 'Requests replaced by a newer one for the same object before they ran (latest wins)',

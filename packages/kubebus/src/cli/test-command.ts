@@ -11,7 +11,8 @@ export const TEST_COMMAND: CommandSpec = {
   summary: [
     'perturbation testing on real servers: the operator over a workload (your samples,',
     'specs generated from the zod schema) unperturbed, then crashed after each write',
-    'and with changes it never sees; exit 1 at the first schedule that fails an oracle',
+    'with changes it never sees and with older revisions read from the bus; exit 1 at',
+    'the first schedule that fails an oracle',
   ],
   options: {
     budget: {
@@ -23,6 +24,11 @@ export const TEST_COMMAND: CommandSpec = {
       type: 'string',
       value: 'duration',
       help: 'how long a perturbed run may take to converge, e.g. 90s (default 60s)',
+    },
+    perturb: {
+      type: 'string',
+      value: 'kinds',
+      help: 'only these kinds of schedule, e.g. stale or intermediate,unobserved (default all three)',
     },
     replay: {
       type: 'string',

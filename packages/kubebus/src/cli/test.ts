@@ -9,7 +9,7 @@ import { ExitCodes, type Exit, type Host } from './command-spec.js';
 import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
 
 const USAGE =
-  'kubebus test <operator.ts|.js> [--budget n] [--reach-within 60s] [--replay <schedule>] [--samples file.yaml] [--seed n] [-o json]';
+  'kubebus test <operator.ts|.js> [--budget n] [--perturb kinds] [--reach-within 60s] [--replay <schedule>] [--samples file.yaml] [--seed n] [-o json]';
 
 function counted(line: CommandLine, name: string, least: number): number | undefined {
   const text = stringOption(line, name);
@@ -27,6 +27,19 @@ function duration(line: CommandLine, name: string): number | undefined {
   if (!parsed.success || parsed.data <= 0)
     return usageError(`--${name} "${text}" must be a duration such as 60s or 2m`);
   return parsed.data;
+}
+
+const KINDS = ['intermediate', 'unobserved', 'stale'] as const;
+
+/** --perturb: the kinds of schedule to try, comma-separated. */
+function kindsOf(line: CommandLine): (typeof KINDS)[number][] | undefined {
+  const text = stringOption(line, 'perturb');
+  if (text === undefined) return undefined;
+  const kinds = text.split(',').map((kind) => kind.trim());
+  const unknown = kinds.find((kind) => !(KINDS as readonly string[]).includes(kind));
+  if (unknown !== undefined || kinds.length === 0)
+    return usageError(`--perturb "${text}": the kinds are ${KINDS.join(', ')}`);
+  return kinds as (typeof KINDS)[number][];
 }
 
 /** The documents of a YAML file, each an object. */
@@ -59,6 +72,7 @@ export async function testCommand(line: CommandLine, host: Host): Promise<Exit> 
   const seed = counted(line, 'seed', 0);
   const reachWithinMs = duration(line, 'reach-within');
   const replay = stringOption(line, 'replay');
+  const kinds = kindsOf(line);
   const samplesFile = stringOption(line, 'samples');
   const samples = samplesFile === undefined ? undefined : samplesOf(samplesFile);
   const file = line.positionals[0] ?? usageError(`missing the operator module; usage: ${USAGE}`);
@@ -80,6 +94,7 @@ export async function testCommand(line: CommandLine, host: Host): Promise<Exit> 
       ...(seed === undefined ? {} : { seed }),
       ...(reachWithinMs === undefined ? {} : { reachWithinMs }),
       ...(replay === undefined ? {} : { replay }),
+      ...(kinds === undefined ? {} : { kinds }),
       ...(samples === undefined ? {} : { samples }),
       progress: (text) => host.stderr.write(`${text}\n`),
       replayLine: (schedule) => `${again} --replay ${schedule}`,

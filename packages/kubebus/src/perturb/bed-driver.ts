@@ -10,6 +10,7 @@ import { startEnvironment } from '../testing/environment.js';
 import { observe, type ObservedState } from './observed-state.js';
 import type { RecordingOperator, Seen } from './recording-operator.js';
 import type { PerturbationOptions } from './report.js';
+import { BusTimeTravel } from './time-travel.js';
 import type { Step, Workload } from './workload.js';
 
 export type BedDriverOptions = Pick<PerturbationOptions, 'env' | 'standIn'>;
@@ -22,19 +23,23 @@ export class BedDriver {
     private readonly client: KubeClient,
     private readonly recording: RecordingOperator,
     private readonly options: BedDriverOptions,
+    private readonly travel: BusTimeTravel,
   ) {}
 
   static async start(recording: RecordingOperator, options: BedDriverOptions): Promise<BedDriver> {
     // the garbage collector (kube-controller-manager) removes what an owner leaves
     const environment = await startEnvironment({ cluster: 'local', controllerManager: true });
+    let travel: BusTimeTravel | undefined;
     try {
       const credentials = await loadKubeConfig(environment.kubeconfigPath, {});
       const client = new KubeClient(credentials, restClientMetrics(new Registry()));
       await environment.install(recording.definition.for);
-      const driver = new BedDriver(environment, client, recording, options);
+      travel = await BusTimeTravel.connect(environment.natsUrl);
+      const driver = new BedDriver(environment, client, recording, options, travel);
       await driver.startOperator();
       return driver;
     } catch (error) {
+      await travel?.close();
       await environment.stop();
       throw error;
     }
@@ -125,8 +130,43 @@ export class BedDriver {
     return observe(this.client, this.operator, namespace, name);
   }
 
+  /** Now, on the bus: where a stale schedule travels back to. */
+  busNow(): Promise<number> {
+    return this.travel.now();
+  }
+
+  /**
+   * Takes the bus' record of an owned object (`Kind/name`) back to what it was
+   * at `to` (busNow); answers how many revisions that took out, or why it cannot.
+   */
+  async travelBack(namespace: string, target: string, to: number): Promise<number | string> {
+    const [kind, name] = target.split('/') as [string, string];
+    const resource = (this.operator.owns ?? []).find((owned) => owned.kind === kind);
+    if (resource === undefined) return `${kind} is not a kind the operator owns`;
+    const ref = {
+      group: resource.group,
+      version: resource.version,
+      resource: resource.plural,
+      namespaced: resource.scope === 'Namespaced',
+    };
+    const current = await this.client.getIfExists<ResourceObject>(
+      objectPath(ref, ref.namespaced ? namespace : '', name),
+    );
+    return this.travel.travelBack(
+      {
+        group: resource.group,
+        resource: resource.plural,
+        namespace: ref.namespaced ? namespace : '',
+        name,
+      },
+      to,
+      current?.metadata.resourceVersion,
+    );
+  }
+
   async stop(): Promise<void> {
     this.#running = undefined;
+    await this.travel.close();
     this.client.close();
     await this.environment.stop();
   }

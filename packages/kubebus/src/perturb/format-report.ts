@@ -2,6 +2,14 @@
 // failure — the oracle it broke, what differed, what the operator saw and
 // wrote — and the line that re-runs just it.
 import type { PerturbationReport, ReconcileSummary } from './report.js';
+import { parseSchedule } from './schedule.js';
+
+/** The step a schedule is judged at: an intermediate or stale schedule's own, an unobserved one's last. */
+function judgedStep(schedule: string): number | undefined {
+  const parsed = parseSchedule(schedule);
+  if ('error' in parsed) return undefined;
+  return parsed.kind === 'unobserved' ? parsed.to : parsed.step;
+}
 
 function reconcileLines(reconciles: readonly ReconcileSummary[]): string[] {
   return reconciles.map(
@@ -35,14 +43,14 @@ export function formatReport(report: PerturbationReport): string {
     );
     return `${lines.join('\n')}\n`;
   }
-  // the step judged: an intermediate schedule's own, an unobserved one's last
-  const step = /s(\d+)(?::k\d+)?$/.exec(failure.schedule)?.[1];
+  const step = judgedStep(failure.schedule);
   lines.push(
     '',
     `FAIL ${failure.schedule}: oracle ${failure.oracle ?? 'converges'}`,
     ...(step === undefined
       ? []
-      : [`  workload step ${step}: ${report.workload.steps[Number(step)] ?? ''}`]),
+      : [`  workload step ${step}: ${report.workload.steps[step] ?? ''}`]),
+    ...(failure.note === undefined ? [] : [`  the perturbation: ${failure.note}`]),
     '  what differed from the reference:',
     ...(failure.detail ?? []).map((line) => `    ${line}`),
     '  what the operator saw and wrote (this step):',

@@ -10,7 +10,7 @@ import { RecordingOperator } from './recording-operator.js';
 import { referenceRun, type Reference } from './reference-run.js';
 import type { PerturbationOptions, PerturbationReport, ScheduleResult } from './report.js';
 import { runSchedule } from './run-schedule.js';
-import { parseSchedule, type Schedule } from './schedule.js';
+import { parseSchedule, SCHEDULE_KINDS, type Schedule, type ScheduleKind } from './schedule.js';
 import { workloadOf, type Workload } from './workload.js';
 
 export const DEFAULT_BUDGET = 24;
@@ -19,8 +19,15 @@ export class PerturbationSetupError extends Error {
   override readonly name = 'PerturbationSetupError';
 }
 
-/** Every schedule the reference allows, the two kinds interleaved so a small budget tries both. */
-export function plannedSchedules(workload: Workload, reference: Reference): Schedule[] {
+/**
+ * Every schedule the reference allows, the kinds interleaved so a small
+ * budget tries each (only those of `kinds`, when given).
+ */
+export function plannedSchedules(
+  workload: Workload,
+  reference: Reference,
+  kinds: readonly ScheduleKind[] = SCHEDULE_KINDS,
+): Schedule[] {
   const intermediate: Schedule[] = reference.steps.flatMap((step) =>
     Array.from({ length: step.maxWritesPerReconcile }, (_, index) => ({
       kind: 'intermediate' as const,
@@ -31,14 +38,36 @@ export function plannedSchedules(workload: Workload, reference: Reference): Sche
   const unobserved: Schedule[] = workload.steps
     .slice(1)
     .map((_, index) => ({ kind: 'unobserved' as const, from: index, to: index + 1 }));
+  const stale = staleSchedules(workload, reference);
+  const lists = [intermediate, unobserved, stale].filter(
+    (list) => list[0] !== undefined && kinds.includes(list[0].kind),
+  );
   const all: Schedule[] = [];
-  for (let index = 0; index < Math.max(intermediate.length, unobserved.length); index++) {
-    const a = intermediate[index];
-    const b = unobserved[index];
-    if (a !== undefined) all.push(a);
-    if (b !== undefined) all.push(b);
-  }
+  for (let index = 0; index < Math.max(0, ...lists.map((list) => list.length)); index++)
+    for (const list of lists) {
+      const schedule = list[index];
+      if (schedule !== undefined) all.push(schedule);
+    }
   return all;
+}
+
+/**
+ * A stale schedule per owned object that the step before changed (pruned as
+ * Sieve prunes: travelling back an object that did not change shows the
+ * operator nothing new), for each step that keeps the object.
+ */
+function staleSchedules(workload: Workload, reference: Reference): Schedule[] {
+  const schedules: Schedule[] = [];
+  for (let step = 1; step < workload.steps.length; step++) {
+    if (workload.steps[step]?.action !== 'apply' || workload.steps[step - 1]?.action !== 'apply')
+      continue;
+    const then = reference.states[step - 1]?.owned ?? {};
+    const before = reference.states[step - 2]?.owned ?? {};
+    for (const target of Object.keys(then).sort())
+      if (JSON.stringify(then[target]) !== JSON.stringify(before[target]))
+        schedules.push({ kind: 'stale', step, target });
+  }
+  return schedules;
 }
 
 export async function perturbationTest(
@@ -77,7 +106,7 @@ export async function perturbationTest(
       say(
         `  step ${step.step} ${step.why}: ${step.writes} writes, at most ${step.maxWritesPerReconcile} per reconcile (${step.seconds.toFixed(1)} s)`,
       );
-    const planned = plannedSchedules(workload, reference);
+    const planned = plannedSchedules(workload, reference, options.kinds);
     const chosen = only === undefined ? planned.slice(0, budget) : [only];
     const schedules: ScheduleResult[] = [];
     let failure: PerturbationReport['failure'];

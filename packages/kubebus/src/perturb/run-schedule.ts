@@ -8,6 +8,7 @@ import type { RecordingOperator } from './recording-operator.js';
 import { summaryOf, type Reference } from './reference-run.js';
 import type { OracleName, ScheduleResult } from './report.js';
 import { formatSchedule, type Schedule } from './schedule.js';
+import { livesWithin, withoutUnseenEvents } from './unseen-lives.js';
 import type { Workload } from './workload.js';
 
 /** How long the armed reconcile may take to come (its work is redelivered quickly). */
@@ -37,10 +38,7 @@ type Verdict = Omit<ScheduleResult, 'schedule' | 'seconds'>;
 export async function runSchedule(run: Run, schedule: Schedule): Promise<ScheduleResult> {
   const started = performance.now();
   await run.driver.namespace(run.namespace);
-  const verdict =
-    schedule.kind === 'intermediate'
-      ? await intermediate(run, schedule.step, schedule.k)
-      : await unobserved(run, schedule.from, schedule.to);
+  const verdict = await perturbed(run, schedule);
   run.recording.disarm();
   return {
     schedule: formatSchedule(schedule),
@@ -49,9 +47,20 @@ export async function runSchedule(run: Run, schedule: Schedule): Promise<Schedul
   };
 }
 
-/** Steps before `until`, unperturbed, each reaching the reference's state. */
-async function prefix(run: Run, until: number): Promise<Verdict | undefined> {
-  for (let index = 0; index < until; index++) {
+function perturbed(run: Run, schedule: Schedule): Promise<Verdict> {
+  switch (schedule.kind) {
+    case 'intermediate':
+      return intermediate(run, schedule.step, schedule.k);
+    case 'unobserved':
+      return unobserved(run, schedule.from, schedule.to);
+    case 'stale':
+      return stale(run, schedule.step, schedule.target);
+  }
+}
+
+/** Steps `from`..`until` - 1, unperturbed, each reaching the reference's state. */
+async function prefix(run: Run, until: number, from = 0): Promise<Verdict | undefined> {
+  for (let index = from; index < until; index++) {
     const step = run.workload.steps[index];
     const expected = run.reference.states[index];
     if (step === undefined || expected === undefined) break;
@@ -113,6 +122,7 @@ async function unobserved(run: Run, from: number, to: number): Promise<Verdict> 
   const failed = await prefix(run, from);
   if (failed !== undefined) return failed;
   await run.driver.stopOperator();
+  let lives = livesWithin(run.workload.steps, from, to);
   try {
     for (let index = from; index <= to; index++) {
       const step = run.workload.steps[index];
@@ -127,6 +137,12 @@ async function unobserved(run: Run, from: number, to: number): Promise<Verdict> 
       run.recording.step = index;
       await run.driver.apply(run.namespace, run.workload, step);
     }
+    // a life deleted in the last step is unseen only if a finalizer does not keep it for the operator
+    if (
+      lives.some(([, deleted]) => deleted === to) &&
+      !(await run.driver.gone(run.namespace, run.workload.name))
+    )
+      lives = lives.filter(([, deleted]) => deleted !== to);
   } finally {
     await run.driver.startOperator();
   }
@@ -134,12 +150,48 @@ async function unobserved(run: Run, from: number, to: number): Promise<Verdict> 
     .slice(from, to + 1)
     .reduce((sum, step) => sum + step.writes, 0);
   const bound = 2 * writes + (run.reference.steps[to]?.maxWritesPerReconcile ?? 0);
-  return judge(run, to, bound);
+  return judge(run, to, bound, withoutUnseenEvents(run.reference.states, lives, to));
 }
 
-/** The oracles, against the reference's state at `index`. */
-async function judge(run: Run, index: number, bound: number): Promise<Verdict> {
-  const expected = run.reference.states[index];
+/**
+ * Time travel: the bus' record of `target` goes back to where it was before
+ * the step ahead of `index`, then step `index` is applied: its reconciles
+ * read the older revision (unless the runtime catches it: read-your-own-writes).
+ */
+async function stale(run: Run, index: number, target: string): Promise<Verdict> {
+  const step = run.workload.steps[index];
+  if (step === undefined) return notApplicable(`the workload has no step ${index}`);
+  if (step.action === 'delete' || run.workload.steps[index - 1]?.action === 'delete')
+    return notApplicable('the object is deleted in this step or the one before');
+  const failed = await prefix(run, index - 1);
+  if (failed !== undefined) return failed;
+  const then = await run.driver.busNow();
+  const failedBefore = await prefix(run, index, index - 1);
+  if (failedBefore !== undefined) return failedBefore;
+  const removed = await run.driver.travelBack(run.namespace, target, then);
+  if (typeof removed === 'string') return notApplicable(removed);
+  if (removed === 0)
+    return notApplicable(
+      `${target} did not change in step ${index - 1}: nothing to travel back to`,
+    );
+  run.recording.step = index;
+  await run.driver.apply(run.namespace, run.workload, step);
+  const reference = run.reference.steps[index];
+  const bound = 2 * (reference?.writes ?? 0) + (reference?.maxWritesPerReconcile ?? 0);
+  const verdict = await judge(run, index, bound);
+  return {
+    ...verdict,
+    note: `the bus' ${target} taken back ${removed} revision${removed === 1 ? '' : 's'}, to before step ${index - 1}`,
+  };
+}
+
+/** The oracles, against the reference's state at `index` (or what of it is owed, for an unobserved window). */
+async function judge(
+  run: Run,
+  index: number,
+  bound: number,
+  expected = run.reference.states[index],
+): Promise<Verdict> {
   if (expected === undefined) return notApplicable(`the reference has no step ${index}`);
   const reconciles = () => run.recording.recordsOf(run.namespace, index).map(summaryOf);
   const reached = await reach(watchOf(run), expected);

@@ -12,6 +12,11 @@ const schedules: fc.Arbitrary<Schedule> = fc.oneof(
   fc
     .tuple(fc.nat(50), fc.nat(5))
     .map(([from, span]) => ({ kind: 'unobserved' as const, from, to: from + span })),
+  fc.record({
+    kind: fc.constant('stale' as const),
+    step: fc.integer({ min: 1, max: 50 }),
+    target: fc.constantFrom('ConfigMap/sample-page', 'Deployment/web', 'Secret/a.b-c'),
+  }),
 );
 
 test('a printed schedule parses back to itself', () => {
@@ -26,6 +31,10 @@ test('a printed schedule parses back to itself', () => {
 test('the strings the report prints', () => {
   assert.equal(formatSchedule({ kind: 'intermediate', step: 2, k: 3 }), 'intermediate:s2:k3');
   assert.equal(formatSchedule({ kind: 'unobserved', from: 4, to: 5 }), 'unobserved:s4-s5');
+  assert.equal(
+    formatSchedule({ kind: 'stale', step: 1, target: 'ConfigMap/sample-journal' }),
+    'stale:s1:ConfigMap/sample-journal',
+  );
 });
 
 test('what is not a schedule is refused with one line saying what one looks like', () => {
@@ -34,6 +43,9 @@ test('what is not a schedule is refused with one line saying what one looks like
     'crash:s1:k1',
     'intermediate:s1:k0',
     'unobserved:s3-s1',
+    'stale:s0:ConfigMap/x',
+    'stale:s1:ConfigMap',
+    'stale:s1:ConfigMap/Upper',
     '',
   ]) {
     const parsed = parseSchedule(text);
@@ -42,5 +54,5 @@ test('what is not a schedule is refused with one line saying what one looks like
   }
   const unknown = parseSchedule('crash:s1:k1');
   assert.ok('error' in unknown);
-  assert.match(unknown.error, /intermediate:s1:k2 or unobserved:s0-s1/);
+  assert.match(unknown.error, /intermediate:s1:k2, unobserved:s0-s1 or stale:s1:ConfigMap\/name/);
 });

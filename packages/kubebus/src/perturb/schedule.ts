@@ -10,9 +10,19 @@
 //   unobserved:s<from>-s<to>    steps <from>..<to> are applied while the operator
 //                               is stopped: it only ever sees their end (latest
 //                               wins), a delete-and-recreate included
+//   stale:s<step>:<Kind>/<name> before workload step <step>, the bus' record of
+//                               the owned object goes back to what it was
+//                               before step <step>-1 (time travel: the
+//                               revisions since are taken out of KUBEBUS_EVENTS),
+//                               so the step's reconciles read an older revision
+//                               until the object changes again
 export type Schedule =
   | { readonly kind: 'intermediate'; readonly step: number; readonly k: number }
-  | { readonly kind: 'unobserved'; readonly from: number; readonly to: number };
+  | { readonly kind: 'unobserved'; readonly from: number; readonly to: number }
+  | { readonly kind: 'stale'; readonly step: number; readonly target: string };
+
+export type ScheduleKind = Schedule['kind'];
+export const SCHEDULE_KINDS: readonly ScheduleKind[] = ['intermediate', 'unobserved', 'stale'];
 
 export function formatSchedule(schedule: Schedule): string {
   switch (schedule.kind) {
@@ -20,11 +30,15 @@ export function formatSchedule(schedule: Schedule): string {
       return `intermediate:s${schedule.step}:k${schedule.k}`;
     case 'unobserved':
       return `unobserved:s${schedule.from}-s${schedule.to}`;
+    case 'stale':
+      return `stale:s${schedule.step}:${schedule.target}`;
   }
 }
 
 const INTERMEDIATE = /^intermediate:s(\d+):k(\d+)$/;
 const UNOBSERVED = /^unobserved:s(\d+)-s(\d+)$/;
+/** a kind and an object name as Kubernetes spells them */
+const STALE = /^stale:s(\d+):([A-Za-z][A-Za-z0-9]*\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/;
 
 /** The schedule a string names, or a one-line reason it names none. */
 export function parseSchedule(text: string): Schedule | { readonly error: string } {
@@ -42,7 +56,13 @@ export function parseSchedule(text: string): Schedule | { readonly error: string
     if (to < from) return { error: `"${text}": the last step comes before the first` };
     return { kind: 'unobserved', from, to };
   }
+  const stale = STALE.exec(trimmed);
+  if (stale !== null) {
+    const step = Number(stale[1]);
+    if (step < 1) return { error: `"${text}": a stale step needs one before it to travel back to` };
+    return { kind: 'stale', step, target: stale[2] as string };
+  }
   return {
-    error: `"${text}" is not a schedule; they look like intermediate:s1:k2 or unobserved:s0-s1 (the report prints them)`,
+    error: `"${text}" is not a schedule; they look like intermediate:s1:k2, unobserved:s0-s1 or stale:s1:ConfigMap/name (the report prints them)`,
   };
 }

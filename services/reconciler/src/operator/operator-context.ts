@@ -1,13 +1,14 @@
 // The `ctx` a reconcile gets: applies with the owner reference and field
 // manager set, create-once, reads and lists from the bus, deletes, Events
 // about the object. What it applies is remembered for pruning.
-import type { ObjectReader } from '@kubebus/shared/bus';
+import type { ObjectReader, OwnWrites } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   controllerReference,
   createIfAbsent,
   MANAGED_BY,
   MANAGED_BY_LABEL,
+  objectPath,
   recordEvent,
   type AppliedObjects,
   type ApplyBody,
@@ -41,6 +42,8 @@ export interface ContextDeps {
   readonly lister: ObjectLister;
   /** the owned objects this reconcile applied or created (ownedKey): what pruning keeps */
   readonly touched: Set<string>;
+  /** what this process wrote: later reads answer nothing older (read-your-own-writes) */
+  readonly ownWrites?: OwnWrites;
 }
 
 export function operatorContext(
@@ -103,13 +106,22 @@ export function operatorContext(
     if (ownable)
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
-    const { object } = await deps.applied.apply(
+    const ref = refOf(resource);
+    const { outcome, object } = await deps.applied.apply(
       deps.client,
-      refOf(resource),
+      ref,
       body,
       { fieldManager: deps.fieldManager, signal: runtime.signal },
       recorded,
     );
+    if (outcome === 'applied' && !deps.dryRun) {
+      const namespace = body.metadata.namespace ?? '';
+      deps.ownWrites?.wrote(
+        { group: resource.group, resource: resource.plural, namespace, name: body.metadata.name },
+        object,
+        objectPath(ref, namespace, body.metadata.name),
+      );
+    }
     return withoutSecretData(resource, object);
   };
   const createOnce = async (first: Resource | DesiredObject, rest?: DesiredBody) => {

@@ -9,11 +9,13 @@ import {
   serverAtLeast,
   type BusConnection,
   type ObjectReader,
+  type OwnWrites,
   type StatusPublisher,
 } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   hasFinalizer,
+  objectPath,
   recordEvent,
   setFinalizer,
   type AppliedObjects,
@@ -45,6 +47,8 @@ export interface OperatorReconcilerDeps {
   readonly fieldManager: string;
   readonly instance: string;
   readonly applied: AppliedObjects;
+  /** what this process wrote (ctx.apply, the finalizer): read-your-own-writes */
+  readonly ownWrites?: OwnWrites;
   readonly onParked?: () => void;
   /** replay: writes are dry runs, finalize is not called */
   readonly dryRun?: boolean;
@@ -176,32 +180,47 @@ export class OperatorReconciler implements Reconciler {
   }
 
   async #setFinalizer(object: KubeObject, present: boolean): Promise<void> {
-    await setFinalizer(
+    const ref = refOf(this.operator.for);
+    const written = await setFinalizer(
       this.deps.client,
-      refOf(this.operator.for),
+      ref,
       object,
       this.operator.finalizer,
       present,
       this.deps.fieldManager,
     );
+    // a released object is going: its deletion is what later reads find
+    if (!present) return;
+    const namespace = object.metadata.namespace ?? '';
+    const { name } = object.metadata;
+    this.deps.ownWrites?.wrote(
+      { group: ref.group, resource: ref.resource, namespace, name },
+      written,
+      objectPath(ref, namespace, name),
+    );
   }
 
   async #publishStatus(object: KubeObject, status: Status, runtime: RuntimeContext) {
-    await this.deps.status.publish({
-      key: {
-        group: this.operator.for.group,
-        resource: this.operator.for.plural,
-        namespace: object.metadata.namespace ?? '',
-        name: object.metadata.name,
+    // with the status as read: an intent already in place (or on its way) is not sent again
+    const current = (object['status'] ?? {}) as Record<string, unknown>;
+    await this.deps.status.publish(
+      {
+        key: {
+          group: this.operator.for.group,
+          resource: this.operator.for.plural,
+          namespace: object.metadata.namespace ?? '',
+          name: object.metadata.name,
+        },
+        apiVersion: object.apiVersion,
+        kind: object.kind,
+        uid: object.metadata.uid,
+        observedGeneration: object.metadata.generation ?? 0,
+        status,
+        traceparent: runtime.traceparent,
+        reconcileId: runtime.reconcileId,
       },
-      apiVersion: object.apiVersion,
-      kind: object.kind,
-      uid: object.metadata.uid,
-      observedGeneration: object.metadata.generation ?? 0,
-      status,
-      traceparent: runtime.traceparent,
-      reconcileId: runtime.reconcileId,
-    });
+      current,
+    );
   }
 
   async #event(object: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string) {

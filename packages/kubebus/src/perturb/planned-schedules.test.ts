@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ObservedState } from './observed-state.js';
+import { plannedSchedules } from './perturbation-test.js';
+import type { Reference } from './reference-run.js';
+import { formatSchedule } from './schedule.js';
+import type { Workload } from './workload.js';
+
+const apply = (spec: number) => ({ action: 'apply' as const, spec, why: `spec ${spec}` });
+const remove = { action: 'delete' as const, why: 'delete' };
+const workload: Workload = {
+  name: 'sample',
+  specs: [0, 1, 2],
+  steps: [apply(0), apply(1), apply(0), remove, apply(1)],
+};
+
+function state(owned: Record<string, unknown>): ObservedState {
+  return { primary: null, generations: null, owned, events: {} };
+}
+
+const reference: Reference = {
+  seconds: 1,
+  steps: workload.steps.map((step, index) => ({
+    step: index,
+    why: step.why,
+    seconds: 1,
+    writes: 2,
+    maxWritesPerReconcile: index === 3 ? 0 : 1,
+    reconciles: [],
+  })),
+  states: [
+    state({ 'ConfigMap/sample-journal': ['a'], 'ConfigMap/sample-page': 'x' }),
+    state({ 'ConfigMap/sample-journal': ['a', 'b'], 'ConfigMap/sample-page': 'x' }),
+    state({ 'ConfigMap/sample-journal': ['a', 'b', 'c'], 'ConfigMap/sample-page': 'x' }),
+    state({}),
+    state({ 'ConfigMap/sample-journal': ['b'] }),
+  ],
+};
+
+test('stale schedules: owned objects the step before changed, in steps that keep the object', () => {
+  const stale = plannedSchedules(workload, reference, ['stale']).map(formatSchedule);
+  assert.deepEqual(stale, [
+    // step 0 made both; step 1 changed only the journal; step 3 deletes, step 4 follows a delete
+    'stale:s1:ConfigMap/sample-journal',
+    'stale:s1:ConfigMap/sample-page',
+    'stale:s2:ConfigMap/sample-journal',
+  ]);
+});
+
+test('the kinds alternate, and only those asked for are planned', () => {
+  const all = plannedSchedules(workload, reference).map(formatSchedule);
+  assert.deepEqual(all.slice(0, 3), [
+    'intermediate:s0:k1',
+    'unobserved:s0-s1',
+    'stale:s1:ConfigMap/sample-journal',
+  ]);
+  const two = plannedSchedules(workload, reference, ['intermediate', 'unobserved']);
+  assert.ok(two.every((schedule) => schedule.kind !== 'stale'));
+  assert.equal(two.length, all.length - 3);
+});

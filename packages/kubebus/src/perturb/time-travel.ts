@@ -1,0 +1,74 @@
+// The stale perturbation's time travel: the bus' record of one object taken
+// back to an earlier revision by removing the later ones from KUBEBUS_EVENTS.
+// That is what a bus behind the apiserver looks like to a reconcile (a
+// watcher that has not published yet, a stream replica catching up): the
+// older revision is the last record, in the stream's own order. Re-publishing
+// the old revision instead would put it after the newer ones — an order the
+// watcher never produces. The next change of the object brings the record
+// up to date again, as it would.
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import { Streams, subjects } from '@kubebus/shared/bus';
+import { decodeNatsMessage } from '@kubebus/shared/events';
+import type { ObjectKey } from '@kubebus/shared/runtime';
+
+/** How long the bus may take to record the apiserver's revision before the travel. */
+const RECORDED_WITHIN_MS = 10_000;
+
+export class BusTimeTravel {
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+  ) {}
+
+  static async connect(natsUrl: string): Promise<BusTimeTravel> {
+    const nc = await connect({ servers: natsUrl });
+    try {
+      return new BusTimeTravel(nc, await jetstreamManager(nc));
+    } catch (error) {
+      await nc.close();
+      throw error;
+    }
+  }
+
+  /** The last sequence of KUBEBUS_EVENTS: a point in time to travel back to. */
+  async now(): Promise<number> {
+    return (await this.jsm.streams.info(Streams.events)).state.last_seq;
+  }
+
+  /**
+   * Takes the object's record back to the last one at or before `to`; answers
+   * how many revisions were taken out (0: it did not change since). Waits
+   * first for the bus to record `current` (the apiserver's resourceVersion):
+   * a revision recorded after the travel would undo it.
+   */
+  async travelBack(key: ObjectKey, to: number, current: string | undefined): Promise<number> {
+    const subject = subjects.event(key);
+    const last = async () => {
+      const stored = await this.jsm.streams.getMessage(Streams.events, { last_by_subj: subject });
+      return stored ?? undefined;
+    };
+    if (current !== undefined) {
+      const deadline = Date.now() + RECORDED_WITHIN_MS;
+      while (Date.now() < deadline) {
+        const stored = await last();
+        const decoded =
+          stored === undefined ? undefined : decodeNatsMessage(stored.data, stored.header);
+        if (decoded?.ok === true && decoded.event.kbrv === current) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    let removed = 0;
+    for (;;) {
+      const stored = await last();
+      if (stored === undefined || stored.seq <= to) return removed;
+      await this.jsm.streams.deleteMessage(Streams.events, stored.seq, false);
+      removed++;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.nc.close();
+  }
+}

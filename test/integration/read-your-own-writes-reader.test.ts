@@ -1,0 +1,182 @@
+// The object reader's read-your-own-writes on a real nats-server's
+// KUBEBUS_EVENTS (ADR 0019): a read older than this process' own write waits
+// for the bus to record it, or falls back to the apiserver (here a recording
+// callback: the whole path against a real apiserver is
+// read-your-own-writes.test.ts); a record that comes after the own write, or
+// is the own write, costs nothing more.
+import {
+  ObjectReader,
+  OwnWrites,
+  Streams,
+  subjects,
+  type StaleReadOutcome,
+} from '@kubebus/shared/bus';
+import { encodeBinary, kubeEvent, type KubeObject } from '@kubebus/shared/events';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { natsConfig, natsUrl, startNats } from '../bed/nats.js';
+import type { ServerProcess } from '../bed/process.js';
+
+const WAIT_MS = 8_000;
+const resource = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
+const key = { group: '', resource: 'configmaps', namespace: 'ns', name: 'page' };
+const PATH = '/api/v1/namespaces/ns/configmaps/page';
+
+function configMap(resourceVersion: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'page', namespace: 'ns', uid: 'u1', resourceVersion },
+    data: { rv: resourceVersion },
+  };
+}
+
+describe('read-your-own-writes in the object reader', { timeout: 120_000 }, () => {
+  let dir: string;
+  let server: ServerProcess;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'kubebus-ryow-'));
+    const config = await natsConfig(dir);
+    server = await startNats(config);
+    nc = await connect({ servers: natsUrl(config) });
+    jsm = await jetstreamManager(nc);
+    await jsm.streams.add({
+      name: Streams.events,
+      subjects: [subjects.allEvents],
+      allow_direct: true,
+    });
+  });
+
+  after(async () => {
+    await nc.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** What the watcher would publish for this revision; answers its stream sequence. */
+  async function record(resourceVersion: string): Promise<number> {
+    const event = kubeEvent({
+      resource,
+      object: configMap(resourceVersion),
+      op: 'update',
+      reason: 'watch',
+      source: 'https://apiserver',
+      time: new Date(),
+    });
+    const { payload, headers } = encodeBinary(event);
+    const h = natsHeaders();
+    for (const [name, value] of Object.entries(headers)) h.set(name, value);
+    const ack = await jsm.jetstream().publish(subjects.event(key), payload, { headers: h });
+    return ack.seq;
+  }
+
+  function reader() {
+    const writes = new OwnWrites();
+    const outcomes: StaleReadOutcome[] = [];
+    const gets: string[] = [];
+    let apiserver = configMap('0');
+    const objects = new ObjectReader(
+      jsm,
+      (path) => {
+        gets.push(path);
+        return Promise.resolve(apiserver);
+      },
+      false,
+      { writes, waitMs: WAIT_MS, onStaleRead: (outcome) => outcomes.push(outcome) },
+    );
+    return {
+      objects,
+      writes,
+      outcomes,
+      gets,
+      apiserverHas(resourceVersion: string) {
+        apiserver = configMap(resourceVersion);
+      },
+    };
+  }
+
+  it('answers the own write, or anything after it, with no more than the read', async () => {
+    const r = reader();
+    await record('10');
+    await r.objects.read(key);
+    r.writes.wrote(key, configMap('11'), PATH);
+    await record('11');
+    assert.equal((await r.objects.read(key))?.metadata.resourceVersion, '11');
+    await record('12'); // someone else's write after it
+    assert.equal((await r.objects.read(key))?.metadata.resourceVersion, '12');
+    assert.deepEqual(r.outcomes, []);
+    assert.deepEqual(r.gets, []);
+  });
+
+  it('waits for the bus to record the own write when it is behind', async () => {
+    const r = reader();
+    await record('20');
+    await r.objects.read(key);
+    r.writes.wrote(key, configMap('21'), PATH);
+    const started = performance.now();
+    const reading = r.objects.read(key);
+    // the watcher publishes it a little later
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await record('21');
+    assert.equal((await reading)?.metadata.resourceVersion, '21');
+    assert.ok(
+      performance.now() - started < WAIT_MS,
+      'answered when the event came, not at the bound',
+    );
+    assert.deepEqual(r.outcomes, ['waited']);
+    assert.deepEqual(r.gets, []);
+  });
+
+  it('tells a later revision of someone else from an older one by the stream, not the resourceVersion', async () => {
+    const r = reader();
+    await record('30');
+    await r.objects.read(key);
+    r.writes.wrote(key, configMap('31'), PATH);
+    await record('31');
+    await record('32');
+    assert.equal((await r.objects.read(key))?.metadata.resourceVersion, '32');
+    assert.deepEqual(r.outcomes, ['superseded']);
+    // known from then on: no second stream read
+    assert.equal((await r.objects.read(key))?.metadata.resourceVersion, '32');
+    assert.deepEqual(r.outcomes, ['superseded']);
+  });
+
+  it('falls back to one GET when the bus does not catch up, then goes there at once', async () => {
+    const r = reader();
+    await record('40');
+    await r.objects.read(key);
+    r.writes.wrote(key, configMap('41'), PATH);
+    r.apiserverHas('41');
+    assert.equal((await r.objects.read(key))?.metadata.resourceVersion, '41');
+    assert.deepEqual(r.outcomes, ['fell_back']);
+    assert.deepEqual(r.gets, [PATH]);
+    // the bus still at the same record: no second wait
+    const started = performance.now();
+    assert.equal((await r.objects.read(key))?.metadata.resourceVersion, '41');
+    assert.ok(performance.now() - started < WAIT_MS / 2, 'no second wait');
+    assert.deepEqual(r.outcomes, ['fell_back', 'fell_back']);
+  });
+
+  it('catches a record older than the own write that was already seen (time travel)', async () => {
+    const r = reader();
+    await record('50');
+    await r.objects.read(key);
+    r.writes.wrote(key, configMap('51'), PATH);
+    const seq = await record('51');
+    assert.equal((await r.objects.read(key))?.metadata.resourceVersion, '51');
+    // the bus goes back to revision 50: a replica behind, or the stale perturbation
+    await jsm.streams.deleteMessage(Streams.events, seq);
+    r.apiserverHas('51');
+    assert.equal((await r.objects.read(key))?.metadata.resourceVersion, '51');
+    assert.deepEqual(r.outcomes, ['fell_back']);
+  });
+});
