@@ -8,6 +8,8 @@ import { defineOperator, defineResource, kinds, type ResourceObject } from 'kube
 import { z } from 'zod';
 import { BackupBuckets } from './backup-bucket.js';
 import {
+  announcedCredentials,
+  awaitsAnnouncement,
   desiredConfigMap,
   desiredService,
   desiredStatefulSet,
@@ -113,15 +115,24 @@ export default defineOperator({
     }
     // sent together, so their recorded states are read from the bus in one request;
     // the Secret is created once (the bus records it without its data)
-    const [credentials, statefulSet] = await Promise.all([
+    const [credentials, secret, statefulSet] = await Promise.all([
       ctx.createOnce(newCredentials(cluster, spec)),
+      ctx.get(kinds.Secret, names(cluster).secret),
       ctx.get(kinds.StatefulSet, names(cluster).statefulSet),
       ctx.apply(desiredService(cluster, spec)),
       ctx.apply(desiredConfigMap(cluster, spec)),
       ctx.apply(desiredStatefulSet(cluster, spec)),
     ]);
-    if (credentials === 'created')
-      await ctx.event('Normal', 'CredentialsCreated', `Created Secret ${names(cluster).secret}`);
+    // Announced by whichever reconcile finds the Secret unannounced, not only by the one
+    // that created it: a crash in between is repaired by the retry instead of losing the Event.
+    if (credentials === 'created' || awaitsAnnouncement(secret)) {
+      // Sent together: one may land without the other only within a request's time
+      // (an Event has no idempotent form; a process killed then may lose or repeat it).
+      await Promise.all([
+        ctx.event('Normal', 'CredentialsCreated', `Created Secret ${names(cluster).secret}`),
+        ctx.apply(announcedCredentials(cluster)),
+      ]);
+    }
     return observed(cluster, spec, statefulSet?.status?.readyReplicas ?? 0);
   },
 

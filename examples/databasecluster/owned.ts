@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { DatabaseClusterSpec } from './spec.js';
 
 type KubeObject = Pick<ResourceObject, 'metadata'>;
+type Annotations = Readonly<Record<string, string>>;
 type ApplyBody = DesiredObject;
 
 function objectOf<R extends Resource>(kind: R, body: BodyOf<R>): ApplyBody {
@@ -134,14 +135,42 @@ export function desiredStatefulSet(cluster: KubeObject, spec: DatabaseClusterSpe
   });
 }
 
+/**
+ * On the credentials Secret: 'false' from its creation until the CredentialsCreated
+ * Event is posted, then 'true'. Creating the Secret and posting the Event are two
+ * writes, and a reconcile may die between them; the mark lets the retry finish the
+ * announcement. Secrets made before the mark existed lack it: announced already.
+ */
+export const CREDENTIALS_ANNOUNCED = 'example.kubebus.dev/credentials-announced';
+
+/** Whether the credentials Secret (as recorded) was created and its Event not yet posted. */
+export function awaitsAnnouncement(
+  secret: { readonly metadata: { readonly annotations?: Annotations | undefined } } | undefined,
+): boolean {
+  return secret?.metadata.annotations?.[CREDENTIALS_ANNOUNCED] === 'false';
+}
+
 /** The credentials, generated once: created if absent and never updated, logged or published. */
 export function newCredentials(cluster: KubeObject, spec: DatabaseClusterSpec): ApplyBody {
   return objectOf(kinds.Secret, {
-    metadata: meta(cluster, names(cluster).secret),
+    metadata: {
+      ...meta(cluster, names(cluster).secret),
+      annotations: { [CREDENTIALS_ANNOUNCED]: 'false' },
+    },
     type: 'Opaque',
     stringData: {
       username: spec.engine === 'postgres' ? 'postgres' : 'root',
       password: randomBytes(24).toString('base64url'),
+    },
+  });
+}
+
+/** The mark that the credentials' Event was posted: only metadata, the data stays as created. */
+export function announcedCredentials(cluster: KubeObject): ApplyBody {
+  return objectOf(kinds.Secret, {
+    metadata: {
+      ...meta(cluster, names(cluster).secret),
+      annotations: { [CREDENTIALS_ANNOUNCED]: 'true' },
     },
   });
 }

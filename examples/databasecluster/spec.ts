@@ -11,6 +11,21 @@ export const PLURAL = 'databaseclusters';
 
 const QUANTITY = /^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
 
+/**
+ * Refused at admission: a size change. The StatefulSet's volumeClaimTemplates are
+ * immutable, so the operator could never apply it and the cluster would end
+ * Degraded; the apiserver says so at once instead. Growing the volumes is a
+ * resize of each PVC, which needs a StorageClass that allows expansion (and can
+ * never shrink): the user's call, outside this spec. Quantities compare by value,
+ * so 1Gi to 1024Mi is no change.
+ */
+const STORAGE_FIXED = {
+  rule: 'quantity(self.size).compareTo(quantity(oldSelf.size)) == 0',
+  message:
+    "storage.size cannot change once the cluster exists (a StatefulSet's volumeClaimTemplates are immutable): resize the PersistentVolumeClaims data-<cluster>-<n> where the StorageClass allows expansion, or create a new cluster",
+  reason: 'FieldValueForbidden',
+} as const;
+
 /** Major versions each engine supports (a cross-field rule the CRD schema cannot carry). */
 export const SUPPORTED_VERSIONS = {
   postgres: ['13', '14', '15', '16', '17'],
@@ -30,9 +45,12 @@ export const DatabaseClusterSpecSchema = z
         size: z
           .string()
           .regex(QUANTITY, 'a Kubernetes quantity such as 10Gi')
+          // bounds the cost of the CEL rule below (the apiserver estimates it from maxLength)
+          .max(64)
           .describe('Volume size per instance'),
       })
-      .describe('Storage of each instance'),
+      .describe('Storage of each instance')
+      .meta({ 'x-kubernetes-validations': [STORAGE_FIXED] }),
     backup: z
       .object({
         schedule: z

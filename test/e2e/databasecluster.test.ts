@@ -22,6 +22,7 @@ import { TestBed } from '../bed/testbed.js';
 import { Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
 import { readStream } from '../support/stream.js';
 import { waitFor } from '../support/wait.js';
+import { CREDENTIALS_ANNOUNCED as ANNOUNCED } from '../../examples/databasecluster/owned.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const target = { group: 'example.kubebus.dev', version: 'v1alpha1', plural: 'databaseclusters' };
@@ -205,6 +206,50 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
         `the password leaked into ${service.name}'s log`,
       );
     }
+  });
+
+  it('announces the credentials once and marks the Secret announced', async () => {
+    // the mark is what lets a reconcile that died after creating the Secret post the
+    // Event on its retry (kubebus test's intermediate schedules crash it there)
+    await waitFor(async () => {
+      const secret = await core().readNamespacedSecret({
+        name: 'orders-credentials',
+        namespace: 'shop',
+      });
+      return secret.metadata?.annotations?.[ANNOUNCED] === 'true';
+    }, 'the credentials Secret to be marked announced');
+    const events = await kc().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'shop' });
+    const announcements = events.items.filter(
+      (e) => e.reason === 'CredentialsCreated' && e.regarding?.name === 'orders',
+    );
+    assert.equal(announcements.length, 1, 'one CredentialsCreated Event');
+    assert.equal(announcements[0]?.note, 'Created Secret orders-credentials');
+  });
+
+  it('refuses a storage size change at admission, with a clear message, and stays healthy', async () => {
+    const before = await read('shop', 'orders');
+    await assert.rejects(
+      patchSpec('shop', 'orders', { storage: { size: '20Gi' } }),
+      (error: { code?: number; body?: string }) =>
+        error.code === 422 &&
+        /spec\.storage: Forbidden: storage\.size cannot change once the cluster exists/.test(
+          String(error.body),
+        ),
+    );
+    // the same quantity written differently is no change: accepted, and applied
+    const same = await patchSpec('shop', 'orders', { storage: { size: '10240Mi' } });
+    assert.equal(same.metadata.generation, before.metadata.generation + 1);
+    await waitFor(
+      async () => (await converged('shop', 'orders')) !== undefined,
+      'the status of the rewritten size',
+    );
+    const cluster = await read('shop', 'orders');
+    assert.notEqual(condition(cluster, 'Degraded')?.status, 'True', 'not Degraded');
+    const sts = await apps().readNamespacedStatefulSet({ name: 'orders', namespace: 'shop' });
+    assert.equal(
+      sts.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.['storage'],
+      '10Gi',
+    );
   });
 
   it('sends no write when it reconciles a cluster whose owned objects are already in place', async () => {

@@ -28,18 +28,25 @@ import { roleConfigsOf, runOperator } from '../../packages/kubebus/src/host/run-
 import { ROLES, type Role } from '../../packages/kubebus/src/host/role-configs.js';
 import { VERSION } from '../../packages/kubebus/src/cli/version.js';
 import tenantAdmins, { GRANTED_ROLE } from '../support/operators/tenant-admins.js';
+import clusterWide from '../support/operators/tenant-admins-cluster-wide.js';
 import { kubebusArgs } from '../support/services.js';
 import { waitFor } from '../support/wait.js';
 
 const NAMESPACE = 'kubebus';
 const RBAC_API = '/apis/rbac.authorization.k8s.io/v1';
 const NOT_HELD = /attempting to grant RBAC permissions not currently held/;
-const FENCES = ['subjects', 'namespaces', 'labels'].map(
-  (check) => `kubebus-${tenantAdmins.name}-reconciler-${check}`,
+const fenceOf = (operator: string, check: string) => `kubebus-${operator}-reconciler-${check}`;
+const FENCES = ['subjects', 'cluster-wide', 'namespaces', 'labels'].map((check) =>
+  fenceOf(tenantAdmins.name, check),
 );
 const fenced = (fence: string) =>
   new RegExp(`ValidatingAdmissionPolicy '${fence}' .*denied request`);
-const [BY_SUBJECT, BY_NAMESPACE, BY_LABEL] = FENCES.map(fenced) as [RegExp, RegExp, RegExp];
+const BY_SUBJECT = fenced(fenceOf(tenantAdmins.name, 'subjects'));
+const BY_NAMESPACE = fenced(fenceOf(tenantAdmins.name, 'namespaces'));
+const BY_LABEL = fenced(fenceOf(tenantAdmins.name, 'labels'));
+const BY_CLUSTER_WIDE = fenced(fenceOf(clusterWide.name, 'cluster-wide'));
+/** The labels the reconciler puts on what it applies: what its fence calls its own. */
+const MADE_BY_IT = { [MANAGED_BY_LABEL]: MANAGED_BY, 'kubebus.dev/controller': tenantAdmins.name };
 const RECONCILER = `kubebus-${tenantAdmins.name}-reconciler`;
 const operatorFile = (name: string) =>
   fileURLToPath(new URL(`../support/operators/${name}.ts`, import.meta.url));
@@ -67,6 +74,20 @@ const collections: Record<string, (namespace: string) => string> = {
 
 type Subject = { kind: 'User' | 'Group' | 'ServiceAccount'; name: string; namespace?: string };
 const alice: Subject = { kind: 'User', name: 'alice' };
+
+/** A ClusterRoleBinding to `roleName` for alice, as server-side apply sends it. */
+function clusterBindingTo(roleName: string, name = `grant-${roleName}-cluster-wide`) {
+  return {
+    path: `${RBAC_API}/clusterrolebindings/${name}`,
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', ...alice }],
+    },
+  };
+}
 
 /** A rolebinding to `roleName` for `subject` (alice), as server-side apply sends it. */
 function bindingTo(
@@ -106,7 +127,7 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
       restClientMetrics(new Registry()),
     );
 
-  const apply = (client: KubeClient, binding: ReturnType<typeof bindingTo>) =>
+  const apply = (client: KubeClient, binding: { path: string; body: object }) =>
     client.request(binding.path, {
       method: 'PATCH',
       contentType: 'application/apply-patch+yaml',
@@ -132,9 +153,8 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
     await admin.request(collection(meta.namespace ?? ''), { method: 'POST', body: object });
   }
 
-  /** A namespace made by the admin: labelled as kubebus labels what it applies, or not. */
-  async function namespaceOf(name: string, managedByKubebus: boolean): Promise<string> {
-    const labels = managedByKubebus ? { [MANAGED_BY_LABEL]: MANAGED_BY } : {};
+  /** A namespace made by the admin, with labels (MADE_BY_IT: as the reconciler labels its own). */
+  async function namespaceOf(name: string, labels: Record<string, string> = {}): Promise<string> {
     await admin.request('/api/v1/namespaces', {
       method: 'POST',
       body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } },
@@ -142,7 +162,7 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
     return name;
   }
 
-  /** The reconciler's server-side apply of the managed-by label on a Namespace. */
+  /** The reconciler's server-side apply of its own labels on a Namespace. */
   const labelAsManaged = (client: KubeClient, namespace: string) =>
     client.request(`/api/v1/namespaces/${namespace}`, {
       method: 'PATCH',
@@ -151,7 +171,7 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
       body: {
         apiVersion: 'v1',
         kind: 'Namespace',
-        metadata: { name: namespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+        metadata: { name: namespace, labels: MADE_BY_IT },
       },
     });
 
@@ -159,7 +179,11 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
     admin.request(`/api/v1/namespaces/${namespace}`, {
       method: 'PATCH',
       contentType: 'application/merge-patch+json',
-      body: { metadata: { labels: { [MANAGED_BY_LABEL]: null } } },
+      body: {
+        metadata: {
+          labels: Object.fromEntries(Object.keys(MADE_BY_IT).map((label) => [label, null])),
+        },
+      },
     });
 
   /** Every role of the operator in this process, each with its own account's token. */
@@ -229,9 +253,10 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
   }
 
   before(async () => {
-    const [bound, unbound, started] = await Promise.all([
+    const [bound, unbound, wide, started] = await Promise.all([
       generated('tenant-admins', 'crd,rbac'),
       generated('tenant-admins-unbound', 'rbac'),
+      generated('tenant-admins-cluster-wide', 'rbac'),
       TestBed.start({ controllerManager: true }),
     ]);
     bed = started;
@@ -243,7 +268,7 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
       method: 'POST',
       body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } },
     });
-    for (const object of [...bound, ...unbound]) await create(object);
+    for (const object of [...bound, ...unbound, ...wide]) await create(object);
     // the aggregation controller fills admin from the aggregate-to-admin roles
     await waitFor(async () => {
       const role = await admin.request<{ rules?: unknown[] }>(
@@ -259,8 +284,8 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
     }, 'the Tenant CRD to be served');
     // the apiserver loads admission policies from a watch: wait until it enforces each
     const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
-    const inside = await namespaceOf('fence-probe', true);
-    const outside = await namespaceOf('fence-probe-outside', false);
+    const inside = await namespaceOf('fence-probe', MADE_BY_IT);
+    const outside = await namespaceOf('fence-probe-outside');
     const everyone: Subject = { kind: 'Group', name: 'system:authenticated' };
     const probes: [RegExp, () => Promise<unknown>][] = [
       [BY_SUBJECT, () => apply(reconciler, bindingTo(GRANTED_ROLE, inside, everyone))],
@@ -338,7 +363,7 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
   });
 
   it('lets the reconciler grant nothing but the declared role', async () => {
-    const tenant = await namespaceOf('tenant-others', true);
+    const tenant = await namespaceOf('tenant-others', MADE_BY_IT);
     const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
     for (const other of ['cluster-admin', 'edit'])
       assert.match(
@@ -405,7 +430,7 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
   });
 
   it('refuses a binding of admin to the reconciler itself, here or in kube-system', async () => {
-    const tenant = await namespaceOf('tenant-self', true);
+    const tenant = await namespaceOf('tenant-self', MADE_BY_IT);
     const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
     const itself: Subject = { kind: 'ServiceAccount', name: RECONCILER, namespace: NAMESPACE };
     // in its own namespace the account needs no namespace in the subject: it is the binding's
@@ -451,7 +476,7 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
   });
 
   it('refuses bindings outside the namespaces kubebus manages', async () => {
-    const unmanaged = await namespaceOf('not-a-tenant', false);
+    const unmanaged = await namespaceOf('not-a-tenant');
     const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
     for (const namespace of [unmanaged, 'kube-system', 'kube-public', NAMESPACE])
       assert.match(
@@ -466,10 +491,72 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
   });
 
   it('still grants admin to a tenant admin in a namespace kubebus manages', async () => {
-    const tenant = await namespaceOf('tenant-granted', true);
+    const tenant = await namespaceOf('tenant-granted', MADE_BY_IT);
     const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
     assert.equal(await refusal(apply(reconciler, bindingTo(GRANTED_ROLE, tenant))), undefined);
     const deployments = { verb: 'create', group: 'apps', resource: 'deployments' };
     assert.equal(await subjectMay('alice', { ...deployments, namespace: tenant }), true);
+  });
+  it('refuses bindings in namespaces other kubebus operators made, or only labelled managed-by', async () => {
+    const others = await namespaceOf('made-by-another', {
+      [MANAGED_BY_LABEL]: MANAGED_BY,
+      'kubebus.dev/controller': 'another-operator',
+    });
+    const managedOnly = await namespaceOf('managed-by-only', { [MANAGED_BY_LABEL]: MANAGED_BY });
+    const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
+    for (const namespace of [others, managedOnly])
+      assert.match(
+        (await refusal(apply(reconciler, bindingTo(GRANTED_ROLE, namespace)))) ??
+          `admin for alice in ${namespace} was allowed`,
+        BY_NAMESPACE,
+        namespace,
+      );
+    // nor may it claim them by putting its own labels on them
+    for (const namespace of [others, managedOnly])
+      assert.match(
+        (await refusal(labelAsManaged(reconciler, namespace))) ??
+          `labelling ${namespace} as the reconciler's own was allowed`,
+        BY_LABEL,
+        namespace,
+      );
+    const deployments = { verb: 'create', group: 'apps', resource: 'deployments' };
+    for (const namespace of [others, managedOnly])
+      assert.equal(await subjectMay('alice', { ...deployments, namespace }), false, namespace);
+  });
+
+  it('refuses granting a role it binds without holding cluster-wide, not one it holds', async () => {
+    const reconciler = await accountClient(clusterWide.name, 'reconciler');
+    const grant = clusterBindingTo(GRANTED_ROLE);
+    // RBAC allows it (it owns ClusterRoleBindings and may bind admin): only the fence refuses.
+    // The apiserver loads the policy from a watch: until it does, take the grant back.
+    let refused: string | undefined;
+    await waitFor(
+      async () => {
+        refused = await refusal(apply(reconciler, grant));
+        if (refused === undefined) await admin.request(grant.path, { method: 'DELETE' });
+        return refused !== undefined;
+      },
+      'the cluster-wide grant of admin to be refused',
+      60_000,
+    );
+    assert.match(refused ?? '', BY_CLUSTER_WIDE);
+    const deployments = { verb: 'create', group: 'apps', resource: 'deployments' };
+    for (const namespace of ['default', 'kube-system'])
+      assert.equal(await subjectMay('alice', { ...deployments, namespace }), false, namespace);
+    // a ClusterRole whose rules it holds, it still grants cluster-wide
+    await admin.request(`${RBAC_API}/clusterroles`, {
+      method: 'POST',
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'tenant-viewer' },
+        rules: [
+          { apiGroups: ['tenancy.test.kubebus.dev'], resources: ['tenants'], verbs: ['get'] },
+        ],
+      },
+    });
+    assert.equal(await refusal(apply(reconciler, clusterBindingTo('tenant-viewer'))), undefined);
+    const tenants = { verb: 'get', group: 'tenancy.test.kubebus.dev', resource: 'tenants' };
+    assert.equal(await subjectMay('alice', tenants), true);
   });
 });

@@ -32,7 +32,7 @@ describe('defineOperator rbac', () => {
   it('takes roles it binds, roles it escalates and extra rules', () => {
     const operator = define(
       {
-        bind: [{ kind: 'ClusterRole', name: 'system:aggregate-to-admin' }],
+        bind: [{ kind: 'ClusterRole', name: 'system:aggregate-to-admin', clusterWide: true }],
         escalate: [{ kind: 'ClusterRole', name: 'tenant-reader' }],
         rules: [{ apiGroups: [''], resources: ['pods/log'], verbs: ['get'], resourceNames: ['a'] }],
       },
@@ -44,7 +44,20 @@ describe('defineOperator rbac', () => {
   it('refuses to bind or escalate roles no owned kind can reach', () => {
     assert.throws(
       () => define({ bind: [{ kind: 'ClusterRole', name: 'admin' }] }, [kinds.ConfigMap]),
-      /^TypeError: defineOperator: rbac\.bind\[0\]: binding ClusterRole admin needs kinds\.RoleBinding or kinds\.ClusterRoleBinding in owns$/,
+      /^TypeError: defineOperator: rbac\.bind\[0\]: binding ClusterRole admin needs kinds\.RoleBinding in owns \(or kinds\.ClusterRoleBinding and clusterWide: true\)$/,
+    );
+    // a ClusterRoleBinding grants cluster-wide: only a role declared so
+    assert.throws(
+      () => define({ bind: [{ kind: 'ClusterRole', name: 'view' }] }, [kinds.ClusterRoleBinding]),
+      /rbac\.bind\[0\]: binding ClusterRole view needs kinds\.RoleBinding in owns/,
+    );
+    assert.throws(
+      () => define({ bind: [{ kind: 'ClusterRole', name: 'view', clusterWide: true }] }),
+      /rbac\.bind\[0\]: granting view cluster-wide needs kinds\.ClusterRoleBinding in owns/,
+    );
+    assert.throws(
+      () => define({ bind: [{ kind: 'Role', name: 'reader', clusterWide: true }] }),
+      /rbac\.bind\[0\]\.clusterWide: only a ClusterRole in bind/,
     );
     // a Role can only be granted by a RoleBinding
     assert.throws(

@@ -11,6 +11,12 @@ import type { Resource } from './resource.js';
 export interface RoleReference {
   readonly kind: 'ClusterRole' | 'Role';
   readonly name: string;
+  /**
+   * bind only, a ClusterRole only: it may also be granted cluster-wide, by a
+   * ClusterRoleBinding (in every namespace, kube-system included). Without it
+   * the generated admission policy refuses that: RoleBindings only.
+   */
+  readonly clusterWide?: boolean;
 }
 
 /** Verbs an extra rule may grant; `bind` and `escalate` go through `bind` and `escalate`. */
@@ -97,14 +103,19 @@ function checkReferences(
     if (kind !== 'ClusterRole' && kind !== 'Role')
       fail(`${where}.kind must be 'ClusterRole' or 'Role'`);
     checkName(reference.name, `${where}.name`);
+    const clusterWide = reference.clusterWide === true;
+    if (clusterWide && (field !== 'bind' || reference.kind !== 'ClusterRole'))
+      fail(`${where}.clusterWide: only a ClusterRole in bind is granted cluster-wide`);
+    if (clusterWide && !owned(owns, 'clusterrolebindings'))
+      fail(
+        `${where}: granting ${reference.name} cluster-wide needs kinds.ClusterRoleBinding in owns`,
+      );
     if (field === 'bind') {
-      // a Role can only be granted by a RoleBinding; a ClusterRole by either binding
-      const grantable =
-        owned(owns, 'rolebindings') ||
-        (reference.kind === 'ClusterRole' && owned(owns, 'clusterrolebindings'));
-      if (!grantable)
+      // a Role can only be granted by a RoleBinding; a ClusterRole by either binding,
+      // by a ClusterRoleBinding only where declared clusterWide (the admission policy)
+      if (!owned(owns, 'rolebindings') && !clusterWide)
         fail(
-          `${where}: binding ${reference.kind} ${reference.name} needs kinds.RoleBinding${reference.kind === 'ClusterRole' ? ' or kinds.ClusterRoleBinding' : ''} in owns`,
+          `${where}: binding ${reference.kind} ${reference.name} needs kinds.RoleBinding in owns${reference.kind === 'ClusterRole' ? ' (or kinds.ClusterRoleBinding and clusterWide: true)' : ''}`,
         );
     } else if (!owned(owns, reference.kind === 'Role' ? 'roles' : 'clusterroles')) {
       fail(

@@ -63,6 +63,7 @@ describe('admissionPolicyOf', () => {
         (r) => `${r.operations.join('+')} ${r.resources.join(',')}`,
       );
     assert.deepEqual(matched('subjects'), ['CREATE+UPDATE rolebindings,clusterrolebindings']);
+    assert.deepEqual(matched('cluster-wide'), ['CREATE+UPDATE clusterrolebindings']);
     assert.deepEqual(matched('namespaces'), ['CREATE+UPDATE roles,rolebindings']);
     assert.deepEqual(matched('labels'), ['UPDATE namespaces']);
   });
@@ -89,6 +90,57 @@ describe('admissionPolicyOf', () => {
       /namespaceObject\.metadata\.labels\['app\.kubernetes\.io\/managed-by'\] == 'kubebus'/,
     );
     assert.match(expression('labels'), /oldObject\.metadata\.labels/);
+  });
+
+  it("fences the namespaces this operator made, not another kubebus operator's", () => {
+    for (const [check, metadata] of [
+      ['namespaces', 'namespaceObject.metadata'],
+      ['labels', 'oldObject.metadata'],
+      ['labels', 'object.metadata'],
+    ] as const)
+      assert.ok(
+        expression(check).includes(`${metadata}.labels['kubebus.dev/controller'] == 'tenants'`),
+        `${check}: ${metadata}`,
+      );
+  });
+
+  it('refuses a ClusterRoleBinding to a role it binds without holding, and only then', () => {
+    assert.equal(
+      expression('cluster-wide'),
+      "!(object.roleRef.kind == 'ClusterRole' && object.roleRef.name in ['admin'])",
+    );
+    // a Role in bind can never be bound cluster-wide: no policy for it
+    const roleOnly = defineOperator({
+      name: 'team-roles',
+      for: Site,
+      owns: [kinds.RoleBinding],
+      rbac: { bind: [{ kind: 'Role', name: 'deployer' }] },
+      async reconcile() {
+        return undefined;
+      },
+    });
+    const names = (admissionPolicyOf(roleOnly, 'ops') as Policy[]).map((p) => p.metadata.name);
+    assert.ok(!names.some((name) => name.endsWith('-cluster-wide')), names.join());
+    assert.ok(names.includes('kubebus-team-roles-reconciler-namespaces'));
+    // nor for a ClusterRole declared clusterWide: the operator says it grants it everywhere
+    const viewers = defineOperator({
+      name: 'viewers',
+      for: Site,
+      owns: [kinds.RoleBinding, kinds.ClusterRoleBinding],
+      rbac: {
+        bind: [
+          { kind: 'ClusterRole', name: 'view', clusterWide: true },
+          { kind: 'ClusterRole', name: 'admin' },
+        ],
+      },
+      async reconcile() {
+        return undefined;
+      },
+    });
+    const wide = (admissionPolicyOf(viewers, 'ops') as Policy[]).find((p) =>
+      p.metadata.name.endsWith('-cluster-wide'),
+    );
+    assert.match(wide?.spec.validations[0]?.expression ?? '', /in \['admin'\]\)$/);
   });
 
   it("takes the chart's namespace in a Helm template", () => {

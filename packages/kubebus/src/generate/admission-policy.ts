@@ -6,31 +6,46 @@
 // ValidatingAdmissionPolicy for each, on the reconciler's requests only, refuses
 //   - bindings whose subjects include a ServiceAccount of the operator's own
 //     namespace or a `system:` user or group;
-//   - Roles and RoleBindings outside the namespaces kubebus manages (labelled
-//     managed-by=kubebus, as everything the reconciler applies is), and in
-//     kube-system, kube-public, kube-node-lease and the operator's namespace;
-//   - putting the managed-by label on a Namespace that lacked it (which would
-//     move any namespace inside the fence).
+//   - ClusterRoleBindings to a ClusterRole it may bind without holding: `bind`
+//     is for grants inside a namespace of its own, not cluster-wide (in every
+//     namespace, kube-system included) unless declared `clusterWide`;
+//   - Roles and RoleBindings outside the namespaces this operator made
+//     (labelled managed-by=kubebus and controller=<operator>, as everything its
+//     reconciler applies is — not another operator's), and in kube-system,
+//     kube-public, kube-node-lease and the operator's namespace;
+//   - putting those labels on a Namespace that lacked them (which would move
+//     any namespace inside the fence).
 import { MANAGED_BY, MANAGED_BY_LABEL } from '@kubebus/shared/kube';
 import type { Operator } from '@kubebus/shared/definition';
 
 const ADMISSION_API = 'admissionregistration.k8s.io/v1';
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
+/** The operator's name on everything its reconciler applies (the reconciler's CONTROLLER_LABEL). */
+export const CONTROLLER_LABEL = 'kubebus.dev/controller';
 
 /** Whether the operator's RBAC lets its reconciler grant what it does not hold. */
 export function needsAdmissionPolicy(operator: Operator): boolean {
   return (operator.rbac?.bind?.length ?? 0) > 0 || (operator.rbac?.escalate?.length ?? 0) > 0;
 }
 
-/** `labels` carries managed-by=kubebus (CEL; `labels` may be absent). */
-const managed = (metadata: string) =>
-  `has(${metadata}.labels) && '${MANAGED_BY_LABEL}' in ${metadata}.labels && ${metadata}.labels['${MANAGED_BY_LABEL}'] == '${MANAGED_BY}'`;
+/** `labels` carries label=value (CEL; `labels` may be absent). */
+const labelled = (metadata: string, label: string, value: string) =>
+  `'${label}' in ${metadata}.labels && ${metadata}.labels['${label}'] == '${value}'`;
+
+/** The object was made by this operator's reconciler: managed-by=kubebus, controller=<operator>. */
+const ours = (metadata: string, operator: string) =>
+  `(has(${metadata}.labels) && ${labelled(metadata, MANAGED_BY_LABEL, MANAGED_BY)} && ${labelled(metadata, CONTROLLER_LABEL, operator)})`;
+
+const quoted = (names: readonly string[]) => names.map((name) => `'${name}'`).join(', ');
 
 /** One policy per kind of check: the apiserver type-checks each against every kind it matches. */
-function fences(namespace: string, operator: string) {
-  const fenced = ['kube-system', 'kube-public', 'kube-node-lease', namespace]
-    .map((name) => `'${name}'`)
-    .join(', ');
+function fences(namespace: string, operator: Operator) {
+  const name = operator.name;
+  const fenced = quoted(['kube-system', 'kube-public', 'kube-node-lease', namespace]);
+  // the ClusterRoles it may grant without holding their rules, and not cluster-wide
+  const bound = (operator.rbac?.bind ?? [])
+    .filter((role) => role.kind === 'ClusterRole' && role.clusterWide !== true)
+    .map((role) => role.name);
   // a ServiceAccount subject without a namespace is one of the binding's namespace
   const accountNamespace = `(has(s.namespace) && s.namespace != '' ? s.namespace : request.namespace)`;
   const rbac = (resources: string[]) => ({
@@ -44,13 +59,23 @@ function fences(namespace: string, operator: string) {
       check: 'subjects',
       rule: rbac(['rolebindings', 'clusterrolebindings']),
       expression: `!has(object.subjects) || object.subjects.all(s, !(s.kind == 'ServiceAccount' && ${accountNamespace} == '${namespace}') && !(s.kind in ['User', 'Group'] && s.name.startsWith('system:')))`,
-      message: `the reconciler of ${operator} may not grant a role to a ServiceAccount of ${namespace} or to a system: user or group`,
+      message: `the reconciler of ${name} may not grant a role to a ServiceAccount of ${namespace} or to a system: user or group`,
     },
+    ...(bound.length === 0
+      ? []
+      : [
+          {
+            check: 'cluster-wide',
+            rule: rbac(['clusterrolebindings']),
+            expression: `!(object.roleRef.kind == 'ClusterRole' && object.roleRef.name in [${quoted(bound)}])`,
+            message: `the reconciler of ${name} may grant ${bound.join(', ')} only inside a namespace (a RoleBinding), never cluster-wide`,
+          },
+        ]),
     {
       check: 'namespaces',
       rule: rbac(['roles', 'rolebindings']),
-      expression: `!(request.namespace in [${fenced}]) && ${managed('namespaceObject.metadata')}`,
-      message: `the reconciler of ${operator} may write Roles and RoleBindings only in namespaces labelled ${MANAGED_BY_LABEL}=${MANAGED_BY}, never in ${fenced.replaceAll("'", '')}`,
+      expression: `!(request.namespace in [${fenced}]) && ${ours('namespaceObject.metadata', name)}`,
+      message: `the reconciler of ${name} may write Roles and RoleBindings only in namespaces it made (labelled ${MANAGED_BY_LABEL}=${MANAGED_BY} and ${CONTROLLER_LABEL}=${name}), never in ${fenced.replaceAll("'", '')}`,
     },
     {
       check: 'labels',
@@ -60,8 +85,8 @@ function fences(namespace: string, operator: string) {
         operations: ['UPDATE'],
         resources: ['namespaces'],
       },
-      expression: `(${managed('oldObject.metadata')}) || !(${managed('object.metadata')})`,
-      message: `the reconciler of ${operator} may not label a Namespace ${MANAGED_BY_LABEL}=${MANAGED_BY} that kubebus did not create`,
+      expression: `${ours('oldObject.metadata', name)} || !${ours('object.metadata', name)}`,
+      message: `the reconciler of ${name} may not label as its own (${MANAGED_BY_LABEL}=${MANAGED_BY}, ${CONTROLLER_LABEL}=${name}) a Namespace it did not create`,
     },
   ];
 }
@@ -74,7 +99,7 @@ export function admissionPolicyOf(operator: Operator, namespace: string): object
     'app.kubernetes.io/instance': operator.name,
     'app.kubernetes.io/component': 'reconciler',
   };
-  return fences(namespace, operator.name).flatMap(({ check, rule, expression, message }) => {
+  return fences(namespace, operator).flatMap(({ check, rule, expression, message }) => {
     const name = `kubebus-${operator.name}-reconciler-${check}`;
     return [
       {
