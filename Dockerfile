@@ -2,6 +2,12 @@
 # DatabaseCluster example is `run dist/operators/databasecluster.js [--role …]`,
 # the topology step is `topology apply`. Node 26, the Active LTS (docs/adr/0016);
 # everything is bundled by `npm run build` and runs with plain node.
+#
+# Two stages. `build` installs from the lockfile (`npm ci`: the versions and
+# integrity hashes in package-lock.json, nothing resolved anew) and bundles.
+# The runtime stage is Debian slim — the same release the node image is built
+# on — with only the node binary copied in: no npm, npx or corepack, nothing
+# that installs or runs packages (docs/security.md, "The image").
 FROM node:26-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -15,13 +21,16 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev
 
-FROM node:26-bookworm-slim
+FROM debian:bookworm-slim
 ENV NODE_ENV=production
+# node alone, from the stage above (it needs only libc, libstdc++ and libgcc_s, which
+# bookworm-slim has): no package manager for JavaScript in the runtime
+COPY --from=build /usr/local/bin/node /usr/local/bin/node
 WORKDIR /app
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
-# numeric (the image's node user): the kubelet checks runAsNonRoot against a uid, not a name
+# numeric (the node image's uid): the kubelet checks runAsNonRoot against a uid, not a name
 USER 1000:1000
-EXPOSE 8080
+EXPOSE 8080 8443
 ENTRYPOINT ["node", "--enable-source-maps", "dist/kubebus.js"]
 CMD ["--help"]

@@ -95,6 +95,9 @@ function checkRoles(manifests: Manifest[], namespace: string): void {
     assert.equal(env.get('KUBEBUS_NATS_USER')?.value, `${OPERATOR}-${role}`);
     assert.equal(env.get('KUBEBUS_NATS_PASSWORD')?.valueFrom?.secretKeyRef?.name, 'kubebus-nats');
     assert.equal(container?.securityContext?.['readOnlyRootFilesystem'], true);
+    // /metrics over HTTPS behind TokenReview + SubjectAccessReview, never on the probes' port
+    assert.equal(env.get('KUBEBUS_METRICS_AUTH')?.value, 'kubernetes', role);
+    assert.equal(env.get('KUBEBUS_METRICS_PORT')?.value, '8443', role);
     assert.deepEqual(podSpecOf(deployment)?.securityContext, {
       runAsNonRoot: true,
       runAsUser: 1000,
@@ -246,7 +249,14 @@ describe('deploy/', { timeout: 300_000 }, () => {
   it("renders the base's monitoring, which the Prometheus Operator's CRDs accept", async () => {
     await installPrometheusOperatorCrds();
     const manifests = kustomize(file('deploy/kubernetes/base/monitoring'));
-    assert.deepEqual(manifests.map((m) => m.kind).sort(), ['PodMonitor', 'PrometheusRule']);
+    // the scraper's account, its token and its binding to the metrics-reader role (HTTPS /metrics)
+    assert.deepEqual(manifests.map((m) => m.kind).sort(), [
+      'ClusterRoleBinding',
+      'PodMonitor',
+      'PrometheusRule',
+      'Secret',
+      'ServiceAccount',
+    ]);
     for (const manifest of manifests) {
       // what kube-prometheus-stack's Prometheus selects on by default
       assert.equal(manifest.metadata.labels?.['release'], 'kube-prometheus-stack');
@@ -391,6 +401,16 @@ describe('deploy/', { timeout: 300_000 }, () => {
     assert.equal(env.get('KUBEBUS_HTTP_PORT'), '8081');
     assert.equal(env.get('KUBEBUS_NATS_USER'), `${OPERATOR}-reconciler`);
     for (const derived of DERIVED) assert.equal(env.has(derived), false, derived);
+    // TLS to NATS like every other role: the URL says so and the CA (only ca.crt) is mounted
+    assert.match(env.get('KUBEBUS_NATS_URL') ?? '', /^tls:\/\//);
+    assert.equal(env.get('KUBEBUS_NATS_CA'), '/etc/kubebus/nats-ca/ca.crt');
+    const pod = podSpecOf(service) as { volumes?: unknown } | undefined;
+    assert.deepEqual(pod?.volumes, [
+      {
+        name: 'nats-ca',
+        secret: { secretName: 'nats-tls', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+      },
+    ]);
   });
 
   it('grants each role what it needs and not what it must not have', async () => {
@@ -443,6 +463,9 @@ describe('deploy/', { timeout: 300_000 }, () => {
       ['status-writer', 'patch', db, 'databaseclusters', 'status', true],
       ['status-writer', 'patch', db, 'databaseclusters', '', false],
       ['status-writer', 'create', 'apps', 'statefulsets', '', false],
+      // each role reviews who reads its /metrics (TokenReview, SubjectAccessReview)
+      ['watcher', 'create', 'authentication.k8s.io', 'tokenreviews', '', true],
+      ['status-writer', 'create', 'authorization.k8s.io', 'subjectaccessreviews', '', true],
     ];
     for (const [role, verb, group, resource, subresource, allowed] of expectations) {
       assert.equal(

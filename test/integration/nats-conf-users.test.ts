@@ -11,6 +11,11 @@ import {
   accountUserEntries,
   stateAccountOf,
 } from '../../packages/kubebus/src/generate/nats-users.js';
+import {
+  KUBEBUS_ACCOUNT_LIMITS,
+  SERVER_STORES,
+  accountJetStream,
+} from '../../packages/kubebus/src/generate/nats-account-limits.js';
 import { ROLES } from '../../packages/kubebus/src/host/role-configs.js';
 
 const conf = readFileSync(
@@ -37,6 +42,15 @@ describe('deploy/nats/nats-server.conf', () => {
     assert.ok(
       conf.includes(`  }\n${state}\n}\n`),
       'regenerate its state account from nats-users.ts',
+    );
+  });
+
+  it("bounds JetStream as the generator does: the server's stores and kubebus' account", () => {
+    assert.match(conf, new RegExp(`\\n  max_file_store: ${SERVER_STORES.maxFileStore}\\n`));
+    assert.match(conf, new RegExp(`\\n  max_memory_store: ${SERVER_STORES.maxMemoryStore}\\n`));
+    assert.ok(
+      conf.includes(`  KUBEBUS {\n${accountJetStream(KUBEBUS_ACCOUNT_LIMITS).join('\n')}\n`),
+      "regenerate the KUBEBUS account's jetstream block from nats-account-limits.ts",
     );
   });
 });

@@ -1,5 +1,6 @@
 // The variables every kubebus service reads, declared once.
 import { z } from 'zod';
+import { isLoopbackHost } from '../obs/listen.js';
 import { parseOtlpHeaders } from '../obs/otlp.js';
 import type { TracingConfig } from '../obs/service-shell.js';
 
@@ -19,6 +20,18 @@ export const CommonEnv = {
   KUBECONFIG: z.string().optional(),
   KUBEBUS_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   KUBEBUS_HEALTH_HOST: z.string().default('0.0.0.0'),
+  /**
+   * /metrics: `kubernetes` — HTTPS on KUBEBUS_METRICS_PORT, a bearer token checked
+   * by TokenReview and SubjectAccessReview (controller-runtime's secure metrics);
+   * `none` — plain on the health port, only when that is on loopback. Default:
+   * none on a loopback KUBEBUS_HEALTH_HOST, kubernetes otherwise.
+   */
+  KUBEBUS_METRICS_AUTH: z.enum(['kubernetes', 'none']).optional(),
+  KUBEBUS_METRICS_HOST: z.string().min(1).optional(),
+  KUBEBUS_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(8443),
+  /** a mounted serving certificate and key (cert-manager); unset: self-signed at start */
+  KUBEBUS_METRICS_CERT: z.string().min(1).optional(),
+  KUBEBUS_METRICS_KEY: z.string().min(1).optional(),
   KUBEBUS_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
   /** replicas of kubebus' streams and buckets: 1 on one server, 3 in a NATS cluster */
   KUBEBUS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
@@ -61,8 +74,23 @@ export function commonConfig(env: CommonInput) {
     streamReplicas: env.KUBEBUS_STREAM_REPLICAS,
     kubeconfig: env.KUBECONFIG,
     health: { host: env.KUBEBUS_HEALTH_HOST, port: env.KUBEBUS_HEALTH_PORT },
+    metrics: metricsOf(env),
     logLevel: env.KUBEBUS_LOG_LEVEL,
     tracing: tracingOf(env),
+  };
+}
+
+/** How /metrics is served (the shell refuses `none` off loopback). */
+function metricsOf(env: CommonInput) {
+  const cert = env.KUBEBUS_METRICS_CERT;
+  const key = env.KUBEBUS_METRICS_KEY;
+  return {
+    auth:
+      env.KUBEBUS_METRICS_AUTH ??
+      (isLoopbackHost(env.KUBEBUS_HEALTH_HOST) ? ('none' as const) : ('kubernetes' as const)),
+    host: env.KUBEBUS_METRICS_HOST ?? env.KUBEBUS_HEALTH_HOST,
+    port: env.KUBEBUS_METRICS_PORT,
+    ...(cert === undefined || key === undefined ? {} : { tls: { certFile: cert, keyFile: key } }),
   };
 }
 

@@ -1,15 +1,9 @@
 // Status conditions as Kubernetes API conventions define them (metav1.Condition):
 // lastTransitionTime moves only when the status changes.
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
+import type { Condition } from '../definition/objects.js';
 
-export interface Condition {
-  readonly type: string;
-  readonly status: ConditionStatus;
-  readonly reason: string;
-  readonly message: string;
-  readonly observedGeneration?: number;
-  readonly lastTransitionTime: string;
-}
+// One definition of the type, in the vocabulary layer; re-exported for kube's callers.
+export type { Condition, ConditionStatus } from '../definition/objects.js';
 
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
 

@@ -1,5 +1,6 @@
 // Listening on a port, and closing without waiting for idle keep-alive clients.
 import type { Server } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 export interface Listening {
@@ -7,7 +8,11 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-export async function listen(server: Server, host: string, port: number): Promise<Listening> {
+export async function listen(
+  server: Server | HttpsServer,
+  host: string,
+  port: number,
+): Promise<Listening> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);
@@ -22,4 +27,9 @@ export async function listen(server: Server, host: string, port: number): Promis
         server.closeAllConnections();
       }),
   };
+}
+
+/** Whether only this machine can reach an address (what an unauthenticated endpoint may bind). */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

@@ -17,3 +17,10 @@ export type { EndedSpan, Span, SpanAttributes, SpanKind, Spans } from './spans.j
 export { OtlpExporter, parseOtlpHeaders } from './otlp.js';
 export { gracefulShutdown } from './shutdown.js';
 export { perRegistry } from './per-registry.js';
+export { isLoopbackHost } from './listen.js';
+export { accessFunc, kubernetesMetricsAccess } from './metrics-access.js';
+export type { AccessDecision, MetricsAccess, ReviewPost } from './metrics-access.js';
+export type { CertificateFiles } from './metrics-server.js';
+export type { MetricsServing } from './service-shell.js';
+export { selfSignedCertificate } from './self-signed-certificate.js';
+export type { ServingCertificate } from './self-signed-certificate.js';

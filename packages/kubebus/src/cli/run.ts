@@ -49,14 +49,27 @@ export async function run(line: CommandLine): Promise<void> {
     process.exit(2);
   }
   const kubeConfig = await kubeConfigOrExit('run', common.kubeconfig, env);
-  const shell = await startServiceShell({
-    // one role per process: its spans and logs say which (kubebus-<operator>-<role>)
-    service: roles.length === 1 ? `${operator.name}-${roles[0] ?? ''}` : operator.name,
-    logLevel: common.logLevel,
-    health: common.health,
-    tracing: common.tracing,
-    version: VERSION,
-  });
+  const { metricsServingOf } = await import('../host/metrics-serving.js');
+  const { userAgentOf } = await import('../host/run-operator.js');
+  let shell: Awaited<ReturnType<typeof startServiceShell>>;
+  try {
+    shell = await startServiceShell({
+      // one role per process: its spans and logs say which (kubebus-<operator>-<role>)
+      service: roles.length === 1 ? `${operator.name}-${roles[0] ?? ''}` : operator.name,
+      logLevel: common.logLevel,
+      health: common.health,
+      metrics: metricsServingOf(
+        common.metrics,
+        kubeConfig,
+        userAgentOf(VERSION, operator.name, roles),
+      ),
+      tracing: common.tracing,
+      version: VERSION,
+    });
+  } catch (error) {
+    process.stderr.write(`kubebus run: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
   let running: Awaited<ReturnType<typeof runOperator>>;
   try {
     running = await runOperator({

@@ -77,10 +77,17 @@ export function deploymentOf(operator: Operator, role: Role, settings: PackageSe
                 ...natsEnv(settings, natsUserOf(operator, role)),
                 { name: 'KUBEBUS_STREAM_REPLICAS', value: String(settings.streamReplicas) },
                 { name: 'KUBEBUS_HEALTH_PORT', value: String(settings.healthPort) },
+                // /metrics over HTTPS, each reader's token reviewed (a self-signed certificate
+                // unless KUBEBUS_METRICS_CERT and KUBEBUS_METRICS_KEY name mounted ones)
+                { name: 'KUBEBUS_METRICS_AUTH', value: 'kubernetes' },
+                { name: 'KUBEBUS_METRICS_PORT', value: String(settings.metricsPort) },
                 ...roleEnv(role, settings),
                 ...(role === 'reconciler' ? stateEnv(operator, settings) : []),
               ],
-              ports: [{ name: 'health', containerPort: settings.healthPort }],
+              ports: [
+                { name: 'health', containerPort: settings.healthPort },
+                { name: 'metrics', containerPort: settings.metricsPort },
+              ],
               livenessProbe: {
                 httpGet: { path: '/healthz', port: 'health' },
                 periodSeconds: 10,

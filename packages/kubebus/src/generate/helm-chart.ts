@@ -26,6 +26,7 @@ import {
   DEFAULT_REPLICAS,
   DEFAULT_RESOURCES,
   HEALTH_PORT,
+  METRICS_PORT,
   type PackageSettings,
 } from './settings.js';
 import { topologyJobOf } from './topology-job.js';
@@ -63,6 +64,7 @@ function helmSettings(module: string, watchNamespaces: readonly string[]): Packa
       'app.kubernetes.io/managed-by': value('.Release.Service'),
     },
     healthPort: HEALTH_PORT,
+    metricsPort: METRICS_PORT,
   };
 }
 
@@ -207,7 +209,7 @@ export function helmChartFiles(
       '.Values.monitoring.enable',
       template(
         monitoringOf(operator, roles, settings, value('.Values.monitoring.release')),
-        'A PodMonitor and the alerts',
+        'A PodMonitor scraping /metrics over HTTPS with its own token, and the alerts',
       ),
     ),
     'templates/NOTES.txt': `${operator.name} runs in namespace {{ ${NAMESPACE} }}: kubebus run, one Deployment per role.

@@ -115,7 +115,7 @@ export function kustomizeFiles(
     ),
     'monitoring/monitoring.yaml': yamlDocuments(
       monitoringOf(operator, roles, settings),
-      generated('A PodMonitor and the alerts'),
+      generated('A PodMonitor scraping /metrics over HTTPS with its own token, and the alerts'),
     ),
   };
 }

@@ -19,19 +19,52 @@ describe('monitoringOf', () => {
     module: 'm',
     watchNamespaces: [],
   });
-  const [podMonitor, rule] = monitoringOf(site, ROLES, settings) as {
+  type Manifest = {
     kind: string;
-    metadata: { labels: Record<string, string> };
-    spec: { groups?: { rules: Rule[] }[]; podMetricsEndpoints?: { port: string; path: string }[] };
-  }[];
+    type?: string;
+    metadata: {
+      name: string;
+      labels: Record<string, string>;
+      annotations?: Record<string, string>;
+    };
+    roleRef?: { name: string };
+    subjects?: { name: string; namespace: string }[];
+    spec: { groups?: { rules: Rule[] }[]; podMetricsEndpoints?: object[] };
+  };
+  const objects = monitoringOf(site, ROLES, settings) as Manifest[];
+  const [account, token, binding, podMonitor, rule] = objects;
 
   it("carries the label kube-prometheus-stack's Prometheus selects on", () => {
     assert.equal(podMonitor?.kind, 'PodMonitor');
     assert.equal(rule?.kind, 'PrometheusRule');
     for (const object of [podMonitor, rule])
       assert.equal(object?.metadata.labels['release'], 'kube-prometheus-stack');
+  });
+
+  it('scrapes over HTTPS with the token of an account bound to the metrics-reader role', () => {
     assert.deepEqual(podMonitor?.spec.podMetricsEndpoints, [
-      { port: 'health', path: '/metrics', interval: '30s' },
+      {
+        port: 'metrics',
+        path: '/metrics',
+        interval: '30s',
+        scheme: 'https',
+        authorization: {
+          type: 'Bearer',
+          credentials: { name: `kubebus-${site.name}-metrics-scraper-token`, key: 'token' },
+        },
+        tlsConfig: { insecureSkipVerify: true },
+      },
+    ]);
+    assert.equal(account?.kind, 'ServiceAccount');
+    assert.equal(token?.type, 'kubernetes.io/service-account-token');
+    assert.equal(
+      token?.metadata.annotations?.['kubernetes.io/service-account.name'],
+      account?.metadata.name,
+    );
+    assert.equal(binding?.kind, 'ClusterRoleBinding');
+    assert.equal(binding?.roleRef?.name, `kubebus-${site.name}-metrics-reader`);
+    assert.deepEqual(binding?.subjects, [
+      { kind: 'ServiceAccount', name: account?.metadata.name, namespace: 'ops' },
     ]);
   });
 

@@ -1,11 +1,18 @@
 // Monitoring for the Prometheus Operator: a PodMonitor for the roles'
 // /metrics and the alerts a platform team pages on, each with a runbook.
+// /metrics is HTTPS behind a TokenReview and a SubjectAccessReview
+// (metrics-rbac.ts): the PodMonitor scrapes with the token of a scraper
+// ServiceAccount bound to the metrics-reader ClusterRole. A PodMonitor can
+// only name Secrets of its own namespace, so the token is a Secret of type
+// service-account-token here; the certificate is the roles' self-signed one
+// unless one is mounted (then set tlsConfig's ca and serverName in an overlay).
 // kube-prometheus-stack's Prometheus selects PodMonitors and PrometheusRules
 // by `release: <its Helm release>` (podMonitorSelectorNilUsesHelmValues,
 // ruleSelectorNilUsesHelmValues), `kube-prometheus-stack` when installed
 // under its own name: that is the default label here.
 import type { Operator } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
+import { metricsReaderRoleName } from './metrics-rbac.js';
 import { operatorLabels } from './names.js';
 import { operatorPodSelector } from './network-policies.js';
 import type { PackageSettings } from './settings.js';
@@ -90,6 +97,10 @@ function alertsOf(operatorName: string, ns: string): Alert[] {
 
 export const ALERT_NAMES = alertsOf('', '').map((alert) => alert.alert);
 
+/** The ServiceAccount whose token Prometheus scrapes /metrics with. */
+export const metricsScraperName = (operator: Operator) =>
+  `kubebus-${operator.name}-metrics-scraper`;
+
 export function monitoringOf(
   operator: Operator,
   roles: readonly Role[],
@@ -100,7 +111,36 @@ export function monitoringOf(
   const name = `kubebus-${operator.name}`;
   const labels = { ...operatorLabels(operator), ...settings.extraLabels, release };
   const metadata = { name, namespace: settings.namespace, labels };
+  const scraper = metricsScraperName(operator);
+  const tokenSecret = `${scraper}-token`;
   return [
+    {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { ...metadata, name: scraper },
+      automountServiceAccountToken: false,
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/service-account-token',
+      metadata: {
+        ...metadata,
+        name: tokenSecret,
+        annotations: { 'kubernetes.io/service-account.name': scraper },
+      },
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: scraper, labels },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: metricsReaderRoleName(operator),
+      },
+      subjects: [{ kind: 'ServiceAccount', name: scraper, namespace: settings.namespace }],
+    },
     {
       apiVersion: 'monitoring.coreos.com/v1',
       kind: 'PodMonitor',
@@ -112,7 +152,16 @@ export function monitoringOf(
             { key: 'app.kubernetes.io/component', operator: 'In', values: [...roles] },
           ],
         },
-        podMetricsEndpoints: [{ port: 'health', path: '/metrics', interval: '30s' }],
+        podMetricsEndpoints: [
+          {
+            port: 'metrics',
+            path: '/metrics',
+            interval: '30s',
+            scheme: 'https',
+            authorization: { type: 'Bearer', credentials: { name: tokenSecret, key: 'token' } },
+            tlsConfig: { insecureSkipVerify: true },
+          },
+        ],
       },
     },
     {

@@ -1,9 +1,10 @@
 // A whole nats-server configuration for one operator: JetStream on file
-// storage, one account, the admin user the topology step runs as, the
+// storage with bounded stores, one account with JetStream limits, the admin user the topology step runs as, the
 // operator's users per role (nats-users.ts), and the two users for people:
 // `cli` reads, `dlq-admin` re-drives dead letters.
 import type { Operator } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
+import { KUBEBUS_ACCOUNT_LIMITS, SERVER_STORES, accountJetStream } from './nats-account-limits.js';
 import { mountedTlsFiles, transportSection } from './nats-tls-config.js';
 import { accountUserEntries, stateAccountOf } from './nats-users.js';
 
@@ -20,11 +21,14 @@ export function natsServerConfigOf(operator: Operator, roles: readonly Role[]): 
     'jetstream {',
     '  store_dir: /data/jetstream',
     '  sync_interval: always',
+    '  # below the 10Gi volume and the 1Gi memory limit; each account bounded within (nats-account-limits.ts)',
+    `  max_file_store: ${SERVER_STORES.maxFileStore}`,
+    `  max_memory_store: ${SERVER_STORES.maxMemoryStore}`,
     '}',
     '',
     'accounts {',
     '  KUBEBUS {',
-    '    jetstream: enabled',
+    ...accountJetStream(KUBEBUS_ACCOUNT_LIMITS),
     '    users: [',
     ...accountUserEntries(operator, roles).map((entry) => entry.replace(/^/gm, '    ')),
     '    ]',

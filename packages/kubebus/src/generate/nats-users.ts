@@ -12,6 +12,11 @@ import { Buckets, Streams, agreementKeys, durableNames, subjects } from '@kubebu
 import type { Operator } from '@kubebus/shared/definition';
 import { partitionsOf, type Role } from '../host/role-configs.js';
 import { natsUserOf, passwordVariableOf } from './names.js';
+import {
+  STATE_ACCOUNT_LIMITS,
+  accountJetStream,
+  type JetStreamLimits,
+} from './nats-account-limits.js';
 
 /**
  * KUBEBUS_STATUS_PARTITIONS' default: the status writer's consumers are
@@ -88,12 +93,16 @@ export function stateAccountName(operator: Operator): string {
 }
 
 /** The state account's block inside `accounts { … }`; none for an operator without setup. */
-export function stateAccountOf(operator: Operator, user: string = stateUserOf(operator)): string[] {
+export function stateAccountOf(
+  operator: Operator,
+  user: string = stateUserOf(operator),
+  limits: JetStreamLimits = STATE_ACCOUNT_LIMITS,
+): string[] {
   if (operator.setup === undefined) return [];
   return [
-    `  # ${operator.name}'s external state (setup): nothing of kubebus lives here`,
+    `  # ${operator.name}'s external state (setup): nothing of kubebus lives here; bounded`,
     `  ${stateAccountName(operator)} {`,
-    '    jetstream: enabled',
+    ...accountJetStream(limits),
     '    users: [',
     userEntry(user, { allow: ['$JS.API.>', '$O.>', '$KV.>'], deny: [] }).replace(/^/gm, '    '),
     '    ]',

@@ -34,7 +34,7 @@ describe('networkPoliciesOf', () => {
     }
     assert.deepEqual(policy?.spec.policyTypes, ['Ingress', 'Egress']);
     assert.equal(policy?.spec.ingress.length, 1);
-    assert.deepEqual(policy?.spec.ingress[0]?.ports, [{ protocol: 'TCP', port: 8080 }]);
+    assert.deepEqual(policy?.spec.ingress[0]?.ports, [{ protocol: 'TCP', port: 8443 }]);
     assert.equal(
       policy?.spec.ingress[0]?.from[0]?.namespaceSelector.matchLabels[
         'kubernetes.io/metadata.name'

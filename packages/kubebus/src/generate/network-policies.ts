@@ -1,6 +1,6 @@
 // NetworkPolicies for the operator's pods (the roles and the topology Job):
-// no ingress but the health/metrics port from Prometheus in the monitoring
-// namespace; egress only to DNS, the apiserver and NATS. The apiserver's
+// no ingress but the metrics port from Prometheus in the monitoring namespace
+// (the kubelet's probes come from the node, which NetworkPolicies let through); egress only to DNS, the apiserver and NATS. The apiserver's
 // endpoints are host addresses no pod selector can name, so its ports are
 // allowed to any address; NATS may run outside the namespace, likewise.
 import type { Operator } from '@kubebus/shared/definition';
@@ -56,7 +56,7 @@ export function networkPoliciesOf(
                 podSelector: { matchLabels: metrics.podLabels },
               },
             ],
-            ports: [tcp(settings.healthPort)],
+            ports: [tcp(settings.metricsPort)],
           },
         ],
         egress: [

@@ -41,6 +41,10 @@ describe('rbacOf', () => {
       'RoleBinding/a',
       'Role/b',
       'RoleBinding/b',
+      // cluster-wide whatever the install: TokenReviews have no namespace (/metrics)
+      'ClusterRole/',
+      'ClusterRoleBinding/',
+      'ClusterRole/',
     ]);
   });
 

@@ -22,6 +22,7 @@ import {
 } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
 import { admissionPolicyOf, needsAdmissionPolicy } from './admission-policy.js';
+import { metricsRbacOf } from './metrics-rbac.js';
 
 interface PolicyRule {
   apiGroups: string[];
@@ -103,7 +104,8 @@ export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
  * ServiceAccount, and for each role a ClusterRole with its binding — or, when
  * the operator watches only some namespaces (KUBEBUS_WATCH_NAMESPACES), a
  * Role and RoleBinding in each of them: nothing outside them is readable.
- * Then the reconciler's admission policy, when it may bind or escalate.
+ * Then what /metrics needs (metrics-rbac.ts), and the reconciler's admission
+ * policy, when it may bind or escalate.
  */
 export function rbacOf(
   operator: Operator,
@@ -117,6 +119,7 @@ export function rbacOf(
       : [];
   return [
     ...roles.flatMap((role) => rbacOfRole(operator, namespace, role, watchNamespaces)),
+    ...(roles.length === 0 ? [] : metricsRbacOf(operator, namespace, roles)),
     ...fence,
   ];
 }

@@ -32,11 +32,15 @@ export interface PackageSettings {
   readonly watchNamespaces: readonly string[];
   /** labels added to every object's metadata (Helm's managed-by and chart) */
   readonly extraLabels: Readonly<Record<string, string>>;
-  /** the health and metrics port of every role */
+  /** the probes' port of every role (/healthz, /readyz; plain HTTP for the kubelet) */
   readonly healthPort: number;
+  /** the HTTPS port of /metrics, behind TokenReview and SubjectAccessReview */
+  readonly metricsPort: number;
 }
 
 export const HEALTH_PORT = 8080;
+/** controller-runtime's secure metrics port in Kubebuilder's scaffold */
+export const METRICS_PORT = 8443;
 export const DEFAULT_NAMESPACE = 'kubebus-system';
 export const DEFAULT_NATS_URL = 'nats://nats:4222';
 export const DEFAULT_NATS_SECRET = 'kubebus-nats';
@@ -79,5 +83,6 @@ export function plainSettings(options: {
     watchNamespaces: options.watchNamespaces,
     extraLabels: {},
     healthPort: HEALTH_PORT,
+    metricsPort: METRICS_PORT,
   };
 }
