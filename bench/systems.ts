@@ -185,7 +185,7 @@ async function bundle(name: string): Promise<string> {
     outfile,
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    target: 'node22.18',
     format: 'esm',
     conditions: ['source'],
     // third-party packages from node_modules; kubebus's own sources bundled in

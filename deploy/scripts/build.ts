@@ -22,7 +22,7 @@ for (const [name, entry] of Object.entries(entries)) {
     outfile: `${root}/dist/${name}.js`,
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    target: 'node22.18',
     format: 'esm',
     conditions: ['source'],
     sourcemap: true,

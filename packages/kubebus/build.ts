@@ -25,7 +25,7 @@ await build({
   bundle: true,
   splitting: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node22.18',
   format: 'esm',
   conditions: ['source'],
   sourcemap: true,
@@ -37,7 +37,7 @@ await build({
   ],
   define: {
     KUBEBUS_VERSION: JSON.stringify(manifest.version),
-    KUBEBUS_TSX_VERSION: JSON.stringify(manifest.dependencies['tsx']),
+    KUBEBUS_TSX_VERSION: JSON.stringify(manifest.peerDependencies['tsx']),
     KUBEBUS_INIT_FILES: JSON.stringify(
       Object.fromEntries(
         ['operator.ts', 'operator.test.ts'].map((file) => [

@@ -3,6 +3,7 @@
 // commands are the CLI's, a test script that type-checks, --group/--kind,
 // --scope Cluster.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { projectFiles } from './templates.js';
 
@@ -24,6 +25,23 @@ describe('kubebus init templates', () => {
     assert.match(manifest.scripts['test'] ?? '', /^tsc --noEmit && /);
     assert.ok(manifest.devDependencies['typescript']);
     assert.ok(files['tsconfig.json']);
+  });
+
+  it('asks for the Node floor kubebus itself has, and builds the image on a Node above it', () => {
+    const manifest = JSON.parse(files['package.json'] ?? '') as {
+      engines: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    const floor = (
+      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+        engines: Record<string, string>;
+      }
+    ).engines['node'];
+    assert.equal(manifest.engines['node'], floor);
+    const [major] = /\d+/.exec(floor ?? '') ?? [];
+    assert.match(manifest.devDependencies['@types/node'] ?? '', new RegExp(`^\\^${major}\\.`));
+    const image = /^FROM node:(\d+)-/m.exec(files['Dockerfile'] ?? '')?.[1];
+    assert.ok(Number(image) >= Number(major), `the image's Node ${image} is below the floor`);
   });
 
   it('renames the resource with --group and --kind', () => {

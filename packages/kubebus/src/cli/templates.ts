@@ -75,7 +75,7 @@ export function projectFiles(name: string, resource: ProjectResource = {}): Reco
     version: '0.1.0',
     private: true,
     type: 'module',
-    engines: { node: '>=20.19' },
+    engines: { node: '>=22.18' },
     scripts: {
       dev: 'kubebus dev operator.ts',
       start: 'kubebus run operator.ts',
@@ -84,7 +84,7 @@ export function projectFiles(name: string, resource: ProjectResource = {}): Reco
       test: 'tsc --noEmit && node --import tsx --test operator.test.ts',
     },
     dependencies: { kubebus: `^${version}`, zod: '^4.1.0' },
-    devDependencies: { '@types/node': '^20.19.0', tsx, typescript: '^5.9.3' },
+    devDependencies: { '@types/node': '^22.18.0', tsx, typescript: '^5.9.3' },
   };
   const tsconfig = {
     compilerOptions: {
@@ -111,7 +111,8 @@ export function projectFiles(name: string, resource: ProjectResource = {}): Reco
     Dockerfile: [
       '# One image for every role: the generated Deployments pass',
       '# `run operator.ts --role watcher|reconciler|status-writer` as args',
-      'FROM node:22-bookworm-slim',
+      'FROM node:26-bookworm-slim',
+      '# Node >= 22.18 runs operator.ts itself (type stripping): no tsx in the image',
       'ENV NODE_ENV=production',
       'WORKDIR /operator',
       'COPY package.json package-lock.json* ./',
@@ -136,8 +137,10 @@ export function projectFiles(name: string, resource: ProjectResource = {}): Reco
       '    npm test           # type-check, then the operator against real servers (kubebus/testing)',
       '    npm run generate   # kubebus generate operator.ts --out deploy: the CRD, RBAC and NATS users per role',
       '',
-      'The first `dev` or `test` builds kube-apiserver, etcd and nats-server from their Go',
-      'modules (Go >= 1.26 on PATH; 10-20 minutes, then cached in ~/.cache/kubebus).',
+      'The first `dev` or `test` finds kube-apiserver, etcd and nats-server: KUBEBUS_ASSETS,',
+      'else PATH, else the prebuilt releases, downloaded once with their checksums checked',
+      'into ~/.cache/kubebus, else a build from source (Go >= 1.26 on PATH, about 20 minutes).',
+      '`npm run dev` uses your current kube context (kind, k3d, minikube) when it answers.',
       '',
       'The image (`docker build -t ' + name + ':dev .`) runs `kubebus`; the Deployments',
       'in deploy/ pass it `run operator.ts --role <role>`.',

@@ -2,12 +2,15 @@
 // (package.json with or without "type": "module"), .ts/.mts/.cts or
 // .js/.mjs/.cjs — and finds its operator: the default export, or the only
 // exported operator. TypeScript loads through Node's own type stripping where
-// the running Node has it, else through tsx.
+// the running Node has it (Node >= 22.18), else through tsx, an optional peer:
+// what stripping cannot run (enums, namespaces, parameter properties) says
+// "npm install tsx" in one line.
 import { existsSync, statSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isOperator, type Operator } from '@kubebus/shared/definition';
 import { describeLoadFailure } from './load-failure.js';
+import { readModuleSyntaxAsModule } from './module-syntax.js';
 
 export class OperatorLoadError extends Error {
   override readonly name = 'OperatorLoadError';
@@ -36,11 +39,11 @@ async function importModule(path: string): Promise<object> {
   const url = pathToFileURL(path).href;
   if (!TYPESCRIPT.test(path)) return (await import(url)) as object;
   if (!nodeStripsTypes()) return await importWithTsx(url, path, undefined);
+  readModuleSyntaxAsModule();
   try {
     return (await import(url)) as object;
   } catch (error) {
-    // what type stripping cannot run (enums, namespaces, `./x.js` naming x.ts,
-    // import/export in a .ts of a CommonJS project): tsx can
+    // what type stripping cannot run (enums, namespaces, `./x.js` naming x.ts): tsx can
     if (!strippingFallsShort(error)) throw error;
     return await importWithTsx(url, path, error);
   }
