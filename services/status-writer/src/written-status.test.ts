@@ -34,4 +34,16 @@ describe('the status the writer wrote last', () => {
       phase: 'Failed',
     });
   });
+
+  it('stands in for an older own revision too: a status flipped back is still patched', () => {
+    const written = new WrittenStatus();
+    // X judged against 10 (answered 11), then Y judged against the same view (answered 12)
+    written.remember(key, object('11', { phase: 'X' }), '10');
+    written.remember(key, object('12', { phase: 'Y' }), '10');
+    // the bus catches up only to 11: the writer's view is Y, so intent X is not a no-op
+    assert.deepEqual(written.current(key, object('11', { phase: 'X' })).status, { phase: 'Y' });
+    assert.deepEqual(written.current(key, object('10', {})).status, { phase: 'Y' });
+    // a revision of someone else's is the bus' word
+    assert.deepEqual(written.current(key, object('13', { phase: 'Z' })).status, { phase: 'Z' });
+  });
 });

@@ -1,12 +1,13 @@
 // What the status writer knows of an object without asking the apiserver: the
 // object's last recorded state on the bus (KUBEBUS_EVENTS), corrected by the
 // answer to the writer's own last status patch while the bus has not caught
-// up with it — that is, while the bus still shows the very revision the
-// writer judged before its patch. Any other revision is the bus' word: it
-// holds the patch, or a change someone else made after it (a status they
-// wrote is then repaired, not hidden behind the writer's memory); a revision
-// from between the two costs at most a redundant patch. resourceVersions are
-// compared for equality only (they are opaque).
+// up with it — that is, while the bus shows the revision the writer judged
+// before its first patch of a run of them, or one of the revisions its own
+// patches made since (an older own revision says less than the last patch:
+// judged by it, a status flipped back would look written already). Any other
+// revision is the bus' word: a change someone else made (a status they wrote
+// is then repaired, not hidden behind the writer's memory). resourceVersions
+// are compared for equality only (they are opaque).
 import type { KubeObject } from '@kubebus/shared/events';
 import { keyString, type ObjectKey } from '@kubebus/shared/runtime';
 
@@ -14,9 +15,14 @@ interface Written {
   readonly uid: string;
   readonly generation: number;
   readonly status: Record<string, unknown>;
-  /** the revision the patch was judged against */
+  /** the revision the first patch of this run was judged against */
   readonly before: string | undefined;
+  /** the revisions the run's own patches made, the last one last (a few) */
+  readonly own: readonly string[];
 }
+
+/** Own revisions kept per object: more patches than this before the bus catches up is unheard of. */
+const OWN_REVISIONS = 16;
 
 export class WrittenStatus {
   readonly #written = new Map<string, Written>();
@@ -26,12 +32,16 @@ export class WrittenStatus {
   /** Remembers the object as the apiserver answered a status patch judged against revision `before`. */
   remember(key: ObjectKey, object: KubeObject, before: string | undefined): void {
     const id = keyString(key);
+    const last = this.#written.get(id);
+    // judged against this writer's own view (the bus had not caught up): the run goes on
+    const goesOn = last !== undefined && last.uid === object.metadata.uid && knows(last, before);
     this.#written.delete(id); // re-insert: the map's order is the LRU order
     this.#written.set(id, {
       uid: object.metadata.uid,
       generation: object.metadata.generation ?? 0,
       status: (object['status'] ?? {}) as Record<string, unknown>,
-      before,
+      before: goesOn ? last.before : before,
+      own: [...(goesOn ? last.own : []), object.metadata.resourceVersion].slice(-OWN_REVISIONS),
     });
     if (this.#written.size > this.capacity) {
       const oldest = this.#written.keys().next().value;
@@ -49,8 +59,7 @@ export class WrittenStatus {
     if (
       written === undefined ||
       written.uid !== recorded.metadata.uid ||
-      written.before === undefined ||
-      written.before !== recorded.metadata.resourceVersion
+      !knows(written, recorded.metadata.resourceVersion)
     )
       return recorded;
     return {
@@ -62,4 +71,9 @@ export class WrittenStatus {
       status: written.status,
     };
   }
+}
+
+/** Whether the revision is the run's starting point or one of its own patches. */
+function knows(written: Written, revision: string | undefined): boolean {
+  return revision !== undefined && (revision === written.before || written.own.includes(revision));
 }

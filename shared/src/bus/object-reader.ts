@@ -121,6 +121,7 @@ export class ObjectReader {
       own.onStaleRead?.('unavailable');
       return recorded === undefined ? undefined : this.#objectOf(recorded.event);
     }
+    pending.answered(current, at);
     own.onStaleRead?.('fell_back');
     return withoutSecretData(current);
   }

@@ -75,4 +75,18 @@ describe('OwnWrites', () => {
     assert.equal(writes.pending(key), undefined);
     assert.ok(writes.pending(other) !== undefined);
   });
+
+  it('after a fall-back, waits only for what the apiserver answered, or for nothing once it is gone', () => {
+    const writes = new OwnWrites();
+    writes.read(key, 4);
+    writes.wrote(key, written('20'), '/p');
+    // the bus never carries rv 20 (a relist published only 23): the GET answered 23
+    writes.pending(key)?.answered(written('23'), 4);
+    assert.equal(writes.pending(key)?.fellBackAt, 4);
+    assert.equal(writes.freshness(key, revision(8, '23')), 'fresh');
+    assert.equal(writes.freshness(key, revision(3, '19')), 'stale');
+    writes.pending(key)?.answered(undefined, 8);
+    assert.equal(writes.pending(key), undefined);
+    assert.equal(writes.freshness(key, revision(3, '19')), 'fresh');
+  });
 });

@@ -17,12 +17,12 @@ export interface RecordedRevision {
 }
 
 interface OwnWrite {
-  readonly uid: string;
-  readonly resourceVersion: string;
+  uid: string;
+  resourceVersion: string;
   /** the apiserver path of the object: what a fall-back GET asks for */
   readonly path: string;
   /** the sequence of the last record read before the write: the written revision comes after it */
-  readonly after: number;
+  after: number;
   /** the sequence of the event that carried the written revision, once seen */
   seen?: number;
   /** the record's sequence when a read last had to ask the apiserver: the bus is still behind */
@@ -107,6 +107,20 @@ export class OwnWrites {
       fellBack: (seq) => {
         own.fellBackAt = seq;
       },
+      answered: (current, seq) => {
+        // the apiserver's answer is at least the own write: the bus need catch up
+        // only to it from now on, not to a revision it may never carry (a relist
+        // publishes only the latest, an aged-out record is gone for good)
+        if (current === undefined) {
+          this.#writes.delete(keyString(key));
+          return;
+        }
+        own.uid = current.metadata.uid;
+        own.resourceVersion = current.metadata.resourceVersion;
+        own.after = seq;
+        delete own.seen;
+        own.fellBackAt = seq;
+      },
     };
   }
 }
@@ -121,6 +135,12 @@ export interface PendingWrite {
   reached(revision: RecordedRevision): boolean;
   /** a read fell back to the apiserver while the bus' record was at `seq` */
   fellBack(seq: number): void;
+  /** the apiserver answered `current` (undefined: gone) while the bus' record was at `seq` */
+  answered(
+    current:
+      { readonly metadata: { readonly uid: string; readonly resourceVersion: string } } | undefined,
+    seq: number,
+  ): void;
 }
 
 /** Sets a key, most recent last; the oldest goes when the map is full. */

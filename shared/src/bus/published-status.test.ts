@@ -80,4 +80,14 @@ describe('published status intents', () => {
     assert.equal(memo.redundant(intent({ phase: 'A' }, 1, 'u1'), {}), false);
     assert.equal(memo.redundant(intent({ phase: 'A' }, 1, 'u2'), {}), true);
   });
+
+  it('publish a status in place again while a different one sent earlier may still be pending', () => {
+    let now = 0;
+    const memo = new PublishedStatus({ ttlMs: 10_000, now: () => now });
+    const current = { phase: 'Ready', observedGeneration: 1 };
+    memo.published(intent({ phase: 'Provisioning' }), current);
+    // the writer is backlogged past the memo's life: Provisioning may yet be applied
+    now = 60_000;
+    assert.equal(memo.redundant(intent({ phase: 'Ready' }), current), false);
+  });
 });

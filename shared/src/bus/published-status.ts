@@ -50,12 +50,14 @@ export class PublishedStatus {
    */
   redundant(intent: StatusCandidate, current: Record<string, unknown>): boolean {
     const last = this.#published.get(intent.uid);
+    // a different word from the last one sent, however old: that one may still be
+    // pending (a writer backlogged past the memo's life), and the latest must win
+    if (last !== undefined && !sameStatus(intent.status, last.status)) return false;
     const fresh =
       last !== undefined &&
       last.generation === intent.observedGeneration &&
       this.#now() - last.at < this.#ttlMs;
     if (last !== undefined && !fresh) this.#published.delete(intent.uid);
-    if (fresh && !sameStatus(intent.status, last.status)) return false; // a newer word: latest wins
     if (statusInPlace(desiredStatus(intent, current), current)) return true; // the writer would skip it
     // pending (or applied, not yet seen): nobody else has written the status since
     return fresh && isDeepStrictEqual(current, last.before);

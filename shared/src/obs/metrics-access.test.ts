@@ -80,4 +80,55 @@ describe('kubernetesMetricsAccess', () => {
       reason: 'the request cannot be verified now',
     });
   });
+
+  it('answers 503 while 16 reviews wait on the apiserver, and reviews again once they end', async () => {
+    const waiting: Array<() => void> = [];
+    let asked = 0;
+    let held = true;
+    const post = (path: string): Promise<unknown> => {
+      asked++;
+      if (path.endsWith('/tokenreviews') && held)
+        return new Promise((resolve) => {
+          waiting.push(() => {
+            resolve({});
+          });
+        });
+      return Promise.resolve({ status: { allowed: true } });
+    };
+    const access = kubernetesMetricsAccess(post, log);
+    const pending = Array.from({ length: 16 }, (_, index) =>
+      access.check(`Bearer made-up-${index}`, '/metrics', 'GET'),
+    );
+    assert.deepEqual(await access.check('Bearer one-more', '/metrics', 'GET'), {
+      ok: false,
+      status: 503,
+      reason: 'too many requests are being verified: retry',
+    });
+    assert.equal(asked, 16);
+    held = false;
+    for (const release of waiting) release();
+    for (const decision of await Promise.all(pending)) assert.equal(decision.ok, false);
+    await access.check('Bearer one-more', '/metrics', 'GET');
+    assert.equal(asked, 17);
+  });
+
+  it('decides again for the same user with other extra attributes (a pod-bound token)', async () => {
+    const sars: unknown[] = [];
+    const post = (path: string, body: object): Promise<unknown> => {
+      const spec = (body as { spec: Record<string, unknown> }).spec;
+      if (path.endsWith('/tokenreviews'))
+        return Promise.resolve({
+          status: {
+            authenticated: true,
+            user: { username: 'sa', groups: ['g'], extra: { pod: [String(spec['token'])] } },
+          },
+        });
+      sars.push(spec['extra']);
+      return Promise.resolve({ status: { allowed: true } });
+    };
+    const access = kubernetesMetricsAccess(post, log);
+    await access.check('Bearer pod-a', '/metrics', 'GET');
+    await access.check('Bearer pod-b', '/metrics', 'GET');
+    assert.deepEqual(sars, [{ pod: ['pod-a'] }, { pod: ['pod-b'] }]);
+  });
 });

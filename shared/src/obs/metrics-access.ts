@@ -41,6 +41,8 @@ const MAX_ENTRIES = 1_024;
 /** Service-account tokens are ~1 KB; longer headers are not sent to the apiserver. */
 const MAX_TOKEN_CHARS = 16 * 1024;
 
+/** Reviews waiting on the apiserver at once; above it a request is answered 503. */
+const MAX_REVIEWS_IN_FLIGHT = 16;
 const digest = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** A bounded map whose entries expire. */
@@ -88,7 +90,9 @@ export function kubernetesMetricsAccess(
   }
 
   async function authorize(user: ReviewedUser, path: string, verb: string): Promise<boolean> {
-    const key = digest(JSON.stringify([user.username, user.uid, user.groups, path, verb]));
+    const key = digest(
+      JSON.stringify([user.username, user.uid, user.groups, user.extra, path, verb]),
+    );
     const known = decisions.get(key, clock());
     if (known !== undefined) return known;
     const review = (await post('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
@@ -107,31 +111,44 @@ export function kubernetesMetricsAccess(
     return allowed;
   }
 
+  // uncached tokens cost the apiserver two reviews each: a flood of made-up ones waits for none
+  let reviewing = 0;
   return {
     async check(authorization, path, method) {
       const token = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '')?.[1];
       if (token === undefined || token.length > MAX_TOKEN_CHARS)
         return { ok: false, status: 401, reason: 'a bearer token is required' };
-      // the verb of a non-resource request is the method, lower-cased (as the apiserver's)
-      const verb = method.toLowerCase();
+      if (reviewing >= MAX_REVIEWS_IN_FLIGHT)
+        return { ok: false, status: 503, reason: 'too many requests are being verified: retry' };
+      reviewing++;
       try {
-        const user = await authenticate(token);
-        if (user === undefined)
-          return { ok: false, status: 401, reason: 'the bearer token is not valid' };
-        if (!(await authorize(user, path, verb)))
-          return {
-            ok: false,
-            status: 403,
-            reason: `${user.username} may not ${verb} ${path}`,
-          };
-        return { ok: true, user: user.username };
-      } catch (error) {
-        log.warn(
-          { err: error },
-          'cannot review a /metrics request: the service account needs create on tokenreviews and subjectaccessreviews',
-        );
-        return { ok: false, status: 503, reason: 'the request cannot be verified now' };
+        return await reviewed(token, path, method);
+      } finally {
+        reviewing--;
       }
     },
   };
+
+  async function reviewed(token: string, path: string, method: string): Promise<AccessDecision> {
+    // the verb of a non-resource request is the method, lower-cased (as the apiserver's)
+    const verb = method.toLowerCase();
+    try {
+      const user = await authenticate(token);
+      if (user === undefined)
+        return { ok: false, status: 401, reason: 'the bearer token is not valid' };
+      if (!(await authorize(user, path, verb)))
+        return {
+          ok: false,
+          status: 403,
+          reason: `${user.username} may not ${verb} ${path}`,
+        };
+      return { ok: true, user: user.username };
+    } catch (error) {
+      log.warn(
+        { err: error },
+        'cannot review a /metrics request: the service account needs create on tokenreviews and subjectaccessreviews',
+      );
+      return { ok: false, status: 503, reason: 'the request cannot be verified now' };
+    }
+  }
 }

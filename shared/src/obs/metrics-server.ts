@@ -101,7 +101,16 @@ export async function startSecureMetricsServer(options: SecureMetricsOptions): P
           readCertificate(files).then(
             (next) => {
               if (next.cert === served.cert && next.key === served.key) return;
-              server.setSecureContext({ cert: next.cert, key: next.key });
+              try {
+                // a pair read mid-rotation (or a bad Secret) throws: keep serving the last one
+                server.setSecureContext({ cert: next.cert, key: next.key });
+              } catch (error) {
+                log.warn(
+                  { err: error, cert: files.certFile },
+                  'keeping the last metrics certificate',
+                );
+                return;
+              }
               served = next;
               log.info({ cert: files.certFile }, 'serving the renewed metrics certificate');
             },
