@@ -266,17 +266,13 @@ describe('pipeline and status writer', { timeout: 900_000 }, () => {
   });
 
   it('carries one trace id from the watcher through the reconciler to the status writer', async () => {
-    await custom().patchNamespacedCustomObject(
-      { ...target, namespace: 'bulk', name: 'bulk-001', body: { spec: { replicas: 3 } } },
-      mergePatch,
-    );
     const traceOf = (line: Record<string, unknown>) =>
       typeof line['traceparent'] === 'string' ? line['traceparent'].split('-')[1] : undefined;
-    let traceId: string | undefined;
-    await waitFor(async () => {
-      const [watcher] = pipeline.services.filter((s) => s.name.startsWith('watcher'));
-      const published = watcher
-        ?.logs()
+    // every update the watcher published of bulk-001, as trace ids
+    const publishedUpdates = () =>
+      pipeline.services
+        .filter((s) => s.name.startsWith('watcher'))
+        .flatMap((s) => s.logs())
         .filter(
           (l) =>
             l['msg'] === 'publishing change' &&
@@ -284,14 +280,25 @@ describe('pipeline and status writer', { timeout: 900_000 }, () => {
             l['name'] === 'bulk-001' &&
             l['op'] === 'update',
         )
-        .at(-1);
-      traceId = published === undefined ? undefined : traceOf(published);
-      if (traceId === undefined) return false;
-      const inLogs = (prefix: string) =>
-        pipeline.services
-          .filter((s) => s.name.startsWith(prefix))
-          .some((s) => s.logs().some((l) => traceOf(l) === traceId));
-      return inLogs('reconciler') && inLogs('status-writer');
+        .map(traceOf)
+        .filter((id): id is string => id !== undefined);
+    const earlier = new Set(publishedUpdates());
+    await custom().patchNamespacedCustomObject(
+      { ...target, namespace: 'bulk', name: 'bulk-001', body: { spec: { replicas: 3 } } },
+      mergePatch,
+    );
+    const inLogs = (prefix: string, id: string) =>
+      pipeline.services
+        .filter((s) => s.name.startsWith(prefix))
+        .some((s) => s.logs().some((l) => traceOf(l) === id));
+    let traceId: string | undefined;
+    // the spec change's own event: later ones (the status write's) may rightly
+    // end without a status intent, the status being in place already
+    await waitFor(async () => {
+      traceId = publishedUpdates().find(
+        (id) => !earlier.has(id) && inLogs('reconciler', id) && inLogs('status-writer', id),
+      );
+      return Promise.resolve(traceId !== undefined);
     }, 'the trace id in all three services');
     assert.match(traceId ?? '', /^[0-9a-f]{32}$/);
   });
