@@ -68,3 +68,18 @@ describe("the CloudEvents sink's configuration", () => {
     );
   });
 });
+
+describe('read-your-own-writes', () => {
+  it('waits 2 s for the bus by default, as long as set, and refuses what is not a duration', () => {
+    const wait = (env: Record<string, string>) =>
+      loadConfig(ReconcilerConfigSchema, { ...base, KUBEBUS_HTTP_HOST: '127.0.0.1', ...env })
+        .readYourWritesWaitMs;
+    assert.equal(wait({}), 2_000);
+    assert.equal(wait({ KUBEBUS_READ_YOUR_WRITES_WAIT: '500ms' }), 500);
+    assert.equal(wait({ KUBEBUS_READ_YOUR_WRITES_WAIT: '0s' }), 0);
+    assert.match(
+      problems({ KUBEBUS_HTTP_HOST: '127.0.0.1', KUBEBUS_READ_YOUR_WRITES_WAIT: 'soon' }),
+      /KUBEBUS_READ_YOUR_WRITES_WAIT: expected a duration/,
+    );
+  });
+});

@@ -64,6 +64,8 @@ export const ReconcilerConfigSchema = z
     KUBEBUS_HTTP_KEEPALIVE_TIMEOUT: durationMs('30s'),
     /** consume the work stream (off when the reconciler runs only as a Knative sink) */
     KUBEBUS_CONSUME: z.enum(['true', 'false']).default('true'),
+    /** how long a read waits for the bus to record this process' own write before one GET instead (ADR 0019) */
+    KUBEBUS_READ_YOUR_WRITES_WAIT: durationMs('2s'),
     /**
      * The NATS user of the operator's own state account (ADR 0015): `setup`'s
      * object stores and buckets live there, out of reach of kubebus' subjects.
@@ -115,6 +117,7 @@ export const ReconcilerConfigSchema = z
       auth: sinkAuthOf(env),
     },
     consume: env.KUBEBUS_CONSUME === 'true',
+    readYourWritesWaitMs: env.KUBEBUS_READ_YOUR_WRITES_WAIT,
     ...(env.KUBEBUS_STATE_NATS_USER === undefined
       ? {}
       : {

@@ -51,9 +51,6 @@ import { startHttpSource } from './http-source.js';
 import { sinkAuthenticator } from './sink-auth.js';
 import type { KnownResource } from './knative-event.js';
 
-/** How long a read waits for the bus to record this process' own write before one GET instead. */
-const READ_YOUR_WRITES_WAIT_MS = 2_000;
-
 const parkedSkipsMetric = perRegistry(
   (registry: Registry) =>
     new Counter({
@@ -143,7 +140,7 @@ export async function startReconcilerService(deps: {
     config.consume
       ? {
           writes: ownWrites,
-          waitMs: READ_YOUR_WRITES_WAIT_MS,
+          waitMs: config.readYourWritesWaitMs,
           onStaleRead: (outcome) => {
             staleReads.inc({ controller: config.controller, outcome });
           },

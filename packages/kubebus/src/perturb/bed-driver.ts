@@ -1,17 +1,18 @@
 // One test bed for a whole `kubebus test` run: the servers, the CRD, the
 // wrapped operator running in-process with all roles (stopped and started
 // again for a crash), and the workload's steps applied to one object in a
-// namespace of its own per run.
+// place of its own per run (its namespace, or its name when cluster-scoped).
 import { KubeClient, isNotFound, loadKubeConfig, objectPath } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { apiVersionOf, type Operator, type ResourceObject } from '@kubebus/shared/definition';
 import type { RunningOperatorHandle, TestEnvironment } from '../testing-api.js';
 import { startEnvironment } from '../testing/environment.js';
 import { observe, type ObservedState } from './observed-state.js';
+import type { Place } from './place.js';
 import type { RecordingOperator, Seen } from './recording-operator.js';
 import type { PerturbationOptions } from './report.js';
 import { BusTimeTravel } from './time-travel.js';
-import type { Step, Workload } from './workload.js';
+import type { Step } from './workload.js';
 
 export type BedDriverOptions = Pick<PerturbationOptions, 'env' | 'standIn'>;
 
@@ -70,20 +71,26 @@ export class BedDriver {
     await this.startOperator();
   }
 
-  async namespace(name: string): Promise<void> {
-    await this.environment.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  /** Makes the run's namespace (a cluster-scoped object's run has none). */
+  async prepare(place: Place): Promise<void> {
+    if (!place.namespaced) return;
+    await this.environment.apply({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: place.namespace },
+    });
   }
 
   /**
    * What a reconcile of a step not yet applied will see (to arm a crash on
    * before applying it, so a reconcile that starts at once is armed too).
    */
-  async seenAfter(
-    namespace: string,
-    workload: Workload,
-    step: Step,
-  ): Promise<(seen: Seen) => boolean> {
-    const current = await this.environment.get(this.operator.for, workload.name, namespace);
+  async seenAfter(place: Place, step: Step): Promise<(seen: Seen) => boolean> {
+    const current = await this.environment.get(
+      this.operator.for,
+      place.name,
+      place.namespaced ? place.namespace : undefined,
+    );
     const uid = current?.metadata.uid;
     if (step.action === 'delete') return (seen) => seen.uid === uid && seen.deleting;
     const generation = current?.metadata.generation ?? 0;
@@ -91,32 +98,33 @@ export class BedDriver {
     return (seen) => !seen.deleting && (seen.uid !== uid || seen.generation > generation);
   }
 
-  async apply(namespace: string, workload: Workload, step: Step): Promise<void> {
+  async apply(place: Place, step: Step): Promise<void> {
     const primary = this.operator.for;
+    const namespace = place.namespaced ? place.namespace : undefined;
     if (step.action === 'delete') {
-      await this.environment.delete(primary, workload.name, namespace);
+      await this.environment.delete(primary, place.name, namespace);
       return;
     }
     await this.environment.apply({
       apiVersion: apiVersionOf(primary),
       kind: primary.kind,
-      metadata: { name: workload.name, namespace },
+      metadata: { name: place.name, ...(namespace === undefined ? {} : { namespace }) },
       spec: step.spec,
     });
   }
 
   /** Whether the object is gone (a finalizer may hold it while the operator is stopped). */
-  async gone(namespace: string, name: string): Promise<boolean> {
+  async gone(place: Place): Promise<boolean> {
     try {
       const path = objectPath(
         {
           group: this.operator.for.group,
           version: this.operator.for.version,
           resource: this.operator.for.plural,
-          namespaced: true,
+          namespaced: place.namespaced,
         },
-        namespace,
-        name,
+        place.namespace,
+        place.name,
       );
       return (await this.client.getIfExists<ResourceObject>(path)) === undefined;
     } catch (error) {
@@ -125,9 +133,9 @@ export class BedDriver {
     }
   }
 
-  async observe(namespace: string, name: string): Promise<ObservedState> {
+  async observe(place: Place): Promise<ObservedState> {
     if (this.options.standIn !== false) await this.environment.markWorkloadsReady();
-    return observe(this.client, this.operator, namespace, name);
+    return observe(this.client, this.operator, place);
   }
 
   /** Now, on the bus: where a stale schedule travels back to. */
@@ -136,11 +144,15 @@ export class BedDriver {
   }
 
   /**
-   * Takes the bus' record of an owned object (`Kind/name`) back to what it was
-   * at `to` (busNow); answers how many revisions that took out, or why it cannot.
+   * Takes the bus' record of an owned object (`Kind/name`, or `Kind/namespace/name`
+   * beside a cluster-scoped object, in the reference's names) back to what it
+   * was at `to` (busNow); answers how many revisions that took out, or why it cannot.
    */
-  async travelBack(namespace: string, target: string, to: number): Promise<number | string> {
-    const [kind, name] = target.split('/') as [string, string];
+  async travelBack(place: Place, target: string, to: number): Promise<number | string> {
+    const parts = place.specific(target).split('/');
+    const [kind = '', ...rest] = parts;
+    const name = rest.at(-1) ?? '';
+    const namespace = rest.length === 2 ? (rest[0] ?? '') : place.namespace;
     const resource = (this.operator.owns ?? []).find((owned) => owned.kind === kind);
     if (resource === undefined) return `${kind} is not a kind the operator owns`;
     const ref = {

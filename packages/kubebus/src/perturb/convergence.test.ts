@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hold, settle, timingOf, type Watch } from './convergence.js';
 import type { ObservedState } from './observed-state.js';
+import { placeOf } from './place.js';
 import type { Activity } from './recording-operator.js';
 import type { Step } from './workload.js';
 
@@ -23,8 +24,7 @@ function state(replicas: number): ObservedState {
 function watchOver(now: { state: ObservedState; activity: Activity }, quietMs: number): Watch {
   return {
     driver: { observe: () => Promise.resolve(now.state) },
-    namespace: 'ns',
-    name: 'sample',
+    place: placeOf({ scope: 'Namespaced' }, 'ns', 'sample'),
     timing: { quietMs, reachWithinMs: 5_000 },
     activity: () => now.activity,
   };

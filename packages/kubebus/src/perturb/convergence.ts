@@ -5,6 +5,7 @@
 // cap — a retry the runtime has pending lands within the cap, so it lands
 // inside the window instead of after the state is taken.
 import type { BedDriver } from './bed-driver.js';
+import type { Place } from './place.js';
 import { differences, generationObserved, type ObservedState } from './observed-state.js';
 import type { Activity } from './recording-operator.js';
 import type { Step } from './workload.js';
@@ -30,8 +31,7 @@ export function timingOf(backoffCapMs: number, reachWithinMs = DEFAULT_REACH_WIT
 /** One object on the bed, and what the recording shows of its reconciles. */
 export interface Watch {
   readonly driver: Pick<BedDriver, 'observe'>;
-  readonly namespace: string;
-  readonly name: string;
+  readonly place: Place;
   readonly timing: Timing;
   readonly activity: () => Activity;
 }
@@ -88,7 +88,7 @@ export async function settle(watch: Watch, step: Step): Promise<ObservedState> {
   const quiet = new Quiet(watch, watch.timing.quietMs);
   let last: ObservedState | undefined;
   for (;;) {
-    const state = await watch.driver.observe(watch.namespace, watch.name);
+    const state = await watch.driver.observe(watch.place);
     const changed = last === undefined || differences(last, state).length > 0;
     last = state;
     if (quiet.look(changed || !finished(state, step))) return state;
@@ -108,7 +108,7 @@ export type Reached =
 export async function reach(watch: Watch, expected: ObservedState): Promise<Reached> {
   const deadline = Date.now() + watch.timing.reachWithinMs;
   for (;;) {
-    const state = await watch.driver.observe(watch.namespace, watch.name);
+    const state = await watch.driver.observe(watch.place);
     const lines = differences(expected, state);
     if (!generationObserved(state))
       lines.push(
@@ -125,7 +125,7 @@ export async function hold(watch: Watch, expected: ObservedState): Promise<reado
   const deadline = Date.now() + watch.timing.reachWithinMs;
   const quiet = new Quiet(watch, watch.timing.quietMs);
   for (;;) {
-    const lines = differences(expected, await watch.driver.observe(watch.namespace, watch.name));
+    const lines = differences(expected, await watch.driver.observe(watch.place));
     if (lines.length > 0) return lines;
     if (quiet.look(false)) return [];
     if (Date.now() > deadline)

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { differences, stateOf, type RawState } from './observed-state.js';
+import { placeOf } from './place.js';
 
 const operator = { name: 'db', for: { kind: 'DatabaseCluster' } } as never;
+const at = (namespace: string) => placeOf({ scope: 'Namespaced' }, namespace, 'db');
 
 /** One run's raw state in its namespace: what differs between runs is given by the caller. */
 function raw(namespace: string, uid: string, password: string, ip: string): RawState {
@@ -57,11 +59,10 @@ function raw(namespace: string, uid: string, password: string, ip: string): RawS
 test('two runs that differ only in uids, times, namespaces, Secret values and IPs are the same state', () => {
   const reference = stateOf(
     operator,
-    'kbt-reference',
-    'db',
+    at('kbt-reference'),
     raw('kbt-reference', 'u1', 'c2VjcmV0', '10.0.0.1'),
   );
-  const perturbed = stateOf(operator, 'kbt-3', 'db', raw('kbt-3', 'u2', 'b3RoZXI=', '10.0.0.9'));
+  const perturbed = stateOf(operator, at('kbt-3'), raw('kbt-3', 'u2', 'b3RoZXI=', '10.0.0.9'));
   assert.deepEqual(differences(reference, perturbed), []);
   assert.deepEqual(
     reference.events,
@@ -72,11 +73,11 @@ test('two runs that differ only in uids, times, namespaces, Secret values and IP
 });
 
 test('what an oracle must see: a missing object, a changed field, a lost Event, a leftover', () => {
-  const reference = stateOf(operator, 'a', 'db', raw('a', 'u1', 'x', '1'));
+  const reference = stateOf(operator, at('a'), raw('a', 'u1', 'x', '1'));
   const changed = raw('b', 'u2', 'x', '1');
   const secret = changed.owned['Secret']?.[0] as unknown as { data: Record<string, string> };
   secret.data['extra'] = 'y';
-  const perturbed = stateOf(operator, 'b', 'db', {
+  const perturbed = stateOf(operator, at('b'), {
     ...changed,
     owned: { Secret: [secret as never] },
     events: [],
@@ -86,9 +87,62 @@ test('what an oracle must see: a missing object, a changed field, a lost Event, 
     'Service/db: missing',
     'Event CredentialsCreated: 1 in the reference, 0 here',
   ]);
-  const gone = stateOf(operator, 'b', 'db', { object: undefined, owned: {}, events: [] });
+  const gone = stateOf(operator, at('b'), { object: undefined, owned: {}, events: [] });
   assert.deepEqual(differences(gone, perturbed).slice(0, 2), [
     'the object still exists',
     'Secret/db-credentials: not in the reference (left behind or extra)',
   ]);
+});
+
+/** A cluster-scoped Tenant's run: its Namespace and a RoleBinding in it, plus another run's. */
+function tenantRaw(name: string, uid: string, other: string): RawState {
+  const controlled = (owner: string) => [
+    { kind: 'Tenant', name: owner, uid: `${uid}-${owner}`, controller: true },
+  ];
+  const namespace = (owner: string) => ({
+    metadata: {
+      name: `tenant-${owner}`,
+      uid,
+      resourceVersion: uid,
+      ownerReferences: controlled(owner),
+    },
+  });
+  const binding = (owner: string) => ({
+    metadata: {
+      name: 'admins',
+      namespace: `tenant-${owner}`,
+      uid,
+      resourceVersion: uid,
+      ownerReferences: controlled(owner),
+    },
+    subjects: [{ kind: 'User', name: 'alice' }],
+  });
+  return {
+    object: {
+      apiVersion: 'tenancy.example.com/v1',
+      kind: 'Tenant',
+      metadata: { name, uid, resourceVersion: uid, generation: 1 },
+      spec: { admins: ['alice'] },
+      status: { observedGeneration: 1, namespace: `tenant-${name}` },
+    },
+    owned: {
+      Namespace: [namespace(name), namespace(other)] as never,
+      RoleBinding: [binding(name), binding(other)] as never,
+    },
+    events: [],
+  };
+}
+
+test("a cluster-scoped object's run is its name: its children anywhere, another run's left out", () => {
+  const tenants = { name: 'tenants', for: { kind: 'Tenant' } } as never;
+  const placeA = placeOf({ scope: 'Cluster' }, 'kbt-reference', 'acme');
+  const placeB = placeOf({ scope: 'Cluster' }, 'kbt-1', 'acme');
+  const reference = stateOf(tenants, placeA, tenantRaw(placeA.name, 'u1', 'acme-kbt-12'));
+  const perturbed = stateOf(tenants, placeB, tenantRaw(placeB.name, 'u2', 'acme-kbt-reference'));
+  assert.deepEqual(Object.keys(reference.owned).sort(), [
+    'Namespace/tenant-<name>',
+    'RoleBinding/tenant-<name>/admins',
+  ]);
+  assert.deepEqual(differences(reference, perturbed), []);
+  assert.deepEqual(reference.primary?.status, { namespace: 'tenant-<name>', conditions: [] });
 });

@@ -1,7 +1,9 @@
-// What a run is judged by: the state of the one object of a namespace and of
-// everything the operator made there, with what differs between two runs of
-// the same workload for reasons of no concern removed (uids, resourceVersions,
-// times, allocated IPs, generated Secret values, Event names).
+// What a run is judged by: the state of the run's one object and of
+// everything the operator made for it (in its namespace, or, for a
+// cluster-scoped object, wherever its controller reference points to it),
+// with what differs between two runs of the same workload for reasons of no
+// concern removed (the run's own names, uids, resourceVersions, times,
+// allocated IPs, generated Secret values, Event names).
 import {
   collectionPath,
   diff,
@@ -10,6 +12,7 @@ import {
   type KubeClient,
 } from '@kubebus/shared/kube';
 import type { Operator, Resource, ResourceObject } from '@kubebus/shared/definition';
+import { generalized, type Place } from './place.js';
 
 const CONTROLLER_LABEL = 'kubebus.dev/controller';
 
@@ -121,56 +124,74 @@ interface EventList {
 /** What observe reads, as the apiserver answered it. */
 export interface RawState {
   readonly object: ResourceObject | undefined;
-  /** kind → the objects of that kind labelled with the operator's name */
+  /** kind → the objects of that kind labelled with the operator's name (in the run's namespace, or anywhere) */
   readonly owned: Readonly<Record<string, readonly ResourceObject[]>>;
   readonly events: EventList['items'];
+}
+
+/** Whether the object's controller reference names the run's object (its uid changes between lives). */
+function controlledBy(object: ResourceObject, kind: string, name: string): boolean {
+  return (object.metadata.ownerReferences ?? []).some(
+    (ref) => ref.controller === true && ref.kind === kind && ref.name === name,
+  );
 }
 
 export async function observe(
   client: KubeClient,
   operator: Operator,
-  namespace: string,
-  name: string,
+  place: Place,
 ): Promise<ObservedState> {
   const object = await client.getIfExists<ResourceObject>(
-    objectPath(refOf(operator.for), namespace, name),
+    objectPath(refOf(operator.for), place.namespace, place.name),
   );
   const owned: Record<string, ResourceObject[]> = {};
   for (const kind of operator.owns ?? []) {
+    // a cluster-scoped object's children may be anywhere: every namespace, then those it controls
     const list = await client.request<{ items: ResourceObject[] }>(
-      collectionPath(refOf(kind), namespace),
+      collectionPath(refOf(kind), place.namespace),
       { query: { labelSelector: `${CONTROLLER_LABEL}=${operator.name}` } },
     );
     owned[kind.kind] = list.items;
   }
+  // Events about a cluster-scoped object are recorded in "default", as kubectl and client-go do
   const events = await client.request<EventList>(
-    `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+    `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(place.namespace || 'default')}/events`,
   );
-  return stateOf(operator, namespace, name, { object, owned, events: events.items });
+  return stateOf(operator, place, { object, owned, events: events.items });
+}
+
+/** An owned object's key: Kind/name, with its namespace when the run's object is cluster-scoped. */
+function ownedKeyOf(place: Pick<Place, 'namespaced'>, kind: string, item: ResourceObject): string {
+  const { name, namespace } = item.metadata;
+  return place.namespaced || namespace === undefined || namespace === ''
+    ? `${kind}/${name}`
+    : `${kind}/${namespace}/${name}`;
 }
 
 /** The state, without what differs between runs for reasons of no concern. */
 export function stateOf(
   operator: Pick<Operator, 'name' | 'for'>,
-  namespace: string,
-  name: string,
+  place: Pick<Place, 'name' | 'namespaced' | 'general'>,
   raw: RawState,
 ): ObservedState {
   const { object } = raw;
   const owned: Record<string, unknown> = {};
   for (const [kind, items] of Object.entries(raw.owned))
-    for (const item of items) owned[`${kind}/${item.metadata.name}`] = ownedOf(kind, item);
+    for (const item of items)
+      // anywhere in the cluster: only what the run's object controls is the run's
+      if (place.namespaced || controlledBy(item, operator.for.kind, place.name))
+        owned[ownedKeyOf(place, kind, item)] = ownedOf(kind, item);
   const events: Record<string, number> = {};
   for (const event of raw.events)
     if (
       event.reportingController === `kubebus.dev/${operator.name}` &&
       event.regarding?.kind === operator.for.kind &&
-      event.regarding.name === name
+      event.regarding.name === place.name
     )
       events[event.reason ?? ''] = (events[event.reason ?? ''] ?? 0) + 1;
   const meta = object?.metadata as
     (ResourceObject['metadata'] & { finalizers?: string[] }) | undefined;
-  return withoutNamespace(namespace, {
+  return generalized(place, {
     primary:
       object === undefined || meta === undefined
         ? null
@@ -191,25 +212,6 @@ export function stateOf(
     owned,
     events,
   });
-}
-
-/** Each run has a namespace of its own: where its name shows (an endpoint, say), it is "<namespace>". */
-function withoutNamespace<T>(namespace: string, value: T): T {
-  // the name as a whole DNS label only: "a" in "example.com" is not the namespace "a"
-  const label = new RegExp(
-    `(?<![a-z0-9-])${namespace.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![a-z0-9-])`,
-    'g',
-  );
-  const replace = (item: unknown): unknown => {
-    if (typeof item === 'string') return item.replace(label, '<namespace>');
-    if (Array.isArray(item)) return item.map(replace);
-    if (typeof item === 'object' && item !== null)
-      return Object.fromEntries(
-        Object.entries(item).map(([key, field]) => [replace(key), replace(field)]),
-      );
-    return item;
-  };
-  return replace(value) as T;
 }
 
 /** The differences that matter, one line each ("" none): what the oracle reports. */

@@ -10,6 +10,7 @@ import { RecordingOperator } from './recording-operator.js';
 import { referenceRun, type Reference } from './reference-run.js';
 import type { PerturbationOptions, PerturbationReport, ScheduleResult } from './report.js';
 import { runSchedule } from './run-schedule.js';
+import { placeOf } from './place.js';
 import { parseSchedule, SCHEDULE_KINDS, type Schedule, type ScheduleKind } from './schedule.js';
 import { workloadOf, type Workload } from './workload.js';
 
@@ -78,10 +79,6 @@ export async function perturbationTest(
   const seed = options.seed ?? 1;
   const budget = options.budget ?? DEFAULT_BUDGET;
   const say = options.progress ?? (() => undefined);
-  if (operator.for.scope !== 'Namespaced')
-    throw new PerturbationSetupError(
-      `${operator.for.kind} is cluster-scoped; kubebus test runs each schedule in a namespace of its own and takes namespaced resources for now`,
-    );
   let only: Schedule | undefined;
   if (options.replay !== undefined) {
     const parsed = parseSchedule(options.replay);
@@ -112,7 +109,14 @@ export async function perturbationTest(
     let failure: PerturbationReport['failure'];
     for (const [index, schedule] of chosen.entries()) {
       const result = await runSchedule(
-        { driver, recording, workload, reference, timing, namespace: `kbt-${index}` },
+        {
+          driver,
+          recording,
+          workload,
+          reference,
+          timing,
+          place: placeOf(operator.for, `kbt-${index}`, workload.name),
+        },
         schedule,
       );
       schedules.push(result);

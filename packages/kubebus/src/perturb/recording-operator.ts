@@ -30,7 +30,7 @@ export interface Seen {
 }
 
 export interface ReconcileRecord {
-  /** the namespace of the object: one object per namespace in a run */
+  /** the run's place key: the object's namespace, or its name when cluster-scoped (place.ts) */
   readonly key: string;
   readonly step: number;
   readonly call: 'reconcile' | 'finalize';
@@ -161,7 +161,7 @@ export class RecordingOperator {
   ): Promise<T> {
     if (incarnation <= this.#dead) return this.#park(incarnation, ctx.signal);
     const record: ReconcileRecord = {
-      key: object.metadata.namespace ?? '',
+      key: object.metadata.namespace || object.metadata.name,
       step: this.step,
       call,
       attempt: ctx.attempt,

@@ -4,6 +4,7 @@
 import type { BedDriver } from './bed-driver.js';
 import { settle, type Timing } from './convergence.js';
 import type { ObservedState } from './observed-state.js';
+import { placeOf, type Place } from './place.js';
 import type { ReconcileRecord, RecordingOperator } from './recording-operator.js';
 import type { ReconcileSummary, ReferenceStep } from './report.js';
 import type { Workload } from './workload.js';
@@ -14,7 +15,10 @@ export interface Reference {
   readonly seconds: number;
 }
 
-export const REFERENCE_NAMESPACE = 'kbt-reference';
+/** The reference's place on the bed (a perturbed run's is kbt-<n>). */
+export function referencePlace(recording: RecordingOperator, workload: Workload): Place {
+  return placeOf(recording.definition.for, 'kbt-reference', workload.name);
+}
 
 export function summaryOf(record: ReconcileRecord): ReconcileSummary {
   const { seen } = record;
@@ -34,22 +38,17 @@ export async function referenceRun(
   timing: Timing,
 ): Promise<Reference> {
   const started = performance.now();
-  await driver.namespace(REFERENCE_NAMESPACE);
+  const place = referencePlace(recording, workload);
+  await driver.prepare(place);
   const steps: ReferenceStep[] = [];
   const states: ObservedState[] = [];
   for (const [index, step] of workload.steps.entries()) {
     const stepStarted = performance.now();
     recording.step = index;
-    await driver.apply(REFERENCE_NAMESPACE, workload, step);
-    const watch = {
-      driver,
-      namespace: REFERENCE_NAMESPACE,
-      name: workload.name,
-      timing,
-      activity: () => recording.activity(REFERENCE_NAMESPACE),
-    };
+    await driver.apply(place, step);
+    const watch = { driver, place, timing, activity: () => recording.activity(place.key) };
     states.push(await settle(watch, step));
-    const records = recording.recordsOf(REFERENCE_NAMESPACE, index);
+    const records = recording.recordsOf(place.key, index);
     steps.push({
       step: index,
       why: step.why,

@@ -1,9 +1,10 @@
-// One schedule on the bed, in a namespace of its own: the workload up to the
+// One schedule on the bed, in a place of its own (place.ts): the workload up to the
 // perturbed step unperturbed, the perturbation, then the oracles against the
 // reference's state at that step.
 import type { BedDriver } from './bed-driver.js';
 import { hold, reach, type Timing, type Watch } from './convergence.js';
 import type { ObservedState } from './observed-state.js';
+import type { Place } from './place.js';
 import type { RecordingOperator } from './recording-operator.js';
 import { summaryOf, type Reference } from './reference-run.js';
 import type { OracleName, ScheduleResult } from './report.js';
@@ -20,16 +21,15 @@ interface Run {
   readonly workload: Workload;
   readonly reference: Reference;
   readonly timing: Timing;
-  readonly namespace: string;
+  readonly place: Place;
 }
 
 function watchOf(run: Run): Watch {
   return {
     driver: run.driver,
-    namespace: run.namespace,
-    name: run.workload.name,
+    place: run.place,
     timing: run.timing,
-    activity: () => run.recording.activity(run.namespace),
+    activity: () => run.recording.activity(run.place.key),
   };
 }
 
@@ -37,7 +37,7 @@ type Verdict = Omit<ScheduleResult, 'schedule' | 'seconds'>;
 
 export async function runSchedule(run: Run, schedule: Schedule): Promise<ScheduleResult> {
   const started = performance.now();
-  await run.driver.namespace(run.namespace);
+  await run.driver.prepare(run.place);
   const verdict = await perturbed(run, schedule);
   run.recording.disarm();
   return {
@@ -65,7 +65,7 @@ async function prefix(run: Run, until: number, from = 0): Promise<Verdict | unde
     const expected = run.reference.states[index];
     if (step === undefined || expected === undefined) break;
     run.recording.step = index;
-    await run.driver.apply(run.namespace, run.workload, step);
+    await run.driver.apply(run.place, step);
     const reached = await reach(watchOf(run), expected);
     if (!reached.ok)
       return {
@@ -75,7 +75,7 @@ async function prefix(run: Run, until: number, from = 0): Promise<Verdict | unde
           `before the perturbation, at step ${index} (${step.why}):`,
           ...reached.differences,
         ],
-        reconciles: run.recording.recordsOf(run.namespace, index).map(summaryOf),
+        reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
       };
   }
   return undefined;
@@ -89,12 +89,12 @@ async function intermediate(run: Run, index: number, k: number): Promise<Verdict
   // armed before the apply: the step's reconcile may start before apply returns
   run.recording.step = index;
   const armed = run.recording.arm({
-    key: run.namespace,
+    key: run.place.key,
     step: index,
     k,
-    matches: await run.driver.seenAfter(run.namespace, run.workload, step),
+    matches: await run.driver.seenAfter(run.place, step),
   });
-  await run.driver.apply(run.namespace, run.workload, step);
+  await run.driver.apply(run.place, step);
   const came = await Promise.race([
     armed,
     new Promise<'unreached'>((resolve) =>
@@ -108,7 +108,7 @@ async function intermediate(run: Run, index: number, k: number): Promise<Verdict
     return {
       outcome: 'unreached',
       note: `the step's first reconcile made fewer than ${k} writes this time`,
-      reconciles: run.recording.recordsOf(run.namespace, index).map(summaryOf),
+      reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
     };
   }
   await run.driver.crash();
@@ -129,19 +129,16 @@ async function unobserved(run: Run, from: number, to: number): Promise<Verdict> 
       if (step === undefined) break;
       if (step.action === 'apply' && run.workload.steps[index - 1]?.action === 'delete') {
         // re-creating under the same name needs the old object gone
-        if (!(await run.driver.gone(run.namespace, run.workload.name)))
+        if (!(await run.driver.gone(run.place)))
           return notApplicable(
             'a finalizer holds the deleted object while the operator is stopped: it cannot be re-created unseen',
           );
       }
       run.recording.step = index;
-      await run.driver.apply(run.namespace, run.workload, step);
+      await run.driver.apply(run.place, step);
     }
     // a life deleted in the last step is unseen only if a finalizer does not keep it for the operator
-    if (
-      lives.some(([, deleted]) => deleted === to) &&
-      !(await run.driver.gone(run.namespace, run.workload.name))
-    )
+    if (lives.some(([, deleted]) => deleted === to) && !(await run.driver.gone(run.place)))
       lives = lives.filter(([, deleted]) => deleted !== to);
   } finally {
     await run.driver.startOperator();
@@ -168,14 +165,14 @@ async function stale(run: Run, index: number, target: string): Promise<Verdict> 
   const then = await run.driver.busNow();
   const failedBefore = await prefix(run, index, index - 1);
   if (failedBefore !== undefined) return failedBefore;
-  const removed = await run.driver.travelBack(run.namespace, target, then);
+  const removed = await run.driver.travelBack(run.place, target, then);
   if (typeof removed === 'string') return notApplicable(removed);
   if (removed === 0)
     return notApplicable(
       `${target} did not change in step ${index - 1}: nothing to travel back to`,
     );
   run.recording.step = index;
-  await run.driver.apply(run.namespace, run.workload, step);
+  await run.driver.apply(run.place, step);
   const reference = run.reference.steps[index];
   const bound = 2 * (reference?.writes ?? 0) + (reference?.maxWritesPerReconcile ?? 0);
   const verdict = await judge(run, index, bound);
@@ -193,7 +190,7 @@ async function judge(
   expected = run.reference.states[index],
 ): Promise<Verdict> {
   if (expected === undefined) return notApplicable(`the reference has no step ${index}`);
-  const reconciles = () => run.recording.recordsOf(run.namespace, index).map(summaryOf);
+  const reconciles = () => run.recording.recordsOf(run.place.key, index).map(summaryOf);
   const reached = await reach(watchOf(run), expected);
   if (!reached.ok)
     return {
@@ -211,7 +208,7 @@ async function judge(
       reconciles: reconciles(),
     };
   const writes = run.recording
-    .recordsOf(run.namespace, index)
+    .recordsOf(run.place.key, index)
     .reduce((sum, record) => sum + record.writes.length, 0);
   if (writes > bound)
     return {
