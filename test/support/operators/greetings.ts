@@ -5,6 +5,7 @@
 // seeded bug.
 import { defineOperator, defineResource, kinds, type ReconcileContext } from 'kubebus';
 import { z } from 'zod';
+import { checkpointed, writeInOrder, type Order } from './checkpoint-order.js';
 
 export const Greeting = defineResource({
   group: 'test.kubebus.dev',
@@ -18,8 +19,6 @@ export const Greeting = defineResource({
   }),
   status: z.object({ length: z.int() }).partial(),
 });
-
-type Order = 'page-then-checkpoint' | 'checkpoint-then-page';
 
 export function greetingsOperator(name: string, order: Order) {
   return defineOperator({
@@ -41,20 +40,8 @@ export function greetingsOperator(name: string, order: Order) {
           data: { generation },
         });
       const checkpoint = await ctx.get(kinds.ConfigMap, `${object}-checkpoint`);
-      // this generation's work is done (for this object: a re-created one has another uid)
-      const done =
-        checkpoint?.data?.['generation'] === generation &&
-        checkpoint.metadata.ownerReferences?.some((ref) => ref.uid === greeting.metadata.uid) ===
-          true;
-      if (!done) {
-        if (order === 'page-then-checkpoint') {
-          await writePage();
-          await writeCheckpoint();
-        } else {
-          await writeCheckpoint();
-          await writePage();
-        }
-      }
+      if (!checkpointed(checkpoint, greeting))
+        await writeInOrder(order, writePage, writeCheckpoint);
       return { status: { length: page.length }, ready: { status: true, reason: 'Written' } };
     },
   });

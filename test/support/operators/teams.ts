@@ -6,6 +6,7 @@
 // between the correct operator and the seeded bug.
 import { defineOperator, defineResource, kinds, type ReconcileContext } from 'kubebus';
 import { z } from 'zod';
+import { checkpointed, writeInOrder, type Order } from './checkpoint-order.js';
 
 export const Team = defineResource({
   group: 'teams.test.kubebus.dev',
@@ -18,8 +19,6 @@ export const Team = defineResource({
   }),
   status: z.object({ namespace: z.string() }).partial(),
 });
-
-type Order = 'page-then-checkpoint' | 'checkpoint-then-page';
 
 export function teamsOperator(name: string, order: Order) {
   return defineOperator({
@@ -41,19 +40,7 @@ export function teamsOperator(name: string, order: Order) {
           data: { generation },
         });
       const checkpoint = await ctx.get(kinds.ConfigMap, 'checkpoint', namespace);
-      // this generation's work is done (for this Team: a re-created one has another uid)
-      const done =
-        checkpoint?.data?.['generation'] === generation &&
-        checkpoint.metadata.ownerReferences?.some((ref) => ref.uid === team.metadata.uid) === true;
-      if (!done) {
-        if (order === 'page-then-checkpoint') {
-          await writePage();
-          await writeCheckpoint();
-        } else {
-          await writeCheckpoint();
-          await writePage();
-        }
-      }
+      if (!checkpointed(checkpoint, team)) await writeInOrder(order, writePage, writeCheckpoint);
       return { status: { namespace }, ready: { status: true, reason: 'Provisioned' } };
     },
   });
