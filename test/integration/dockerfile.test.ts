@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { IMAGE_ARGS } from '../../packages/kubebus/src/cli/runtime-image.js';
 import { projectFiles } from '../../packages/kubebus/src/cli/templates.js';
-import { parseDockerfile, type Stage } from '../support/dockerfile.js';
+import { parseDockerfile, type Stage } from '../../deploy/scripts/dockerfile-stages.js';
 
 const file = (path: string) =>
   readFileSync(fileURLToPath(new URL(`../../${path}`, import.meta.url)), 'utf8');

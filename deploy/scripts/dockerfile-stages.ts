@@ -1,6 +1,7 @@
 // A Dockerfile read as its stages (no Docker engine where kubebus is
 // developed): continuations joined, comments dropped, `${ARG}` in FROM
-// resolved from the global ARG defaults or the build arguments given.
+// resolved from the global ARG defaults or the build arguments given. Read by
+// the image tests and by check-pinned-images.ts.
 
 export interface Stage {
   /** the image, ARGs resolved */
