@@ -33,7 +33,7 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
   say(
     existing
       ? natsNamed === undefined || natsNamed === ''
-        ? 'starting nats-server on loopback (KUBEBUS_NATS_URL names none)'
+        ? 'starting nats-server on loopback, TLS and a user made for this run (KUBEBUS_NATS_URL names none)'
         : `using NATS at ${natsNamed} (KUBEBUS_NATS_URL)`
       : [
           'starting kube-apiserver, etcd, kube-controller-manager and nats-server',
