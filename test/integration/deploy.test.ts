@@ -342,6 +342,16 @@ describe('deploy/', { timeout: 300_000 }, () => {
       helm(['template', 'x', CHART, '--namespace', namespace, '--set', 'reconciler.replicas=5']),
     );
     assert.equal(find(scaled, 'Deployment', objectName('reconciler')).spec['replicas'], 5);
+    // image.digest pins the image (what a release sets; check-pinned-images.ts --release)
+    const digest = `sha256:${'0'.repeat(64)}`;
+    const pinned = parseManifests(
+      helm(['template', 'x', CHART, '--namespace', namespace, '--set', `image.digest=${digest}`]),
+    );
+    for (const role of ROLES)
+      assert.equal(
+        containersOf(find(pinned, 'Deployment', objectName(role)))[0]?.image,
+        `${IMAGE.replace(/:[^:/]+$/, '')}@${digest}`,
+      );
   });
 
   it('generates, renders and applies a third operator (examples/staticsite) both ways', async () => {
