@@ -7,8 +7,15 @@
 # integrity hashes in package-lock.json, nothing resolved anew) and bundles.
 # The runtime stage is Debian slim — the same release the node image is built
 # on — with only the node binary copied in: no npm, npx or corepack, nothing
-# that installs or runs packages (docs/security.md, "The image").
-FROM node:26-bookworm-slim AS build
+# that installs or runs packages (docs/security.md, "The image"). The pattern,
+# the images' tags included, is packages/kubebus/src/cli/runtime-image.ts's,
+# which `kubebus init`'s Dockerfile follows too (test/integration/dockerfile.test.ts).
+# The base images, by tag; a release pins each by digest:
+#   --build-arg NODE_IMAGE=node:…@sha256:… --build-arg RUNTIME_IMAGE=debian:…@sha256:…
+ARG NODE_IMAGE=node:26-bookworm-slim
+ARG RUNTIME_IMAGE=debian:bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 COPY shared/package.json shared/
@@ -21,10 +28,10 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev
 
-FROM debian:bookworm-slim
+FROM ${RUNTIME_IMAGE}
 ENV NODE_ENV=production
-# node alone, from the stage above (it needs only libc, libstdc++ and libgcc_s, which
-# bookworm-slim has): no package manager for JavaScript in the runtime
+# node alone, from the build stage (it needs only libc, libstdc++ and libgcc_s,
+# which Debian slim has): no package manager for JavaScript in the runtime
 COPY --from=build /usr/local/bin/node /usr/local/bin/node
 WORKDIR /app
 COPY --from=build /src/node_modules ./node_modules

@@ -15,7 +15,8 @@ import {
 } from '../../packages/kubebus/src/generate/nats-tls-config.js';
 import { requireServers, serverBinary } from './binaries.js';
 import { httpCall } from './http.js';
-import { issueNatsCert, type Pki } from './pki.js';
+import type { NatsCredentials } from './nats-credentials.js';
+import { issueNatsCert, type Ca } from './pki.js';
 import { freePort } from './ports.js';
 import { ServerProcess } from './process.js';
 
@@ -46,6 +47,8 @@ export interface NatsOptions {
   readonly routeSecurity?: { readonly tls: NatsTlsFiles; readonly password: string };
   /** the server's name (default kubebus_testbed, with the node's number in a cluster) */
   readonly serverName?: string;
+  /** clients must log in as this one user (nats-credentials.ts) */
+  readonly auth?: NatsCredentials;
 }
 
 export async function natsConfig(dir: string, options: NatsOptions = {}): Promise<NatsConfig> {
@@ -59,6 +62,7 @@ export async function natsConfig(dir: string, options: NatsOptions = {}): Promis
     logFile: join(dir, `nats-server${suffix}.log`),
     env: {
       ...options.env,
+      ...options.auth?.serverEnv,
       ...(cluster === undefined || routeSecurity === undefined
         ? {}
         : routeEnvironment(cluster.routePorts, routeSecurity.password)),
@@ -84,6 +88,7 @@ export async function natsConfig(dir: string, options: NatsOptions = {}): Promis
         : clientTlsBlock(options.tls.files, options.tls.verifyClients ?? false)),
       `jetstream { ${jetstream.join('\n  ')} }`,
       ...(cluster === undefined ? [] : clusterConfig(cluster, routeSecurity?.tls)),
+      options.auth?.serverConfig ?? '',
       options.extraConfig ?? '',
     ].join('\n') + '\n',
   );
@@ -94,7 +99,7 @@ export async function natsConfig(dir: string, options: NatsOptions = {}): Promis
  * TLS on the client port and, for a cluster, route TLS with a route password
  * made for this run: a certificate for loopback signed by the bed's CA.
  */
-export async function loopbackTls(pki: Pki): Promise<Pick<NatsOptions, 'tls' | 'routeSecurity'>> {
+export async function loopbackTls(pki: Ca): Promise<Pick<NatsOptions, 'tls' | 'routeSecurity'>> {
   const cert = await issueNatsCert(pki, 'testbed');
   const files = { cert: cert.cert, key: cert.key, ca: pki.caCert };
   return {

@@ -20,10 +20,14 @@ async function openssl(args: string[]): Promise<void> {
 
 const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 
-export interface Pki {
+/** A CA made for one run: it signs the servers' certificates, clients trust `caCert`. */
+export interface Ca {
   readonly dir: string;
   readonly caCert: string;
   readonly caKey: string;
+}
+
+export interface Pki extends Ca {
   readonly serverCert: string;
   readonly serverKey: string;
   readonly serviceAccountKey: string;
@@ -35,21 +39,25 @@ export interface ClientCert {
   readonly key: string;
 }
 
+/** A CA alone, in `dir` (ca.crt, ca.key): enough for a nats-server's certificate. */
+export async function createCa(dir: string): Promise<Ca> {
+  const ca: Ca = { dir, caCert: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key') };
+  await openssl([
+    'req', '-x509', ...EC_KEY, '-keyout', ca.caKey, '-out', ca.caCert,
+    '-days', '30', '-subj', '/CN=kubebus-testbed-ca',
+  ]); // prettier-ignore
+  return ca;
+}
+
 export async function createPki(dir: string): Promise<Pki> {
   const path = (name: string) => join(dir, name);
   const pki: Pki = {
-    dir,
-    caCert: path('ca.crt'),
-    caKey: path('ca.key'),
+    ...(await createCa(dir)),
     serverCert: path('apiserver.crt'),
     serverKey: path('apiserver.key'),
     serviceAccountKey: path('sa.key'),
     serviceAccountPub: path('sa.pub'),
   };
-  await openssl([
-    'req', '-x509', ...EC_KEY, '-keyout', pki.caKey, '-out', pki.caCert,
-    '-days', '30', '-subj', '/CN=kubebus-testbed-ca',
-  ]); // prettier-ignore
   await signed(pki, 'apiserver', '/CN=kube-apiserver', [
     'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1',
     'extendedKeyUsage=serverAuth',
@@ -63,7 +71,7 @@ export async function createPki(dir: string): Promise<Pki> {
  * A certificate for a NATS server on loopback: it serves clients and, on
  * routes, is both server and client (the servers of a cluster verify each other).
  */
-export async function issueNatsCert(pki: Pki, name: string): Promise<ClientCert> {
+export async function issueNatsCert(pki: Ca, name: string): Promise<ClientCert> {
   const file = `nats-${name.replace(/[^a-zA-Z0-9-]/g, '_')}`;
   await signed(pki, file, `/CN=${name}`, [
     'subjectAltName=IP:127.0.0.1,DNS:localhost',
@@ -74,7 +82,7 @@ export async function issueNatsCert(pki: Pki, name: string): Promise<ClientCert>
 
 /** A client certificate for `user` in `groups` (Kubernetes reads CN as user, O as groups). */
 export async function issueClientCert(
-  pki: Pki,
+  pki: Ca,
   user: string,
   groups: readonly string[],
 ): Promise<ClientCert> {
@@ -84,7 +92,7 @@ export async function issueClientCert(
   return { cert: join(pki.dir, `${name}.crt`), key: join(pki.dir, `${name}.key`) };
 }
 
-async function signed(pki: Pki, name: string, subject: string, extensions: string[]) {
+async function signed(pki: Ca, name: string, subject: string, extensions: string[]) {
   const key = join(pki.dir, `${name}.key`);
   const csr = join(pki.dir, `${name}.csr`);
   const ext = join(pki.dir, `${name}.ext`);

@@ -27,6 +27,7 @@ import {
   type NatsConfig,
   type NatsOptions,
 } from './nats.js';
+import { loopbackCredentials } from './nats-credentials.js';
 import { createPki, issueClientCert, type Pki } from './pki.js';
 import type { ServerProcess } from './process.js';
 
@@ -38,6 +39,8 @@ export interface TestBedOptions {
   readonly natsNodes?: number;
   /** NATS requires TLS (a certificate from the bed's CA, pki.caCert); routes need TLS and a password */
   readonly natsTls?: boolean;
+  /** NATS requires its one user, with a password made for this run (natsClientEnv names both) */
+  readonly natsAuth?: boolean;
   readonly apiserverArgs?: readonly string[];
   /** Keep the directory (logs, data) after stop, for a person to read. */
   readonly keepDir?: boolean;
@@ -56,6 +59,11 @@ export class TestBed {
     readonly options: TestBedOptions,
     /** every NATS node (one unless natsNodes says otherwise); nats is the first */
     readonly natsNodes: readonly NatsConfig[] = [nats],
+    /**
+     * What a kubebus client needs besides the URL: KUBEBUS_NATS_CA with
+     * natsTls, KUBEBUS_NATS_USER and KUBEBUS_NATS_PASSWORD_FILE with natsAuth.
+     */
+    readonly natsClientEnv: Readonly<Record<string, string>> = {},
   ) {}
 
   static async start(requested: TestBedOptions = {}): Promise<TestBed> {
@@ -84,9 +92,15 @@ export class TestBed {
       writeKubeconfig(kubeconfigPath, apiserverUrl(apiserver), pki.caCert, 'kubebus-admin', admin);
       const nodes = options.natsNodes ?? 1;
       const routePorts = await Promise.all(Array.from({ length: nodes }, () => freePort()));
+      const credentials = options.natsAuth === true ? loopbackCredentials(dir) : undefined;
       const nats0 = {
         ...options.nats,
         ...(options.natsTls === true ? await loopbackTls(pki) : {}),
+        ...(credentials === undefined ? {} : { auth: credentials }),
+      };
+      const natsClientEnv = {
+        ...(options.natsTls === true ? { KUBEBUS_NATS_CA: pki.caCert } : {}),
+        ...credentials?.clientEnv,
       };
       const natsNodes = await Promise.all(
         Array.from({ length: nodes }, (_, node) =>
@@ -95,7 +109,17 @@ export class TestBed {
       );
       const [nats] = natsNodes;
       if (nats === undefined) throw new Error('natsNodes must be at least 1');
-      const bed = new TestBed(dir, pki, kubeconfigPath, etcd, apiserver, nats, options, natsNodes);
+      const bed = new TestBed(
+        dir,
+        pki,
+        kubeconfigPath,
+        etcd,
+        apiserver,
+        nats,
+        options,
+        natsNodes,
+        natsClientEnv,
+      );
       try {
         await bed.#startAll();
       } catch (error) {

@@ -2,22 +2,28 @@
 // test bed plays kind): the user's ~/.kube/config names it, dev picks it
 // without being told, installs the CRD there, starts its own nats-server,
 // reconciles an object to Ready, and Ctrl-C stops what dev started while the
-// CRD stays. The test kit does the same with KUBEBUS_USE_EXISTING_CLUSTER=1.
+// CRD stays. Its nats-server speaks TLS only and takes only its one user (a
+// CA and a password made for this run): a plaintext client and one without
+// the password are refused, while `kubebus history` and `status` reach it
+// with the variables dev prints. The test kit does the same with
+// KUBEBUS_USE_EXISTING_CLUSTER=1.
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { connectionOf } from '@kubebus/cli/commands';
 import { KubeClient, loadKubeConfig } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { startEnvironment } from '../../packages/kubebus/src/testing/environment.js';
 import { serverBinary } from '../bed/binaries.js';
 import { TestBed } from '../bed/testbed.js';
 import widgets, { Widget } from '../support/operators/widgets.js';
+import { infoOf, plaintextProbe } from '../support/plaintext-probe.js';
 import { kubebusArgs, WIDGETS_OPERATOR } from '../support/services.js';
 import { waitFor } from '../support/wait.js';
 
@@ -29,6 +35,30 @@ interface Conditioned {
 }
 const isReady = (object: Conditioned | undefined) =>
   object?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+/** The variables of the `export A=b C=d` line dev prints for another terminal. */
+function exportsIn(stdout: string): Record<string, string> {
+  const line = /^ {2}export (.+)$/m.exec(stdout)?.[1] ?? '';
+  return Object.fromEntries(
+    line
+      .split(' ')
+      .map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]),
+  );
+}
+
+/** `kubebus <args>` in another terminal: its exit code and output. */
+async function kubebus(args: readonly string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, kubebusArgs(...args), {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
 
 describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
   let bed: TestBed;
@@ -107,9 +137,36 @@ describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
       assert.doesNotMatch(stdout, /kube-apiserver, etcd/); // no loopback apiserver was started
 
       // its own nats-server, not the one of the "cluster", holds the operator's streams
-      const natsUrl = /export KUBEBUS_NATS_URL=(\S+)/.exec(stdout)?.[1];
-      assert.ok(natsUrl !== undefined && natsUrl !== bed.natsUrl, stdout);
-      const nc = await connect({ servers: natsUrl });
+      const exported = exportsIn(stdout);
+      const natsUrl = exported['KUBEBUS_NATS_URL'] ?? '';
+      assert.match(natsUrl, /^tls:\/\/127\.0\.0\.1:\d+$/, stdout);
+      assert.notEqual(natsUrl, bed.natsUrl);
+      const caFile = exported['KUBEBUS_NATS_CA'] ?? '';
+      const passwordFile = exported['KUBEBUS_NATS_PASSWORD_FILE'] ?? '';
+      assert.equal(exported['KUBEBUS_NATS_USER'], 'kubebus', stdout);
+      assert.ok(caFile !== '' && passwordFile !== '', stdout);
+      // the password is made for this run, readable by the user only, and never printed
+      const password = readFileSync(passwordFile, 'utf8').trim();
+      assert.match(password, /^[0-9a-f]{48}$/);
+      assert.equal(statSync(passwordFile).mode & 0o777, 0o600);
+      assert.equal(stdout.includes(password) || stderr.includes(password), false);
+
+      // a plaintext client is cut off before it can send a command
+      const port = Number(/:(\d+)$/.exec(natsUrl)?.[1]);
+      const plain = await plaintextProbe(port);
+      assert.equal(infoOf(plain.info)['tls_required'], true, plain.info);
+      assert.equal(plain.pong, false, "dev's nats-server answered a plaintext PING");
+      assert.equal(plain.hungUp, true, "dev's nats-server kept a plaintext client");
+      // over TLS, a client without the user's password is refused
+      const attempt = { servers: natsUrl, tls: { caFile }, reconnect: false, timeout: 5_000 };
+      await assert.rejects(connect(attempt), /authorization violation/i);
+      await assert.rejects(
+        connect({ ...attempt, user: 'kubebus', pass: 'guessed' }),
+        /authorization violation/i,
+      );
+
+      // with what dev printed, a client is served (the control)
+      const nc = await connect(connectionOf({}, exported).options);
       try {
         const jsm = await jetstreamManager(nc);
         assert.equal((await jsm.streams.info('KUBEBUS_EVENTS')).config.name, 'KUBEBUS_EVENTS');
@@ -127,6 +184,15 @@ describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
         60_000,
       );
 
+      // the bus commands in another terminal reach dev's NATS with the printed variables
+      const shell = { ...userEnv(), ...exported };
+      const history = await kubebus(['history', CRD, 'default/from-dev'], shell);
+      assert.equal(history.code, 0, history.stderr);
+      assert.match(history.stdout, /^#\d+ \S+ add rv \d+ generation 1 \(watch\)$/m);
+      const status = await kubebus(['status', CRD, 'default/from-dev'], shell);
+      assert.equal(status.code, 0, status.stderr);
+      assert.match(status.stdout, /^Ready +True/m);
+
       child.kill('SIGINT');
       const [code] = await exited;
       assert.equal(code, 0, stderr);
@@ -134,7 +200,9 @@ describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
       assert.equal(stderr.includes('    at '), false, stderr); // no stack trace
       assert.notEqual(await client.getIfExists(CRD_PATH), undefined);
       // the nats-server dev started is gone with it
-      await assert.rejects(connect({ servers: natsUrl, reconnect: false, timeout: 2_000 }));
+      await assert.rejects(
+        connect({ ...connectionOf({}, exported).options, reconnect: false, timeout: 2_000 }),
+      );
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
@@ -164,6 +232,14 @@ describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
       assert.equal(env.context, 'my-cluster');
       assert.equal(env.apiserverUrl, bed.apiserverUrl);
       assert.notEqual(env.natsUrl, bed.natsUrl);
+      // the kit's nats-server is dev's: TLS with a CA and a user made for this run
+      assert.match(env.natsUrl, /^tls:\/\//);
+      assert.deepEqual(Object.keys(env.natsEnv).sort(), [
+        'KUBEBUS_NATS_CA',
+        'KUBEBUS_NATS_PASSWORD_FILE',
+        'KUBEBUS_NATS_URL',
+        'KUBEBUS_NATS_USER',
+      ]);
       await env.install(Widget);
       await env.run(widgets);
       await env.apply(widget('from-kit'));

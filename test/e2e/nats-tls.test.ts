@@ -12,7 +12,6 @@ import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -22,6 +21,7 @@ import { natsConfig, natsUrl, startNats, type NatsConfig, type NatsOptions } fro
 import { freePort } from '../bed/ports.js';
 import { createPki, issueClientCert, issueNatsCert, type Pki } from '../bed/pki.js';
 import type { ServerProcess } from '../bed/process.js';
+import { infoOf, plaintextProbe } from '../support/plaintext-probe.js';
 import { waitFor } from '../support/wait.js';
 
 const root = mkdtempSync(join(tmpdir(), 'kubebus-nats-tls-'));
@@ -48,49 +48,6 @@ function capturedLog() {
   });
   return { log: createLogger({ service: 'nats-tls-test', destination }), lines };
 }
-
-/**
- * What a plaintext client gets: the server's INFO, then (CONNECT and PING sent
- * in the clear) a PONG if the server serves plaintext; or the server hangs up.
- */
-async function plaintextProbe(
-  port: number,
-): Promise<{ info: string; pong: boolean; hungUp: boolean }> {
-  const socket = tcpConnect(port, '127.0.0.1');
-  let received = '';
-  let sent = false;
-  const outcome = await new Promise<'pong' | 'hung up' | 'silent'>((resolve) => {
-    const silent = setTimeout(() => {
-      resolve('silent');
-    }, 15_000);
-    const done = (how: 'pong' | 'hung up') => {
-      clearTimeout(silent);
-      resolve(how);
-    };
-    socket.on('data', (data: Buffer) => {
-      received += data.toString('latin1');
-      if (!sent && received.includes('\r\n')) {
-        sent = true;
-        socket.write('CONNECT {"verbose":false,"pedantic":false}\r\nPING\r\n');
-      }
-      if (received.includes('PONG')) done('pong');
-    });
-    socket.on('close', () => {
-      done('hung up');
-    });
-    socket.on('error', () => {
-      done('hung up');
-    });
-  });
-  socket.destroy();
-  return {
-    info: received.split('\r\n')[0] ?? '',
-    pong: outcome === 'pong',
-    hungUp: outcome === 'hung up',
-  };
-}
-
-const infoOf = (line: string) => JSON.parse(line.replace(/^INFO /, '')) as Record<string, unknown>;
 
 const monitor = async <T>(config: NatsConfig, path: string): Promise<T> => {
   const res = await httpCall(`http://127.0.0.1:${config.monitorPort}${path}`);

@@ -10,6 +10,7 @@
 // render and apply.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -240,6 +241,40 @@ describe('deploy/', { timeout: 300_000 }, () => {
           .flatMap((c) => c.env ?? [])
           .flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.key] : []));
         for (const key of referenced) assert.ok(key in secret.data, `dev Secret lacks ${key}`);
+        // /metrics' certificate: what every role mounts is signed by the CA in the same
+        // Secret and valid for the name the PodMonitor verifies
+        const metricsTls = find(
+          manifests,
+          'Secret',
+          `kubebus-${OPERATOR}-metrics-tls`,
+        ) as unknown as {
+          data: Record<string, string>;
+        };
+        const pem = (key: string) =>
+          new X509Certificate(Buffer.from(metricsTls.data[key] ?? '', 'base64'));
+        const endpoint = (
+          find(
+            kustomize(file('deploy/kubernetes/base/monitoring')),
+            'PodMonitor',
+            `kubebus-${OPERATOR}`,
+          ).spec as { podMetricsEndpoints: { tlsConfig: { serverName?: string } }[] }
+        ).podMetricsEndpoints[0];
+        const serverName = endpoint?.tlsConfig.serverName ?? '';
+        assert.equal(pem('tls.crt').checkHost(serverName), serverName);
+        assert.ok(pem('tls.crt').verify(pem('ca.crt').publicKey), 'signed by the Secret ca.crt');
+        for (const role of ROLES) {
+          const volumes = (
+            podSpecOf(find(manifests, 'Deployment', objectName(role))) as
+              | {
+                  volumes?: { secret?: { secretName?: string } }[];
+                }
+              | undefined
+          )?.volumes;
+          assert.ok(
+            volumes?.some((v) => v.secret?.secretName === `kubebus-${OPERATOR}-metrics-tls`),
+            `${role} mounts /metrics' certificate`,
+          );
+        }
         for (const role of ROLES)
           assert.equal(find(manifests, 'Deployment', objectName(role)).spec['replicas'], 1);
       }
@@ -307,6 +342,16 @@ describe('deploy/', { timeout: 300_000 }, () => {
       helm(['template', 'x', CHART, '--namespace', namespace, '--set', 'reconciler.replicas=5']),
     );
     assert.equal(find(scaled, 'Deployment', objectName('reconciler')).spec['replicas'], 5);
+    // image.digest pins the image (what a release sets; check-pinned-images.ts --release)
+    const digest = `sha256:${'0'.repeat(64)}`;
+    const pinned = parseManifests(
+      helm(['template', 'x', CHART, '--namespace', namespace, '--set', `image.digest=${digest}`]),
+    );
+    for (const role of ROLES)
+      assert.equal(
+        containersOf(find(pinned, 'Deployment', objectName(role)))[0]?.image,
+        `${IMAGE.replace(/:[^:/]+$/, '')}@${digest}`,
+      );
   });
 
   it('generates, renders and applies a third operator (examples/staticsite) both ways', async () => {

@@ -54,7 +54,7 @@ describe('read-your-own-writes', { timeout: 300_000 }, () => {
     });
     const replicaId = `ryow-${roles.join('_')}`;
     const env = {
-      KUBEBUS_NATS_URL: environment.natsUrl,
+      ...environment.natsEnv,
       KUBEBUS_HEALTH_PORT: '0',
       KUBEBUS_BACKOFF_BASE: '100ms',
       KUBEBUS_BACKOFF_CAP: '2s',

@@ -66,6 +66,13 @@ export interface TestEnvironment {
   readonly context: string | undefined;
   readonly apiserverUrl: string;
   readonly natsUrl: string;
+  /**
+   * What a kubebus client (a role, `kubebus history`) needs to reach NATS:
+   * KUBEBUS_NATS_URL and, for the nats-server started here (TLS and one user,
+   * made for this run), KUBEBUS_NATS_CA, KUBEBUS_NATS_USER and
+   * KUBEBUS_NATS_PASSWORD_FILE; for a server you named, the variables you gave.
+   */
+  readonly natsEnv: Readonly<Record<string, string>>;
   /** where the servers started here keep their logs and data ('' when none were) */
   readonly dir: string;
   /** Installs the CRDs of these resources and waits until they are served. */

@@ -9,6 +9,7 @@ import type { TestEnvironment } from '../testing-api.js';
 import type { Host } from './command-spec.js';
 import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
 import { chooseCluster, clusterOption } from './dev-cluster.js';
+import { devExports } from './dev-exports.js';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 const USAGE =
@@ -32,7 +33,7 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
   say(
     existing
       ? natsNamed === undefined || natsNamed === ''
-        ? 'starting nats-server on loopback (KUBEBUS_NATS_URL names none)'
+        ? 'starting nats-server on loopback, TLS and a user made for this run (KUBEBUS_NATS_URL names none)'
         : `using NATS at ${natsNamed} (KUBEBUS_NATS_URL)`
       : [
           'starting kube-apiserver, etcd, kube-controller-manager and nats-server',
@@ -69,7 +70,12 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
         () => void environment.markWorkloadsReady().catch(() => undefined),
         1_000,
       );
-    say(runningText(environment, operator, line.values['no-stand-in'] === true));
+    say(
+      runningText(environment, operator, {
+        noStandIn: line.values['no-stand-in'] === true,
+        natsNamed: existing && natsNamed !== undefined && natsNamed !== '',
+      }),
+    );
   } catch (error) {
     host.stderr.write(`kubebus dev: ${(error as Error).message.split('\n')[0] ?? ''}\n`);
     await stop(1);
@@ -79,7 +85,7 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
 function runningText(
   environment: TestEnvironment,
   operator: { readonly name: string; readonly for: { readonly plural: string; group: string } },
-  noStandIn: boolean,
+  options: { readonly noStandIn: boolean; readonly natsNamed: boolean },
 ): string {
   const existing = environment.cluster === 'existing';
   const contextFlag =
@@ -87,14 +93,12 @@ function runningText(
   return [
     '',
     `operator ${operator.name} is running${existing ? ` against ${environment.context ?? environment.apiserverUrl}` : ''}. In another terminal:`,
-    existing
-      ? `  export KUBEBUS_NATS_URL=${environment.natsUrl}`
-      : `  export KUBECONFIG=${environment.kubeconfigPath} KUBEBUS_NATS_URL=${environment.natsUrl}`,
+    `  export ${devExports(environment, options.natsNamed)}`,
     `  kubectl${contextFlag} get ${operator.for.plural}`,
     `  kubebus history ${operator.for.plural}.${operator.for.group} <namespace/name>`,
     existing
       ? '  (the cluster runs the pods: no stand-in)'
-      : noStandIn
+      : options.noStandIn
         ? '  (no kubelet runs here: pods never become ready)'
         : '  (a stand-in reports Deployments and StatefulSets ready, as kubelets would)',
     existing

@@ -11,7 +11,10 @@ describe('kubebus init templates', () => {
   const files = projectFiles('my-operator');
 
   it('writes an image the generated Deployments can pass their args to', () => {
-    assert.match(files['Dockerfile'] ?? '', /^ENTRYPOINT \["node_modules\/\.bin\/kubebus"\]$/m);
+    assert.match(
+      files['Dockerfile'] ?? '',
+      /^ENTRYPOINT \["node", "node_modules\/kubebus\/dist\/cli\.js"\]$/m,
+    );
     assert.match(files['Dockerfile'] ?? '', /^CMD \["run", "operator\.ts"\]$/m);
   });
 
@@ -40,7 +43,7 @@ describe('kubebus init templates', () => {
     assert.equal(manifest.engines['node'], floor);
     const [major] = /\d+/.exec(floor ?? '') ?? [];
     assert.match(manifest.devDependencies['@types/node'] ?? '', new RegExp(`^\\^${major}\\.`));
-    const image = /^FROM node:(\d+)-/m.exec(files['Dockerfile'] ?? '')?.[1];
+    const image = /^ARG NODE_IMAGE=node:(\d+)-/m.exec(files['Dockerfile'] ?? '')?.[1];
     assert.ok(Number(image) >= Number(major), `the image's Node ${image} is below the floor`);
   });
 

@@ -3,6 +3,7 @@
 // project starts from is exactly what kubebus' own CI tests; --group and
 // --kind rename its resource, --scope Cluster makes it cluster-scoped.
 import { readFileSync } from 'node:fs';
+import { imageArgLines, runtimeStageHead } from './runtime-image.js';
 
 declare const KUBEBUS_VERSION: string | undefined;
 declare const KUBEBUS_INIT_FILES: Record<string, string> | undefined;
@@ -108,25 +109,9 @@ export function projectFiles(name: string, resource: ProjectResource = {}): Reco
       resource,
     ),
     'operator.test.ts': renamed(example('operator.test.ts'), resource),
-    Dockerfile: [
-      '# One image for every role: the generated Deployments pass',
-      '# `run operator.ts --role watcher|reconciler|status-writer` as args',
-      'FROM node:26-bookworm-slim',
-      '# Node >= 22.18 runs operator.ts itself (type stripping): no tsx in the image',
-      'ENV NODE_ENV=production',
-      'WORKDIR /operator',
-      'COPY package.json package-lock.json* ./',
-      'RUN npm install --omit=dev --no-audit --no-fund',
-      'COPY operator.ts ./',
-      '# numeric: the kubelet checks runAsNonRoot against a uid, not a name',
-      'USER 10001:10001',
-      'ENTRYPOINT ["node_modules/.bin/kubebus"]',
-      '# `docker run <image>` alone: every role in one process',
-      'CMD ["run", "operator.ts"]',
-      '',
-    ].join('\n'),
+    Dockerfile: scaffoldDockerfile(),
     '.gitignore': 'node_modules/\n',
-    '.dockerignore': 'node_modules/\n',
+    '.dockerignore': 'node_modules/\n.env\n.env.*\n*.pem\n*.key\n',
     'README.md': [
       `# ${name}`,
       '',
@@ -147,4 +132,35 @@ export function projectFiles(name: string, resource: ProjectResource = {}): Reco
       '',
     ].join('\n'),
   };
+}
+
+/**
+ * The scaffold's image, in the repository's pattern (runtime-image.ts): built
+ * from the lockfile, run on Debian slim with the node binary alone.
+ */
+function scaffoldDockerfile(): string {
+  return [
+    '# One image for every role: the generated Deployments pass',
+    '# `run operator.ts --role watcher|reconciler|status-writer` as args.',
+    '# `build` installs from package-lock.json (npm install makes it); the runtime',
+    '# has node and node_modules only: no npm, npx or corepack.',
+    ...imageArgLines(),
+    '',
+    'FROM ${NODE_IMAGE} AS build',
+    'WORKDIR /operator',
+    'COPY package.json package-lock.json ./',
+    'RUN npm ci --omit=dev --no-audit --no-fund',
+    '',
+    ...runtimeStageHead(),
+    'WORKDIR /operator',
+    'COPY --from=build /operator/node_modules ./node_modules',
+    '# Node >= 22.18 runs operator.ts itself (type stripping): no tsx in the image',
+    'COPY package.json operator.ts ./',
+    '# numeric: the kubelet checks runAsNonRoot against a uid, not a name',
+    'USER 10001:10001',
+    'ENTRYPOINT ["node", "node_modules/kubebus/dist/cli.js"]',
+    '# `docker run <image>` alone: every role in one process',
+    'CMD ["run", "operator.ts"]',
+    '',
+  ].join('\n');
 }

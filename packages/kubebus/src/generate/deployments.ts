@@ -4,6 +4,7 @@
 // KUBEBUS_CONTROLLERS, KUBEBUS_CONTROLLER or KUBEBUS_WORK_PARTITIONS here.
 import type { Operator } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
+import { metricsTlsEnv, metricsTlsMounts, metricsTlsVolumes } from './metrics-certificate.js';
 import { natsCaMounts, natsCaVolumes, natsEnv } from './nats-env.js';
 import { natsUserOf, operatorLabels, roleObjectName, selectorLabels } from './names.js';
 import { stateUserOf } from './nats-users.js';
@@ -81,6 +82,7 @@ export function deploymentOf(operator: Operator, role: Role, settings: PackageSe
                 // unless KUBEBUS_METRICS_CERT and KUBEBUS_METRICS_KEY name mounted ones)
                 { name: 'KUBEBUS_METRICS_AUTH', value: 'kubernetes' },
                 { name: 'KUBEBUS_METRICS_PORT', value: String(settings.metricsPort) },
+                ...metricsTlsEnv(settings),
                 ...roleEnv(role, settings),
                 ...(role === 'reconciler' ? stateEnv(operator, settings) : []),
               ],
@@ -96,10 +98,10 @@ export function deploymentOf(operator: Operator, role: Role, settings: PackageSe
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               resources: settings.resources[role],
               securityContext: containerSecurityContext,
-              volumeMounts: [tmpMount, ...natsCaMounts(settings)],
+              volumeMounts: [tmpMount, ...natsCaMounts(settings), ...metricsTlsMounts(settings)],
             },
           ],
-          volumes: [tmpVolume, ...natsCaVolumes(settings)],
+          volumes: [tmpVolume, ...natsCaVolumes(settings), ...metricsTlsVolumes(settings)],
         },
       },
     },

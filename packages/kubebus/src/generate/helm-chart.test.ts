@@ -17,6 +17,7 @@ describe('helmChartFiles', () => {
     assert.deepEqual(values['image'], {
       repository: 'ghcr.io/me/site',
       tag: '1.2.3',
+      digest: '',
       pullPolicy: 'IfNotPresent',
     });
     assert.equal(values['namespace'], '');
@@ -71,15 +72,26 @@ describe('helmChartFiles', () => {
     );
   });
 
-  it('splits image references', () => {
+  it('splits image references, a digest apart (the chart renders repository@digest)', () => {
     assert.deepEqual(splitImage('localhost:5000/a/b:2'), {
       repository: 'localhost:5000/a/b',
       tag: '2',
+      digest: '',
     });
     assert.deepEqual(splitImage('localhost:5000/a/b'), {
       repository: 'localhost:5000/a/b',
       tag: '',
+      digest: '',
     });
-    assert.deepEqual(splitImage('a/b@sha256:00'), { repository: 'a/b@sha256:00', tag: '' });
+    assert.deepEqual(splitImage('a/b@sha256:00'), {
+      repository: 'a/b',
+      tag: '',
+      digest: 'sha256:00',
+    });
+    assert.deepEqual(splitImage('a/b:1@sha256:00'), {
+      repository: 'a/b',
+      tag: '1',
+      digest: 'sha256:00',
+    });
   });
 });

@@ -46,7 +46,15 @@ function helmSettings(module: string, watchNamespaces: readonly string[]): Packa
   });
   return {
     namespace: value(NAMESPACE),
-    image: `${value('.Values.image.repository')}:${value('.Values.image.tag | default .Chart.AppVersion')}`,
+    // by digest when image.digest is set (a release pins it), else by tag
+    image: [
+      value('.Values.image.repository'),
+      value('if .Values.image.digest'),
+      `@${value('.Values.image.digest')}`,
+      value('else'),
+      `:${value('.Values.image.tag | default .Chart.AppVersion')}`,
+      value('end'),
+    ].join(''),
     imagePullPolicy: value('.Values.image.pullPolicy'),
     module,
     natsUrl: value('.Values.nats.url'),
@@ -68,16 +76,19 @@ function helmSettings(module: string, watchNamespaces: readonly string[]): Packa
   };
 }
 
-/** repository and tag of an image reference (a digest stays in the repository). */
-export function splitImage(image: string): { repository: string; tag: string } {
-  const colon = image.lastIndexOf(':');
-  return colon > image.lastIndexOf('/') && !image.includes('@')
-    ? { repository: image.slice(0, colon), tag: image.slice(colon + 1) }
-    : { repository: image, tag: '' };
+/** repository, tag and digest of an image reference (`repo:tag`, `repo@sha256:…`, `repo:tag@sha256:…`). */
+export function splitImage(image: string): { repository: string; tag: string; digest: string } {
+  const at = image.indexOf('@');
+  const named = at === -1 ? image : image.slice(0, at);
+  const digest = at === -1 ? '' : image.slice(at + 1);
+  const colon = named.lastIndexOf(':');
+  return colon > named.lastIndexOf('/')
+    ? { repository: named.slice(0, colon), tag: named.slice(colon + 1), digest }
+    : { repository: named, tag: '', digest };
 }
 
 function valuesYaml(operator: Operator, roles: readonly Role[], image: string): string {
-  const { repository, tag } = splitImage(image);
+  const { repository, tag, digest } = splitImage(image);
   const indent = (object: object, spaces: number) =>
     stringify(object).trimEnd().replace(/^/gm, ' '.repeat(spaces));
   const role = (name: Role | 'topology') => {
@@ -96,6 +107,9 @@ image:
   repository: ${repository}
   # empty: the chart's appVersion
   tag: ${JSON.stringify(tag)}
+  # sha256:…: the image by digest, tag ignored (what a release pins;
+  # deploy/scripts/check-pinned-images.ts --release refuses a chart without it)
+  digest: ${JSON.stringify(digest)}
   pullPolicy: IfNotPresent
 
 nats:

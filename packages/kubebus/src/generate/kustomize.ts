@@ -7,6 +7,7 @@ import type { Operator } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
 import { deploymentsOf } from './deployments.js';
 import { disruptionBudgetsOf } from './disruption-budgets.js';
+import { metricsCertificateOf, metricsTlsSecretName } from './metrics-certificate.js';
 import { monitoringOf } from './monitoring.js';
 import { namespaceOf } from './namespace.js';
 import { natsCertificatesOf } from './nats-certificates.js';
@@ -39,8 +40,13 @@ function kustomization(fields: object, header: string): string {
 export function kustomizeFiles(
   operator: Operator,
   roles: readonly Role[],
-  settings: PackageSettings,
+  plain: PackageSettings,
 ): Record<string, string> {
+  // /metrics serves the certificate cert-manager/ issues (or a Secret of that name)
+  const settings = {
+    ...plain,
+    metricsTlsSecret: plain.metricsTlsSecret ?? metricsTlsSecretName(operator),
+  };
   const generated = (what: string) => GENERATED(operator, what);
   const crd = crdFileName(operator);
   const users = natsUsersOfPackage(operator, roles);
@@ -58,7 +64,7 @@ export function kustomizeFiles(
           'network-policies.yaml',
         ],
       },
-      `${generated('The kustomize base')}\n\nThe NATS users' passwords come from the Secret ${settings.natsSecret} (keys:\n${users.join(', ')}): create it, or generate it in an overlay.\nmonitoring/ (a PodMonitor and a PrometheusRule) needs the Prometheus Operator's\nCRDs: add it to an overlay's resources. NATS speaks TLS only, with the Secret\n${settings.natsTlsSecret ?? DEFAULT_NATS_TLS_SECRET}: cert-manager/ issues it (add it to an overlay's resources), or create it.`,
+      `${generated('The kustomize base')}\n\nThe NATS users' passwords come from the Secret ${settings.natsSecret} (keys:\n${users.join(', ')}): create it, or generate it in an overlay.\nmonitoring/ (a PodMonitor and a PrometheusRule) needs the Prometheus Operator's\nCRDs: add it to an overlay's resources. NATS speaks TLS only, with the Secret\n${settings.natsTlsSecret ?? DEFAULT_NATS_TLS_SECRET}, and /metrics with ${settings.metricsTlsSecret} (the PodMonitor verifies it):\ncert-manager/ issues both (add it to an overlay's resources), or create them.`,
     ),
     'namespace.yaml': yamlDocuments([namespaceOf(settings)], generated('The namespace')),
     [crd]: yamlDocuments([crdOf(operator.for)], generated('The CRD')),
@@ -103,11 +109,14 @@ export function kustomizeFiles(
     [`nats/${CLUSTER_FILE}`]: SINGLE_SERVER_CLUSTER,
     'cert-manager/kustomization.yaml': kustomization(
       { resources: ['certificates.yaml'] },
-      generated('The NATS certificates (needs cert-manager)'),
+      generated('The NATS and /metrics certificates (needs cert-manager)'),
     ),
     'cert-manager/certificates.yaml': yamlDocuments(
-      natsCertificatesOf(settings, settings.natsTlsSecret ?? DEFAULT_NATS_TLS_SECRET),
-      `${generated("The NATS servers' certificates, from cert-manager")}\nWithout cert-manager, create the Secret ${settings.natsTlsSecret ?? DEFAULT_NATS_TLS_SECRET} (tls.crt, tls.key, ca.crt) yourself.`,
+      [
+        ...natsCertificatesOf(settings, settings.natsTlsSecret ?? DEFAULT_NATS_TLS_SECRET),
+        ...metricsCertificateOf(operator, settings),
+      ],
+      `${generated("The NATS servers' and /metrics' certificates, from cert-manager")}\nWithout cert-manager, create the Secrets ${settings.natsTlsSecret ?? DEFAULT_NATS_TLS_SECRET} and ${settings.metricsTlsSecret} (tls.crt, tls.key, ca.crt) yourself.`,
     ),
     'monitoring/kustomization.yaml': kustomization(
       { resources: ['monitoring.yaml'] },

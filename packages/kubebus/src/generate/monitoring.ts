@@ -4,14 +4,16 @@
 // (metrics-rbac.ts): the PodMonitor scrapes with the token of a scraper
 // ServiceAccount bound to the metrics-reader ClusterRole. A PodMonitor can
 // only name Secrets of its own namespace, so the token is a Secret of type
-// service-account-token here; the certificate is the roles' self-signed one
-// unless one is mounted (then set tlsConfig's ca and serverName in an overlay).
+// service-account-token here. With the metrics certificate Secret
+// (metrics-certificate.ts) the PodMonitor verifies the roles' certificate
+// against its CA; without it the roles' certificate is self-signed, unverified.
 // kube-prometheus-stack's Prometheus selects PodMonitors and PrometheusRules
 // by `release: <its Helm release>` (podMonitorSelectorNilUsesHelmValues,
 // ruleSelectorNilUsesHelmValues), `kube-prometheus-stack` when installed
 // under its own name: that is the default label here.
 import type { Operator } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
+import { scrapeTlsConfig } from './metrics-certificate.js';
 import { metricsReaderRoleName } from './metrics-rbac.js';
 import { operatorLabels } from './names.js';
 import { operatorPodSelector } from './network-policies.js';
@@ -159,7 +161,7 @@ export function monitoringOf(
             interval: '30s',
             scheme: 'https',
             authorization: { type: 'Bearer', credentials: { name: tokenSecret, key: 'token' } },
-            tlsConfig: { insecureSkipVerify: true },
+            tlsConfig: scrapeTlsConfig(operator, settings),
           },
         ],
       },

@@ -36,6 +36,12 @@ export interface PackageSettings {
   readonly healthPort: number;
   /** the HTTPS port of /metrics, behind TokenReview and SubjectAccessReview */
   readonly metricsPort: number;
+  /**
+   * /metrics' serving certificate (tls.crt, tls.key, ca.crt; cert-manager's,
+   * metrics-certificate.ts): mounted by every role, verified by the PodMonitor.
+   * Unset: a self-signed certificate made at start, not verified.
+   */
+  readonly metricsTlsSecret?: Setting<string>;
 }
 
 export const HEALTH_PORT = 8080;

@@ -35,7 +35,7 @@ export class BedDriver {
       const credentials = await loadKubeConfig(environment.kubeconfigPath, {});
       const client = new KubeClient(credentials, restClientMetrics(new Registry()));
       await environment.install(recording.definition.for);
-      travel = await BusTimeTravel.connect(environment.natsUrl);
+      travel = await BusTimeTravel.connect(environment.natsEnv);
       const driver = new BedDriver(environment, client, recording, options, travel);
       await driver.startOperator();
       return driver;

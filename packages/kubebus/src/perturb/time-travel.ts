@@ -9,6 +9,7 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
+import { connectionOf } from '@kubebus/cli/commands';
 import { Streams, subjects } from '@kubebus/shared/bus';
 import { decodeNatsMessage } from '@kubebus/shared/events';
 import type { ObjectKey } from '@kubebus/shared/runtime';
@@ -22,8 +23,9 @@ export class BusTimeTravel {
     private readonly jsm: JetStreamManager,
   ) {}
 
-  static async connect(natsUrl: string): Promise<BusTimeTravel> {
-    const nc = await connect({ servers: natsUrl });
+  /** Connects as a kubebus client with these variables would (the test environment's natsEnv). */
+  static async connect(natsEnv: Readonly<Record<string, string>>): Promise<BusTimeTravel> {
+    const nc = await connect(connectionOf({}, natsEnv).options);
     try {
       return new BusTimeTravel(nc, await jetstreamManager(nc));
     } catch (error) {

@@ -75,6 +75,7 @@ export async function startEnvironment(
     context: servers.context,
     apiserverUrl: servers.apiserverUrl,
     natsUrl: servers.natsUrl,
+    natsEnv: Object.freeze({ KUBEBUS_NATS_URL: servers.natsUrl, ...servers.natsEnv }),
     dir: servers.dir,
 
     async install(...resources) {
@@ -121,8 +122,7 @@ export async function startEnvironment(
           operator,
           ROLES,
           {
-            ...servers.natsEnv,
-            KUBEBUS_NATS_URL: servers.natsUrl,
+            ...environment.natsEnv,
             KUBEBUS_HEALTH_PORT: '0',
             KUBEBUS_BACKOFF_BASE: '100ms',
             KUBEBUS_BACKOFF_CAP: TEST_BACKOFF_CAP,

@@ -1,7 +1,8 @@
 // An existing cluster as the test environment's apiserver: the kubeconfig
 // found by client-go's rules (KUBECONFIG, a list; ~/.kube/config), at its
 // current context or the one named, asked for /version to see that it
-// answers. NATS is the one named, else a nats-server started here.
+// answers. NATS is the one named, else a nats-server started here, with TLS
+// (a CA made for this run) and one user whose password is made for this run.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -13,7 +14,9 @@ import {
   type KubeCredentials,
 } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
-import { natsConfig, natsUrl, startNats } from '../../../../test/bed/nats.js';
+import { loopbackTls, natsConfig, natsUrl, startNats } from '../../../../test/bed/nats.js';
+import { loopbackCredentials } from '../../../../test/bed/nats-credentials.js';
+import { createCa } from '../../../../test/bed/pki.js';
 import type { Servers } from './servers.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -122,12 +125,14 @@ export async function connectExistingCluster(
     };
   const dir = mkdtempSync(join(tmpdir(), 'kubebus-dev-'));
   try {
-    const config = await natsConfig(dir);
+    const ca = await createCa(dir);
+    const credentials = loopbackCredentials(dir);
+    const config = await natsConfig(dir, { ...(await loopbackTls(ca)), auth: credentials });
     const server = await startNats(config);
     return {
       ...base,
       natsUrl: natsUrl(config),
-      natsEnv: {},
+      natsEnv: { KUBEBUS_NATS_CA: ca.caCert, ...credentials.clientEnv },
       dir,
       startedNats: true,
       async stop() {

@@ -13,7 +13,7 @@ export interface Servers {
   readonly context: string | undefined;
   readonly apiserverUrl: string;
   readonly natsUrl: string;
-  /** NATS variables the operator's roles get besides the URL (user, password) */
+  /** NATS variables a client needs besides the URL (CA, user, password file) */
   readonly natsEnv: Readonly<Record<string, string>>;
   /** where the servers started here keep their logs and data ('' when none were) */
   readonly dir: string;
@@ -28,7 +28,10 @@ export async function startLocalServers(options: {
   readonly controllerManager?: boolean;
   readonly keepDir?: boolean;
 }): Promise<Servers> {
+  // NATS as every shipped shape runs it: TLS (a CA made for this run) and a user
   const bed = await TestBed.start({
+    natsTls: true,
+    natsAuth: true,
     ...(options.controllerManager === undefined
       ? {}
       : { controllerManager: options.controllerManager }),
@@ -41,7 +44,7 @@ export async function startLocalServers(options: {
       context: undefined,
       apiserverUrl: bed.apiserverUrl,
       natsUrl: bed.natsUrl,
-      natsEnv: {},
+      natsEnv: bed.natsClientEnv,
       dir: bed.dir,
       startedNats: true,
       credentials: await loadKubeConfig(bed.kubeconfigPath, {}),
