@@ -98,7 +98,8 @@ const hasDockerCompose = (env: NodeJS.ProcessEnv) =>
 const DOCKER_COMPOSECHECK = `#!/bin/sh
 # composecheck through Docker Compose v2 (written by test/bed/tools.ts)
 [ $# -ge 1 ] || { echo "usage: composecheck <compose.yml> [env file]" >&2; exit 2; }
-dir=$(dirname "$1")
+# no dirname: the caller's PATH may hold docker alone
+case "$1" in */*) dir=\${1%/*} ;; *) dir=. ;; esac
 if [ $# -ge 2 ]; then
   exec docker compose --project-directory "$dir" -f "$1" --env-file "$2" config --format json
 fi
@@ -157,15 +158,27 @@ export const toolsBinDir = () =>
   );
 
 /**
- * Finds every tool, downloading kustomize and helm when missing and building
- * with Go what is still missing; then the CRD files. An unavailable download
- * goes on to the Go build with a note; a refused one throws. Every error is
- * one line that names the next step.
+ * Finds every tool, then the CRD files (resolveToolBinaries, resolveCrds).
+ * Every error is one line that names the next step.
  */
 export async function resolveTools(
   env: NodeJS.ProcessEnv = process.env,
   options: ResolveToolsOptions = {},
 ): Promise<ResolvedTools> {
+  const note = options.note ?? ((line: string) => process.stderr.write(`kubebus: ${line}\n`));
+  const tools = await resolveToolBinaries(env, { ...options, note });
+  return { tools, crds: await resolveCrds(env, note) };
+}
+
+/**
+ * Finds kustomize, helm and composecheck, downloading kustomize and helm
+ * when missing and building with Go what is still missing. An unavailable
+ * download goes on to the Go build with a note; a refused one throws.
+ */
+export async function resolveToolBinaries(
+  env: NodeJS.ProcessEnv = process.env,
+  options: ResolveToolsOptions = {},
+): Promise<ReadonlyMap<ToolBinary, string>> {
   const note = options.note ?? ((line: string) => process.stderr.write(`kubebus: ${line}\n`));
   const settings = settingsOf(env);
   const tools = new Map<ToolBinary, string>();
@@ -225,14 +238,19 @@ export async function resolveTools(
     const dir = (options.build ?? toolsBinDir)();
     for (const name of missing) tools.set(name, join(dir, name));
   }
-  return { tools, crds: await resolveCrds(env, settings, note) };
+  return tools;
 }
 
-async function resolveCrds(
+/**
+ * The CRD files, each module from the cache, else the module proxy, else a Go
+ * module cache that holds its zip, else `go mod download`. A refused download
+ * (a zip whose h1: is not the pinned one) throws.
+ */
+export async function resolveCrds(
   env: NodeJS.ProcessEnv,
-  settings: ToolSettings,
   note: (line: string) => void,
 ): Promise<ReadonlyMap<CrdSet, readonly string[]>> {
+  const settings = settingsOf(env);
   for (const module of CRD_MODULES) {
     if (cachedCrds(settings.archivesDir, module.set) !== undefined) continue;
     let why = settings.enabled
