@@ -204,7 +204,8 @@ export function findServer(
   return path;
 }
 
-function hasGo(env: NodeJS.ProcessEnv): boolean {
+/** Whether `go` is on the PATH of `env`. */
+export function hasGo(env: NodeJS.ProcessEnv): boolean {
   return (env['PATH'] ?? '')
     .split(delimiter)
     .some((dir) => dir !== '' && executable(join(dir, 'go')));

@@ -16,7 +16,15 @@ import { ArchiveError, reasonOf } from './archive-error.js';
 import { checkedUrl } from './archive-index.js';
 import { makeStaging, putInPlace } from './archive-staging.js';
 import { readZip, type Zip } from './archive-zip.js';
-import { CRD_MODULES, type CrdModule, type CrdSet, type ToolSettings } from './tool-sources.js';
+import { hasGo } from './binaries.js';
+import {
+  CRD_MODULES,
+  toolSettingsOf,
+  type CrdModule,
+  type CrdSet,
+  type ToolSettings,
+} from './tool-sources.js';
+import { isArchiveError } from './archive-error.js';
 
 /** Go's module path escaping: an upper-case letter becomes `!` and its lower case. */
 export const escapedModule = (module: string) =>
@@ -161,4 +169,50 @@ export async function goModDownload(
   }
   if (typeof zip !== 'string') throw new Error(`go mod download ${named} printed no zip`);
   await install(module, archivesDir, zip, () => Promise.resolve(zip));
+}
+
+/**
+ * The CRD files, each module from the cache, else the module proxy, else a Go
+ * module cache that holds its zip, else `go mod download`. A refused download
+ * (a zip whose h1: is not the pinned one) throws.
+ */
+export async function resolveCrds(
+  env: NodeJS.ProcessEnv,
+  note: (line: string) => void,
+): Promise<ReadonlyMap<CrdSet, readonly string[]>> {
+  const settings = toolSettingsOf(env);
+  for (const module of CRD_MODULES) {
+    if (cachedCrds(settings.archivesDir, module.set) !== undefined) continue;
+    let why = settings.enabled
+      ? 'GOPROXY names no module proxy'
+      : 'downloads are off (KUBEBUS_NO_DOWNLOAD=1)';
+    if (settings.enabled && settings.goproxy !== undefined) {
+      try {
+        await fetchModule(module, settings, note);
+        continue;
+      } catch (error) {
+        if (!isArchiveError(error) || error.code === 'refused') throw error;
+        why = `the download failed: ${error.message}`;
+      }
+    }
+    const zip = zipInModCache(module, env);
+    if (zip !== undefined) {
+      note(`${why}; taking ${module.module}@${module.version} from the Go module cache`);
+      await fromModCache(module, zip, settings.archivesDir);
+    } else if (hasGo(env)) {
+      note(`${why}; fetching ${module.module}@${module.version} with go mod download`);
+      await goModDownload(module, settings.archivesDir, env);
+    } else
+      throw new Error(
+        `no ${module.module}@${module.version} (the ${module.set} CRDs): ${why}, no Go module cache holds it, and Go is not installed; set GOPROXY to a reachable module proxy, or install Go >= 1.26`,
+      );
+  }
+  const crds = new Map<CrdSet, readonly string[]>();
+  for (const set of ['knative', 'prometheus-operator'] as const) {
+    const files = cachedCrds(settings.archivesDir, set);
+    if (files === undefined)
+      throw new Error(`the ${set} CRDs are not in the cache after their download`);
+    crds.set(set, files);
+  }
+  return crds;
 }

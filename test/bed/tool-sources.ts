@@ -4,7 +4,7 @@
 // tests check against (pinned with their go.sum `h1:` hash), and the base URLs
 // (mirrors and air-gapped sites set their own).
 import { readFileSync } from 'node:fs';
-import { requiredVersion } from './archive-sources.js';
+import { downloadSettings, requiredVersion } from './archive-sources.js';
 
 export const DEFAULT_HELM_RELEASES_URL = 'https://get.helm.sh';
 export const DEFAULT_KUSTOMIZE_RELEASES_URL =
@@ -120,3 +120,7 @@ export function toolSettings(
     goproxy: firstProxy(given(env['GOPROXY'])),
   };
 }
+
+/** The tool settings of `env`, on top of the servers' (cache, KUBEBUS_NO_DOWNLOAD, sums). */
+export const toolSettingsOf = (env: NodeJS.ProcessEnv): ToolSettings =>
+  toolSettings(env, downloadSettings(env));

@@ -11,31 +11,16 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isArchiveError } from './archive-error.js';
-import { cacheRoot, downloadSettings, platformOf } from './archive-sources.js';
-import { builtBy, newestBuild } from './binaries.js';
+import { cacheRoot, platformOf } from './archive-sources.js';
+import { builtBy, hasGo, newestBuild } from './binaries.js';
 import { executable, namesVersion } from './server-version.js';
 import { cachedTool, fetchTools, type FetchableTool } from './tool-archives.js';
-import {
-  cachedCrds,
-  fetchModule,
-  fromModCache,
-  goModDownload,
-  zipInModCache,
-} from './tool-crds.js';
-import {
-  CRD_MODULES,
-  pinnedTools,
-  toolSettings,
-  type CrdSet,
-  type ToolSettings,
-} from './tool-sources.js';
+import { cachedCrds, resolveCrds } from './tool-crds.js';
+import { pinnedTools, toolSettingsOf, type CrdSet } from './tool-sources.js';
 
 export const TOOL_BINARIES = ['kustomize', 'helm', 'composecheck'] as const;
 export type ToolBinary = (typeof TOOL_BINARIES)[number];
 const FETCHABLE: readonly FetchableTool[] = ['kustomize', 'helm'];
-
-const settingsOf = (env: NodeJS.ProcessEnv): ToolSettings =>
-  toolSettings(env, downloadSettings(env));
 
 /** How each tool prints its version, and the major.minor range the tests are written for. */
 const VERSION: Record<FetchableTool, { args: readonly string[]; major: number; minor: number }> = {
@@ -74,16 +59,24 @@ function onPath(name: ToolBinary, env: NodeJS.ProcessEnv): string | undefined {
 
 /** A finished Go build in the cache (tools/<key>/bin), kustomize and helm at their pins; newest first. */
 function goBuilt(name: ToolBinary, env: NodeJS.ProcessEnv): string | undefined {
-  const pins = pinnedTools();
-  const dir = newestBuild(
-    join(cacheRoot(env), 'tools'),
-    (bin) =>
-      TOOL_BINARIES.every((tool) => executable(join(bin, tool))) &&
-      FETCHABLE.every((tool) =>
-        namesVersion(printed(join(bin, tool), VERSION[tool].args) ?? '', pins[tool]),
-      ),
-  );
+  const dir = newestBuild(join(cacheRoot(env), 'tools'), pinnedBuild);
   return dir === undefined ? undefined : join(dir, name);
+}
+
+/** Build directories already checked, so each tool runs once per process. */
+const checkedBuilds = new Map<string, boolean>();
+
+function pinnedBuild(bin: string): boolean {
+  const known = checkedBuilds.get(bin);
+  if (known !== undefined) return known;
+  const pins = pinnedTools();
+  const ok =
+    TOOL_BINARIES.every((tool) => executable(join(bin, tool))) &&
+    FETCHABLE.every((tool) =>
+      namesVersion(printed(join(bin, tool), VERSION[tool].args) ?? '', pins[tool]),
+    );
+  checkedBuilds.set(bin, ok);
+  return ok;
 }
 
 const hasDockerCompose = (env: NodeJS.ProcessEnv) =>
@@ -126,7 +119,7 @@ function foundWithoutFetching(name: ToolBinary, env: NodeJS.ProcessEnv): string 
   const downloaded =
     name === 'composecheck' || platform === undefined
       ? undefined
-      : cachedTool(name, settingsOf(env), pinnedTools(), platform);
+      : cachedTool(name, toolSettingsOf(env), pinnedTools(), platform);
   return (
     onPath(name, env) ??
     downloaded ??
@@ -134,9 +127,6 @@ function foundWithoutFetching(name: ToolBinary, env: NodeJS.ProcessEnv): string 
     (name === 'composecheck' ? dockerComposecheck(env) : undefined)
   );
 }
-
-const hasGo = (env: NodeJS.ProcessEnv) =>
-  (env['PATH'] ?? '').split(delimiter).some((dir) => dir !== '' && executable(join(dir, 'go')));
 
 export interface ResolveToolsOptions {
   /** the Go build; returns the directory holding the three binaries */
@@ -180,7 +170,7 @@ export async function resolveToolBinaries(
   options: ResolveToolsOptions = {},
 ): Promise<ReadonlyMap<ToolBinary, string>> {
   const note = options.note ?? ((line: string) => process.stderr.write(`kubebus: ${line}\n`));
-  const settings = settingsOf(env);
+  const settings = toolSettingsOf(env);
   const tools = new Map<ToolBinary, string>();
   for (const name of TOOL_BINARIES) {
     const path = foundWithoutFetching(name, env);
@@ -241,52 +231,6 @@ export async function resolveToolBinaries(
   return tools;
 }
 
-/**
- * The CRD files, each module from the cache, else the module proxy, else a Go
- * module cache that holds its zip, else `go mod download`. A refused download
- * (a zip whose h1: is not the pinned one) throws.
- */
-export async function resolveCrds(
-  env: NodeJS.ProcessEnv,
-  note: (line: string) => void,
-): Promise<ReadonlyMap<CrdSet, readonly string[]>> {
-  const settings = settingsOf(env);
-  for (const module of CRD_MODULES) {
-    if (cachedCrds(settings.archivesDir, module.set) !== undefined) continue;
-    let why = settings.enabled
-      ? 'GOPROXY names no module proxy'
-      : 'downloads are off (KUBEBUS_NO_DOWNLOAD=1)';
-    if (settings.enabled && settings.goproxy !== undefined) {
-      try {
-        await fetchModule(module, settings, note);
-        continue;
-      } catch (error) {
-        if (!isArchiveError(error) || error.code === 'refused') throw error;
-        why = `the download failed: ${error.message}`;
-      }
-    }
-    const zip = zipInModCache(module, env);
-    if (zip !== undefined) {
-      note(`${why}; taking ${module.module}@${module.version} from the Go module cache`);
-      await fromModCache(module, zip, settings.archivesDir);
-    } else if (hasGo(env)) {
-      note(`${why}; fetching ${module.module}@${module.version} with go mod download`);
-      await goModDownload(module, settings.archivesDir, env);
-    } else
-      throw new Error(
-        `no ${module.module}@${module.version} (the ${module.set} CRDs): ${why}, no Go module cache holds it, and Go is not installed; set GOPROXY to a reachable module proxy, or install Go >= 1.26`,
-      );
-  }
-  const crds = new Map<CrdSet, readonly string[]>();
-  for (const set of ['knative', 'prometheus-operator'] as const) {
-    const files = cachedCrds(settings.archivesDir, set);
-    if (files === undefined)
-      throw new Error(`the ${set} CRDs are not in the cache after their download`);
-    crds.set(set, files);
-  }
-  return crds;
-}
-
 const fetchScript = fileURLToPath(new URL('./fetch-tools.ts', import.meta.url));
 
 /** Runs fetch-tools.ts (downloads, or the Go build) once, for a test that needs a tool. */
@@ -312,7 +256,7 @@ export function toolBinary(name: ToolBinary, env: NodeJS.ProcessEnv = process.en
 
 /** The CRD files of `set`, in the order the module list names them. */
 export function crdFiles(set: CrdSet, env: NodeJS.ProcessEnv = process.env): readonly string[] {
-  const archivesDir = settingsOf(env).archivesDir;
+  const archivesDir = toolSettingsOf(env).archivesDir;
   const cached = cachedCrds(archivesDir, set);
   if (cached !== undefined) return cached;
   fetchOnce(env);
