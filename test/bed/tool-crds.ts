@@ -104,10 +104,11 @@ export async function fetchModule(
   const url = `${base}/${escapedModule(module.module)}/@v/${module.version}.zip`;
   await install(module, settings.archivesDir, url, async (staging) => {
     const file = join(staging, '.download.zip');
-    note(`downloading ${module.module}@${module.version} from ${new URL(url).host} ...`);
     await download(url, file, 'sha256');
     return file;
   });
+  // said once it is done (a few MB): a proxy that does not answer gives one line, the failure
+  note(`downloaded ${module.module}@${module.version} from ${new URL(url).host}, its h1: checked`);
 }
 
 /** The Go module cache's directory: GOMODCACHE, else the first GOPATH's pkg/mod, else ~/go/pkg/mod. */

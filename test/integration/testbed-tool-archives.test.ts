@@ -150,10 +150,17 @@ describe('test tools from a loopback release host and module proxy', () => {
     // no Docker Compose here (PATH is empty) and no published composecheck: the Go build, said once
     assert.equal(tools.get('composecheck'), join(built, 'composecheck'));
     assert.deepEqual(
-      notes.filter((line) => !line.startsWith('downloading ')),
+      notes.filter((line) => !/^download(ing|ed) /.test(line)),
       [
         'Docker Compose v2 (`docker compose`) is not installed; using the Go build for composecheck (test/bed/tools/build.sh: minutes the first time)',
       ],
+    );
+    assert.deepEqual(
+      notes.filter((line) => line.startsWith('downloaded ')),
+      CRD_MODULES.map(
+        (module) =>
+          `downloaded ${module.module}@${module.version} from ${new URL(host.url).host}, its h1: checked`,
+      ),
     );
     // the CRD files are the modules' own bytes
     const knative = crds.get('knative') ?? [];
