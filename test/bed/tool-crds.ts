@@ -33,12 +33,18 @@ export const escapedModule = (module: string) =>
 const moduleDir = (archivesDir: string, module: CrdModule) =>
   join(archivesDir, `module-${module.module.replaceAll('/', '_')}@${module.version}`);
 
+const filesOf = (archivesDir: string, module: CrdModule) =>
+  [...module.files.values()].map((file) => join(moduleDir(archivesDir, module), file));
+
+const cachedModule = (archivesDir: string, module: CrdModule) =>
+  filesOf(archivesDir, module).every((file) => existsSync(file));
+
 /** The files of `set`, if every one is in the cache. */
 export function cachedCrds(archivesDir: string, set: CrdSet): string[] | undefined {
-  const files = CRD_MODULES.filter((module) => module.set === set).flatMap((module) =>
-    [...module.files.values()].map((file) => join(moduleDir(archivesDir, module), file)),
-  );
-  return files.every((file) => existsSync(file)) ? files : undefined;
+  const modules = CRD_MODULES.filter((module) => module.set === set);
+  return modules.every((module) => cachedModule(archivesDir, module))
+    ? modules.flatMap((module) => filesOf(archivesDir, module))
+    : undefined;
 }
 
 const NEXT_STEP =
@@ -183,7 +189,7 @@ export async function resolveCrds(
 ): Promise<ReadonlyMap<CrdSet, readonly string[]>> {
   const settings = toolSettingsOf(env);
   for (const module of CRD_MODULES) {
-    if (cachedCrds(settings.archivesDir, module.set) !== undefined) continue;
+    if (cachedModule(settings.archivesDir, module)) continue;
     let why = settings.enabled
       ? 'GOPROXY names no module proxy'
       : 'downloads are off (KUBEBUS_NO_DOWNLOAD=1)';
