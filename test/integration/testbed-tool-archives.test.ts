@@ -246,6 +246,47 @@ describe('test tools from a loopback release host and module proxy', () => {
     }
   });
 
+  it("with KUBEBUS_SERVER_SUMS takes the archives' digests from that file alone", async () => {
+    const archive = (path: string) => {
+      const route = host.routes.get(path);
+      assert.ok(route !== undefined && 'file' in route);
+      return route.file;
+    };
+    const sums = join(mkdtempSync(join(tmpdir(), 'kubebus-sums-')), 'SUMS');
+    writeFileSync(
+      sums,
+      [
+        `${digestOf('sha256', archive(`/helm/${helmName}`))}  ${helmName}`,
+        `${digestOf('sha256', archive(`${kustomizeRelease}/${kustomizeDir}.tar.gz`))}  ${kustomizeDir}.tar.gz`,
+        '',
+      ].join('\n'),
+    );
+    host.requests.length = 0;
+    const { tools } = await resolveTools(
+      { ...env(), KUBEBUS_SERVER_SUMS: sums },
+      { build: () => built, note: quiet },
+    );
+    assert.match(tools.get('helm') ?? '', /archives\/helm-/);
+    assert.match(tools.get('kustomize') ?? '', /archives\/kustomize_/);
+    // the host's own lists are never asked for
+    assert.deepEqual(
+      host.requests.filter((path) => path.endsWith('.sha256sum') || path.endsWith('checksums.txt')),
+      [],
+    );
+    // an archive the file does not list is refused, not fetched unchecked
+    writeFileSync(sums, `${digestOf('sha256', archive(`/helm/${helmName}`))}  ${helmName}\n`);
+    await assert.rejects(
+      resolveTools({ ...env(), KUBEBUS_SERVER_SUMS: sums }, { build: noBuild, note: quiet }),
+      (error: unknown) =>
+        oneLine(
+          error,
+          new RegExp(
+            `lists no digest for ${kustomizeDir}\\.tar\\.gz: add its vetted sha256 or sha512, or unset KUBEBUS_SERVER_SUMS$`,
+          ),
+        ),
+    );
+  });
+
   it('with the hosts unreachable: kustomize and helm from the Go build, the CRDs from the Go module cache, each said', async () => {
     const nowhere = 'http://127.0.0.1:1';
     const environment = {
