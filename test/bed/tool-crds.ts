@@ -169,8 +169,17 @@ export async function goModDownload(
     });
     zip = (JSON.parse(printed.stdout) as { Zip?: unknown }).Zip;
   } catch (error) {
+    // -json reports the module's error on stdout, as {"Error": "..."}
+    let reason = reasonOf(error);
+    try {
+      const said = (JSON.parse((error as { stdout?: string }).stdout ?? '') as { Error?: unknown })
+        .Error;
+      if (typeof said === 'string') reason = said.split('\n')[0] ?? said;
+    } catch {
+      // not JSON: the command's own failure stands
+    }
     throw new Error(
-      `go mod download ${named} failed (${reasonOf(error)}): set GOPROXY to a reachable module proxy`,
+      `go mod download ${named} failed (${reason}): set GOPROXY to a reachable module proxy`,
       { cause: error },
     );
   }
