@@ -35,6 +35,16 @@ export function safeUrl(url: string, base?: string): URL | undefined {
     : undefined;
 }
 
+/** `url` if safeUrl() takes it; else a refusal naming the variable that set it. */
+export function checkedUrl(url: string, variable: string): string {
+  if (safeUrl(url) === undefined)
+    throw new ArchiveError(
+      'refused',
+      `${variable}=${url} is not an https URL (plain http only on loopback): fix it, or set KUBEBUS_NO_DOWNLOAD=1`,
+    );
+  return url;
+}
+
 /** The envtest archive for `version` on `platform`, as the index at `indexUrl` lists it. */
 export function findEnvtestArchive(
   indexText: string,

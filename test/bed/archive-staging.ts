@@ -3,7 +3,15 @@
 // behind with a partial file; the next download of the same archive removes
 // such folders: their owner process is gone, or, where no owner can be asked
 // (another machine sharing the cache), they are more than an hour old.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
@@ -53,4 +61,18 @@ export function makeStaging(parent: string, name: string): string {
 /** Takes the owner record out, so the folder holds only the binaries when it is put in place. */
 export function releaseStaging(staging: string): void {
   rmSync(join(staging, OWNER), { force: true });
+}
+
+/**
+ * Puts a finished staging folder in place as `final` with one rename. When
+ * another process put the same download there first, theirs is kept (the
+ * caller's `finally` removes this folder).
+ */
+export function putInPlace(staging: string, final: string): void {
+  releaseStaging(staging);
+  try {
+    renameSync(staging, final);
+  } catch (error) {
+    if (!['ENOTEMPTY', 'EEXIST'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+  }
 }

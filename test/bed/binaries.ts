@@ -1,5 +1,5 @@
-// Finds the servers the test bed runs (and the tools that check deployment
-// files), in setup-envtest's order of preference: a directory of binaries
+// Finds the servers the test bed runs (tools.ts finds the tools that check
+// deployment files the same way), in setup-envtest's order of preference: a directory of binaries
 // named by KUBEBUS_ASSETS (like KUBEBUILDER_ASSETS); binaries already on PATH
 // at a supported version; prebuilt release archives, downloaded once into the
 // cache with their checksums verified (archives.ts); last, the Go source build
@@ -20,13 +20,16 @@ export const SERVER_BINARIES: readonly ServerBinary[] = [
   'nats-server',
 ];
 export type ServerBinary = 'kube-apiserver' | 'kube-controller-manager' | 'etcd' | 'nats-server';
-export const TOOL_BINARIES = ['kustomize', 'helm', 'composecheck'];
-export type ToolBinary = 'kustomize' | 'helm' | 'composecheck';
-
 const cached = new Map<string, string>();
 
 /** The directory a build script prints last, after checking it holds `binaries`. */
-export function builtBy(script: URL | string, binaries: readonly string[]): string {
+export function builtBy(
+  script: URL | string,
+  binaries: readonly string[],
+  nextStep = 'set KUBEBUS_ASSETS to a directory holding kube-apiserver, etcd and nats-server, ' +
+    'put them on PATH, let kubebus download them (unset KUBEBUS_NO_DOWNLOAD), ' +
+    'or install Go >= 1.26 with its module proxy',
+): string {
   const buildScript = fileURLToPath(new URL(script, import.meta.url));
   const known = cached.get(buildScript);
   if (known !== undefined) return known;
@@ -38,10 +41,7 @@ export function builtBy(script: URL | string, binaries: readonly string[]): stri
     });
   } catch (error) {
     throw new Error(
-      `the test bed could not build with ${buildScript} (see the output above): ` +
-        `set KUBEBUS_ASSETS to a directory holding kube-apiserver, etcd and nats-server, ` +
-        `put them on PATH, let kubebus download them (unset KUBEBUS_NO_DOWNLOAD), ` +
-        `or install Go >= 1.26 with its module proxy`,
+      `the test bed could not build with ${buildScript} (see the output above): ${nextStep}`,
       { cause: error },
     );
   }
@@ -143,18 +143,22 @@ function pinnedBuild(dir: string): boolean {
  * a machine that built once never downloads what it has.
  */
 function goBuilt(name: ServerBinary, env: NodeJS.ProcessEnv): string | undefined {
-  const root = join(cacheRoot(env), 'servers');
+  const dir = newestBuild(join(cacheRoot(env), 'servers'), pinnedBuild);
+  return dir === undefined ? undefined : join(dir, name);
+}
+
+/** The newest `<root>/<key>/bin` that `complete` accepts (a build script's finished output). */
+export function newestBuild(root: string, complete: (dir: string) => boolean): string | undefined {
   let builds: string[];
   try {
     builds = readdirSync(root).filter((entry) => !entry.startsWith('.'));
   } catch {
     return undefined;
   }
-  const complete = builds
+  return builds
     .map((entry) => join(root, entry, 'bin'))
-    .filter(pinnedBuild)
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-  return complete.length === 0 ? undefined : join(complete[0] as string, name);
+    .filter(complete)
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
 }
 
 /** KUBEBUS_ASSETS, else PATH, else an earlier download or Go build; undefined when none has it. */
@@ -200,7 +204,8 @@ export function findServer(
   return path;
 }
 
-function hasGo(env: NodeJS.ProcessEnv): boolean {
+/** Whether `go` is on the PATH of `env`. */
+export function hasGo(env: NodeJS.ProcessEnv): boolean {
   return (env['PATH'] ?? '')
     .split(delimiter)
     .some((dir) => dir !== '' && executable(join(dir, 'go')));
@@ -294,17 +299,4 @@ export async function requireServers(
 
 export function serverBinary(name: ServerBinary): string {
   return findServer(name);
-}
-
-/** kustomize, helm or composecheck; builds them (minutes, once) if needed. */
-export function toolBinary(name: ToolBinary): string {
-  return join(builtBy('./tools/build.sh', TOOL_BINARIES), name);
-}
-
-/** Knative's own CRDs (Service, ApiServerSource, Broker, Trigger), from its release modules. */
-export function knativeCrdFiles(): string[] {
-  const dir = join(builtBy('./tools/build.sh', TOOL_BINARIES), '..', 'knative');
-  return ['service.yaml', 'apiserversource.yaml', 'broker.yaml', 'trigger.yaml'].map((file) =>
-    join(dir, file),
-  );
 }

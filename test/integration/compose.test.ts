@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { toolBinary } from '../bed/binaries.js';
+import { toolBinary } from '../bed/tools.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const composeFile = join(root, 'docker-compose.yml');

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { toolBinary } from '../bed/binaries.js';
+import { toolBinary } from '../bed/tools.js';
 import { httpCall } from '../bed/http.js';
 import type { TestBed } from '../bed/testbed.js';
 

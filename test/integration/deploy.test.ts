@@ -13,12 +13,12 @@ import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { knativeCrdFiles, toolBinary } from '../bed/binaries.js';
+import { crdFiles } from '../bed/tools.js';
 import { httpCall } from '../bed/http.js';
 import { TestBed } from '../bed/testbed.js';
 import { Pipeline, STATUS_PARTITIONS, installDatabaseClusterCrd } from '../support/pipeline.js';
@@ -150,12 +150,10 @@ describe('deploy/', { timeout: 300_000 }, () => {
 
   /** The Prometheus Operator's own CRDs, so PodMonitor and PrometheusRule are validated for real. */
   const installPrometheusOperatorCrds = async () => {
-    const dir = join(dirname(toolBinary('helm')), '..', 'prometheus-operator');
-    for (const name of ['podmonitors', 'prometheusrules'])
-      for (const crd of parseManifests(
-        readFileSync(join(dir, `monitoring.coreos.com_${name}.yaml`), 'utf8'),
-      ))
-        await apply(bed, crd, true);
+    for (const crd of crdFiles('prometheus-operator').flatMap((path) =>
+      parseManifests(readFileSync(path, 'utf8')),
+    ))
+      await apply(bed, crd, true);
     await waitFor(async () => {
       const res = await httpCall(`${bed.apiserverUrl}/apis/monitoring.coreos.com/v1`, {
         tls: bed.adminTls,
@@ -398,7 +396,7 @@ describe('deploy/', { timeout: 300_000 }, () => {
 
   it("renders deploy/knative, which Knative's own CRDs accept", async () => {
     // Knative's CRDs as its release ships them: the schemas the manifests must pass
-    for (const crd of knativeCrdFiles().flatMap((path) =>
+    for (const crd of crdFiles('knative').flatMap((path) =>
       parseManifests(readFileSync(path, 'utf8')),
     ))
       await apply(bed, crd, true);

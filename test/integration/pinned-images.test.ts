@@ -16,7 +16,7 @@ import {
   dockerfileImages,
   manifestImages,
 } from '../../deploy/scripts/pinned-images.js';
-import { toolBinary } from '../bed/binaries.js';
+import { toolBinary } from '../bed/tools.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const script = join(root, 'deploy/scripts/check-pinned-images.ts');

@@ -10,24 +10,26 @@ import { createHash } from 'node:crypto';
 import {
   accessSync,
   constants,
-  createReadStream,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
-  rmSync,
-  symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { isArchiveError } from '../bed/archive-error.js';
 import { pinnedVersions, platformOf } from '../bed/archive-sources.js';
 import { findServer, resolveServers, serversBinDir, type ServerBinary } from '../bed/binaries.js';
+import {
+  digestOf,
+  startArchiveHost,
+  tarball,
+  type ArchiveHost,
+  type Routes,
+} from '../support/archive-host.js';
 
 const ALL: readonly ServerBinary[] = [
   'kube-apiserver',
@@ -47,78 +49,25 @@ const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const printing = (prefix: string, version: string) =>
   new RegExp(`^${escaped(prefix)}${escaped(version)}$`, 'm');
 
-const digest = (algorithm: 'sha256' | 'sha512', path: string) =>
-  createHash(algorithm).update(readFileSync(path)).digest('hex');
+const digest = digestOf;
 
-/** A .tar.gz of `files` (path in the archive → file on disk), made by tar as upstream's are. */
-function tarball(out: string, files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'kubebus-tree-'));
-  for (const [inside, source] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, inside)), { recursive: true });
-    symlinkSync(source, join(root, inside));
-  }
-  // -h stores the files the links point at; gzip -1 keeps the machine's load low
-  execFileSync('tar', ['-I', 'gzip -1', '-chf', out, '-C', root, ...Object.keys(files)]);
-  rmSync(root, { recursive: true, force: true });
-  return out;
-}
-
-/** What the loopback host serves: a path → a file on disk or some text. */
-type Routes = Map<string, { file: string } | { text: string }>;
-
-interface Host {
-  readonly url: string;
-  readonly routes: Routes;
-  /** requests seen, by path */
-  readonly requests: string[];
-  /** while set, a file is sent only once two requests for it have come: two downloads overlap */
-  pairUp: boolean;
+interface Host extends ArchiveHost {
   /** the environment that points resolution at this host, with its own empty cache */
   env(): NodeJS.ProcessEnv;
 }
 
-async function startHost(routes: Routes): Promise<Host & { server: Server }> {
-  const requests: string[] = [];
-  const held = new Map<string, (() => void)[]>();
-  const server = createServer((request, response) => {
-    const path = new URL(request.url ?? '/', 'http://x').pathname;
-    requests.push(path);
-    const route = routes.get(path);
-    if (route === undefined) {
-      response.writeHead(404).end('not found');
-    } else if ('text' in route) {
-      response.writeHead(200, { 'content-type': 'text/plain' }).end(route.text);
-    } else {
-      const send = () => {
-        response.writeHead(200, { 'content-type': 'application/octet-stream' });
-        createReadStream(route.file).pipe(response);
-      };
-      if (!host.pairUp) return send();
-      const waiting = [...(held.get(path) ?? []), send];
-      held.set(path, waiting);
-      if (waiting.length < 2) return;
-      held.delete(path);
-      for (const waiter of waiting) waiter();
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const host = {
-    server,
-    url,
-    routes,
-    requests,
-    pairUp: false,
+async function startHost(routes: Routes): Promise<Host> {
+  const host = await startArchiveHost(routes);
+  return Object.assign(host, {
     env: () => ({
       PATH: '',
       HOME: mkdtempSync(join(tmpdir(), 'kubebus-home-')),
       KUBEBUS_CACHE: mkdtempSync(join(tmpdir(), 'kubebus-cache-')),
-      KUBEBUS_ENVTEST_INDEX_URL: `${url}/envtest/envtest-releases.yaml`,
-      KUBEBUS_NATS_RELEASES_URL: `${url}/nats`,
-      KUBEBUS_KUBE_RELEASES_URL: `${url}/kube`,
+      KUBEBUS_ENVTEST_INDEX_URL: `${host.url}/envtest/envtest-releases.yaml`,
+      KUBEBUS_NATS_RELEASES_URL: `${host.url}/nats`,
+      KUBEBUS_KUBE_RELEASES_URL: `${host.url}/kube`,
     }),
-  };
-  return host;
+  });
 }
 
 const envtestIndex = (url: string, hash: string) =>
@@ -176,7 +125,7 @@ function resolveConcurrently(env: NodeJS.ProcessEnv): Promise<Resolved> {
 }
 
 describe('prebuilt servers from a loopback archive host', () => {
-  let host: Host & { server: Server };
+  let host: Host;
   let envtestArchive: string;
   let built: string;
 
@@ -216,7 +165,7 @@ describe('prebuilt servers from a loopback archive host', () => {
   });
 
   after(async () => {
-    await new Promise((resolve) => host.server.close(resolve));
+    await host.close();
   });
 
   it('downloads, verifies and caches all four servers, which run at the pinned versions', async () => {

@@ -77,6 +77,10 @@ export const KNOWN_VARIABLES = new Set([
   'KUBEBUS_NATS_RELEASES_URL',
   'KUBEBUS_KUBE_RELEASES_URL',
   'KUBEBUS_USE_EXISTING_CLUSTER',
+  // read by the test tools behind `npm test` (test/bed/tools.ts)
+  'KUBEBUS_TOOLS',
+  'KUBEBUS_HELM_RELEASES_URL',
+  'KUBEBUS_KUSTOMIZE_RELEASES_URL',
   'KUBEBUS_OPERATOR_VERSION',
 ]);
 
