@@ -6,7 +6,7 @@ import { createWriteStream } from 'node:fs';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { ArchiveError, reasonOf } from './archive-error.js';
+import { ArchiveError, reasonOf, redacted } from './archive-error.js';
 import { safeUrl } from './archive-index.js';
 
 /** A download that sends nothing for this long is given up. */
@@ -33,7 +33,7 @@ function guarded(url: string, maxBytes: number, abort: AbortController): Transfo
       clearTimeout(idle);
       idle = setTimeout(() => abort.abort(), IDLE_TIMEOUT_MS);
       seen += chunk.length;
-      if (seen > maxBytes) done(new Error(`${url} sent more than ${maxBytes} bytes`));
+      if (seen > maxBytes) done(new Error(`${redacted(url)} sent more than ${maxBytes} bytes`));
       else done(null, chunk);
     },
     flush(done) {
@@ -62,11 +62,32 @@ export function redirectTarget(from: URL, location: string | null): URL {
   return to;
 }
 
-/** Fetches `url`, following at most MAX_REDIRECTS redirects, each one checked. */
+/**
+ * `url` without its user and password, and those as an `Authorization: Basic`
+ * header (fetch refuses a URL that carries them, as Go's proxy client does not).
+ */
+export function withoutCredentials(url: URL): { url: URL; authorization?: string } {
+  if (url.username === '' && url.password === '') return { url };
+  const bare = new URL(url.href);
+  bare.username = '';
+  bare.password = '';
+  const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  return { url: bare, authorization: `Basic ${Buffer.from(pair).toString('base64')}` };
+}
+
+/**
+ * Fetches `url`, following at most MAX_REDIRECTS redirects, each one checked;
+ * credentials in `url` go as a header, and only to its own origin.
+ */
 async function respond(url: string, signal: AbortSignal): Promise<Response> {
-  let at = new URL(url);
+  const given = withoutCredentials(new URL(url));
+  let at = given.url;
   for (let hops = 0; ; hops++) {
-    const response = await fetch(at, { signal, redirect: 'manual' });
+    const headers: Record<string, string> =
+      given.authorization !== undefined && at.origin === given.url.origin
+        ? { authorization: given.authorization }
+        : {};
+    const response = await fetch(at, { signal, redirect: 'manual', headers });
     if (![301, 302, 303, 307, 308].includes(response.status)) return response;
     await response.body?.cancel();
     if (hops === MAX_REDIRECTS)

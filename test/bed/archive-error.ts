@@ -14,9 +14,17 @@ export class ArchiveError extends Error {
     message: string,
     options?: ErrorOptions,
   ) {
-    super(message, options);
+    super(redacted(message), options);
   }
 }
+
+/**
+ * `text` with the user and password taken out of every URL in it
+ * (`https://user:token@host/` → `https://host/`): a GOPROXY or mirror URL that
+ * carries credentials is printed through this, never as given.
+ */
+export const redacted = (text: string) =>
+  text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, '$1');
 
 export const isArchiveError = (error: unknown): error is ArchiveError =>
   error instanceof ArchiveError;

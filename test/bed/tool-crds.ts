@@ -1,19 +1,21 @@
 // The CRD files the deployment tests check against, taken out of the Go
 // modules that publish them without the Go toolchain: the module zip comes
-// from the module proxy (GOPROXY's protocol is plain HTTPS:
-// `<proxy>/<module>/@v/<version>.zip`), or from a Go module cache that already
-// holds it, or last from `go mod download`; whichever it is, its `h1:` hash
-// (what go.sum and the checksum database record) must be the pinned one
-// before a file is read out of it. The files are cached per module, put in
-// place with one rename.
+// from a Go module cache that already holds it (no network), else from the
+// module proxy (GOPROXY's protocol is plain HTTPS:
+// `<proxy>/<module>/@v/<version>.zip`), or last from `go mod download`;
+// whichever it is, its `h1:` hash (what go.sum and the checksum database
+// record) must be the pinned one before a file is read out of it. The files
+// are cached per module pin (version, h1: and file list), put in place with
+// one rename.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { download } from './archive-download.js';
 import { hash1 } from './archive-dirhash.js';
-import { ArchiveError, reasonOf } from './archive-error.js';
-import { checkedUrl } from './archive-index.js';
+import { ArchiveError, reasonOf, redacted } from './archive-error.js';
+import { safeUrl } from './archive-index.js';
 import { makeStaging, putInPlace } from './archive-staging.js';
 import { readZip, type Zip } from './archive-zip.js';
 import { hasGo } from './binaries.js';
@@ -30,8 +32,18 @@ import { isArchiveError } from './archive-error.js';
 export const escapedModule = (module: string) =>
   module.replace(/[A-Z]/g, (letter) => `!${letter.toLowerCase()}`);
 
-const moduleDir = (archivesDir: string, module: CrdModule) =>
-  join(archivesDir, `module-${module.module.replaceAll('/', '_')}@${module.version}`);
+/** A short hash of what is pinned beside the version: another h1: or file list is another folder. */
+const pinKey = (module: CrdModule) =>
+  createHash('sha256')
+    .update(JSON.stringify([module.h1, [...module.files]]))
+    .digest('hex')
+    .slice(0, 12);
+
+export const moduleDir = (archivesDir: string, module: CrdModule) =>
+  join(
+    archivesDir,
+    `module-${module.module.replaceAll('/', '_')}@${module.version}-${pinKey(module)}`,
+  );
 
 const filesOf = (archivesDir: string, module: CrdModule) =>
   [...module.files.values()].map((file) => join(moduleDir(archivesDir, module), file));
@@ -106,8 +118,14 @@ export async function fetchModule(
 ): Promise<void> {
   if (settings.goproxy === undefined)
     throw new ArchiveError('unavailable', 'GOPROXY names no module proxy');
-  const base = checkedUrl(settings.goproxy, 'GOPROXY');
-  const url = `${base}/${escapedModule(module.module)}/@v/${module.version}.zip`;
+  // Go's own proxy client takes file: and plain http proxies; here they are passed over
+  // (the zip is h1:-checked either way), and go mod download may still take them
+  if (safeUrl(settings.goproxy) === undefined)
+    throw new ArchiveError(
+      'unavailable',
+      `GOPROXY's ${settings.goproxy} is not an https URL (plain http only on loopback), so it is passed over`,
+    );
+  const url = `${settings.goproxy}/${escapedModule(module.module)}/@v/${module.version}.zip`;
   await install(module, settings.archivesDir, url, async (staging) => {
     const file = join(staging, '.download.zip');
     await download(url, file, 'sha256');
@@ -179,7 +197,9 @@ export async function goModDownload(
       // not JSON: the command's own failure stands
     }
     throw new Error(
-      `go mod download ${named} failed (${reason}): set GOPROXY to a reachable module proxy`,
+      redacted(
+        `go mod download ${named} failed (${reason}): set GOPROXY to a reachable module proxy`,
+      ),
       { cause: error },
     );
   }
@@ -188,9 +208,10 @@ export async function goModDownload(
 }
 
 /**
- * The CRD files, each module from the cache, else the module proxy, else a Go
- * module cache that holds its zip, else `go mod download`. A refused download
- * (a zip whose h1: is not the pinned one) throws.
+ * The CRD files, each module from the cache, else a Go module cache that holds
+ * its zip (no network), else the module proxy, else `go mod download`. A
+ * refused download (a zip whose h1: is not the pinned one) throws; a refused
+ * zip in the Go module cache is passed over for the proxy.
  */
 export async function resolveCrds(
   env: NodeJS.ProcessEnv,
@@ -199,6 +220,19 @@ export async function resolveCrds(
   const settings = toolSettingsOf(env);
   for (const module of CRD_MODULES) {
     if (cachedModule(settings.archivesDir, module)) continue;
+    const named = `${module.module}@${module.version}`;
+    const zip = zipInModCache(module, env);
+    let inModCache = 'no Go module cache holds it';
+    if (zip !== undefined) {
+      try {
+        await fromModCache(module, zip, settings.archivesDir);
+        note(`took ${named} from the Go module cache, its h1: checked`);
+        continue;
+      } catch (error) {
+        if (!isArchiveError(error)) throw error;
+        inModCache = `the Go module cache's zip is refused: ${error.message}`;
+      }
+    }
     let why = settings.enabled
       ? 'GOPROXY names no module proxy'
       : 'downloads are off (KUBEBUS_NO_DOWNLOAD=1)';
@@ -211,16 +245,12 @@ export async function resolveCrds(
         why = `the download failed: ${error.message}`;
       }
     }
-    const zip = zipInModCache(module, env);
-    if (zip !== undefined) {
-      note(`${why}; taking ${module.module}@${module.version} from the Go module cache`);
-      await fromModCache(module, zip, settings.archivesDir);
-    } else if (hasGo(env)) {
-      note(`${why}; fetching ${module.module}@${module.version} with go mod download`);
+    if (hasGo(env)) {
+      note(`${why}; fetching ${named} with go mod download`);
       await goModDownload(module, settings.archivesDir, env);
     } else
       throw new Error(
-        `no ${module.module}@${module.version} (the ${module.set} CRDs): ${why}, no Go module cache holds it, and Go is not installed; set GOPROXY to a reachable module proxy, or install Go >= 1.26`,
+        `no ${named} (the ${module.set} CRDs): ${why}, ${inModCache}, and Go is not installed; set GOPROXY to a reachable module proxy, or install Go >= 1.26`,
       );
   }
   const crds = new Map<CrdSet, readonly string[]>();

@@ -79,9 +79,20 @@ function pinnedBuild(bin: string): boolean {
   return ok;
 }
 
-const hasDockerCompose = (env: NodeJS.ProcessEnv) =>
-  spawnSync('docker', ['compose', 'version'], { env, stdio: 'ignore', timeout: 10_000 }).status ===
-  0;
+/**
+ * Docker Compose v2 or later behind `docker compose`: compose v1, or
+ * podman-compose, may answer there too, but they run another loader.
+ */
+function hasDockerCompose(env: NodeJS.ProcessEnv): boolean {
+  const run = spawnSync('docker', ['compose', 'version', '--short'], {
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    timeout: 10_000,
+  });
+  const major = /^v?(\d+)\./.exec(run.stdout?.trim() ?? '')?.[1];
+  return run.status === 0 && major !== undefined && Number(major) >= 2;
+}
 
 /**
  * composecheck's contract (a compose file and an env file in; the project
@@ -233,25 +244,33 @@ export async function resolveToolBinaries(
 
 const fetchScript = fileURLToPath(new URL('./fetch-tools.ts', import.meta.url));
 
-/** Runs fetch-tools.ts (downloads, or the Go build) once, for a test that needs a tool. */
-function fetchOnce(env: NodeJS.ProcessEnv): void {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', fetchScript], {
+/**
+ * Runs fetch-tools.ts for the tools or the CRD files (downloads, or the Go
+ * build) once, for a test that needs one; false when it failed, which may have
+ * been over something this test does not need: the caller looks again.
+ */
+function fetchOnce(what: 'tools' | 'crds', env: NodeJS.ProcessEnv): boolean {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', fetchScript, what], {
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
     cwd: fileURLToPath(new URL('../..', import.meta.url)),
   });
-  if (result.status !== 0)
-    throw new Error(`the test tools could not be found, fetched or built (see the line above)`);
+  return result.status === 0;
 }
+
+const missingAfter = (what: string, fetched: boolean) =>
+  fetched
+    ? new Error(`${what} is missing after test/bed/fetch-tools.ts`)
+    : new Error(`${what} could not be found, fetched or built (see the line above)`);
 
 /** kustomize, helm or composecheck; fetched or built (once) if the cache lacks it. */
 export function toolBinary(name: ToolBinary, env: NodeJS.ProcessEnv = process.env): string {
   const found = foundWithoutFetching(name, env);
   if (found !== undefined) return found;
-  fetchOnce(env);
-  const fetched = foundWithoutFetching(name, env);
-  if (fetched === undefined) throw new Error(`${name} is missing after test/bed/fetch-tools.ts`);
-  return fetched;
+  const fetched = fetchOnce('tools', env);
+  const path = foundWithoutFetching(name, env);
+  if (path === undefined) throw missingAfter(name, fetched);
+  return path;
 }
 
 /** The CRD files of `set`, in the order the module list names them. */
@@ -259,9 +278,8 @@ export function crdFiles(set: CrdSet, env: NodeJS.ProcessEnv = process.env): rea
   const archivesDir = toolSettingsOf(env).archivesDir;
   const cached = cachedCrds(archivesDir, set);
   if (cached !== undefined) return cached;
-  fetchOnce(env);
-  const fetched = cachedCrds(archivesDir, set);
-  if (fetched === undefined)
-    throw new Error(`the ${set} CRDs are missing after test/bed/fetch-tools.ts`);
-  return fetched;
+  const fetched = fetchOnce('crds', env);
+  const files = cachedCrds(archivesDir, set);
+  if (files === undefined) throw missingAfter(`the ${set} CRDs`, fetched);
+  return files;
 }

@@ -76,6 +76,9 @@ describe('Dockerfile', () => {
       '.env.*',
       'deploy/kubernetes/overlays/dev/nats-users.env',
       'deploy/kubernetes/overlays/dev/nats-tls/',
+      'deploy/kubernetes/overlays/dev/metrics-tls/',
+      '*.pem',
+      '*.key',
       'node_modules',
     ])
       assert.ok(ignored.includes(path), `.dockerignore leaves out ${path}`);

@@ -6,18 +6,26 @@
 // archives are made here from the tools the Go build cached and the module
 // zips from the Go module cache, so what is fetched is real, and is run.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { hash1 } from '../bed/archive-dirhash.js';
 import { isArchiveError } from '../bed/archive-error.js';
 import { platformOf } from '../bed/archive-sources.js';
 import { readZip } from '../bed/archive-zip.js';
-import { escapedModule } from '../bed/tool-crds.js';
+import { escapedModule, fromModCache, moduleDir } from '../bed/tool-crds.js';
 import { CRD_MODULES, pinnedTools, type CrdModule } from '../bed/tool-sources.js';
 import { resolveTools, toolsBinDir } from '../bed/tools.js';
 import { digestOf, startArchiveHost, tarball, type ArchiveHost } from '../support/archive-host.js';
@@ -29,6 +37,7 @@ const kustomizeDir = `kustomize_${pins.kustomize}_${platform.os}_${platform.arch
 const kustomizeRelease = `/kustomize/kustomize%2F${pins.kustomize}`;
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const [eventing, serving] = CRD_MODULES as [CrdModule, CrdModule, CrdModule];
+const run = promisify(execFile);
 const zipPath = (module: CrdModule) =>
   `/goproxy/${escapedModule(module.module)}/@v/${module.version}.zip`;
 
@@ -308,14 +317,115 @@ describe('test tools from a loopback release host and module proxy', () => {
       notes[0] ?? '',
       /^the download failed: could not fetch http:\/\/127\.0\.0\.1:1\/.*; Docker Compose v2 .* is not installed; using the Go build for kustomize, helm, composecheck/,
     );
-    for (const [i, module] of CRD_MODULES.entries())
+    assert.deepEqual(
+      notes.slice(1),
+      CRD_MODULES.map(
+        (module) =>
+          `took ${module.module}@${module.version} from the Go module cache, its h1: checked`,
+      ),
+    );
+    assert.equal(crds.get('knative')?.length, 4);
+  });
+
+  it('takes a module zip the Go module cache holds before asking the module proxy', async () => {
+    host.requests.length = 0;
+    const notes: string[] = [];
+    const { crds } = await resolveTools(
+      {
+        ...env(),
+        KUBEBUS_TOOLS: built,
+        GOMODCACHE: moduleZip(eventing).zip.replace(/\/cache\/download\/.*$/, ''),
+      },
+      { build: noBuild, note: (line) => notes.push(line) },
+    );
+    assert.equal(crds.get('knative')?.length, 4);
+    assert.deepEqual(
+      host.requests.filter((path) => path.startsWith('/goproxy/')),
+      [],
+    );
+    assert.deepEqual(
+      notes,
+      CRD_MODULES.map(
+        (module) =>
+          `took ${module.module}@${module.version} from the Go module cache, its h1: checked`,
+      ),
+    );
+  });
+
+  it('keeps GOPROXY credentials out of every line, sends them as Basic auth, and passes over a proxy it cannot use', async () => {
+    host.authorizations.length = 0;
+    const notes: string[] = [];
+    const { crds } = await resolveTools(
+      {
+        ...env(),
+        KUBEBUS_TOOLS: built,
+        GOPROXY: `${host.url.replace('http://', 'http://u:secret@')}/goproxy,direct`,
+      },
+      { build: noBuild, note: (line) => notes.push(line) },
+    );
+    assert.equal(crds.get('knative')?.length, 4);
+    assert.deepEqual(
+      [...new Set(host.authorizations)],
+      [`Basic ${Buffer.from('u:secret').toString('base64')}`],
+    );
+    assert.ok(!notes.join('\n').includes('secret'), notes.join('\n'));
+    // unreachable, not https, file: each passed over to the next source (here: none is left)
+    for (const [goproxy, why] of [
+      [
+        'https://u:secret@127.0.0.1:1/goproxy',
+        'the download failed: could not fetch https://127\\.0\\.0\\.1:1/goproxy/knative\\.dev/eventing/@v/v0\\.45\\.0\\.zip \\(',
+      ],
+      [
+        'http://u:secret@goproxy.example/',
+        "the download failed: GOPROXY's http://goproxy\\.example is not an https URL \\(plain http only on loopback\\), so it is passed over",
+      ],
+      [
+        'file:///srv/goproxy',
+        "the download failed: GOPROXY's file:///srv/goproxy is not an https URL",
+      ],
+    ] as const) {
+      const fetched = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', 'test/bed/fetch-tools.ts', 'crds'],
+        { cwd: repo, env: { ...env(), GOPROXY: goproxy }, encoding: 'utf8', timeout: 120_000 },
+      );
+      assert.equal(fetched.status, 1, fetched.stderr);
+      assert.ok(!fetched.stderr.includes('secret'), fetched.stderr);
       assert.match(
-        notes[i + 1] ?? '',
+        fetched.stderr,
         new RegExp(
-          `^the download failed: could not fetch .*; taking ${module.module.replace(/\./g, '\\.')}@${module.version} from the Go module cache$`,
+          `^kubebus: no knative\\.dev/eventing@v0\\.45\\.0 \\(the knative CRDs\\): ${why}.*, no Go module cache holds it, and Go is not installed; .*\\n$`,
         ),
       );
-    assert.equal(crds.get('knative')?.length, 4);
+    }
+  });
+
+  it('keeps each module pin in its own cache folder: another file list at the same version is fetched anew', async () => {
+    const archivesDir = join(mkdtempSync(join(tmpdir(), 'kubebus-cache-')), 'archives');
+    const { zip } = moduleZip(eventing);
+    // an earlier pin of the same version that took one file fewer
+    const earlier: CrdModule = { ...eventing, files: new Map([...eventing.files].slice(1)) };
+    await fromModCache(earlier, zip, archivesDir);
+    await fromModCache(eventing, zip, archivesDir);
+    assert.notEqual(moduleDir(archivesDir, earlier), moduleDir(archivesDir, eventing));
+    for (const name of eventing.files.values())
+      assert.ok(existsSync(join(moduleDir(archivesDir, eventing), name)), name);
+  });
+
+  it('gives a test the tool or the CRD files it needs when another cannot be had', async () => {
+    // no Docker Compose and no Go here: composecheck cannot be had, kustomize and the CRDs can
+    const script = [
+      "const { toolBinary, crdFiles } = await import('./test/bed/tools.ts');",
+      "process.stdout.write(JSON.stringify([toolBinary('kustomize'), crdFiles('knative').length]));",
+    ].join('\n');
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: repo, env: env(), encoding: 'utf8', timeout: 120_000 },
+    );
+    const [kustomize, knative] = JSON.parse(stdout) as [string, number];
+    assert.match(kustomize, new RegExp(`/archives/${kustomizeDir}/kustomize$`));
+    assert.equal(knative, 4);
   });
 
   it('without network, a module cache or Go, `npm test` fails in one line naming the next step', () => {

@@ -89,7 +89,7 @@ describe('test bed tools', () => {
     const log = join(mkdtempSync(join(tmpdir(), 'kubebus-docker-')), 'args');
     // a docker whose compose plugin answers, and which records what it is asked
     const path = binDir({
-      docker: `printf '%s\\n' "$*" >> ${log}; [ "$*" = "compose version" ] && echo "Docker Compose version v2.40.3"; exit 0`,
+      docker: `printf '%s\\n' "$*" >> ${log}; [ "$*" = "compose version --short" ] && echo "2.40.3"; exit 0`,
       kustomize: printing(pins.kustomize),
       helm: printing(pins.helm),
     });
@@ -106,9 +106,26 @@ describe('test bed tools', () => {
     });
     assert.equal(run.status, 0, run.stderr);
     assert.deepEqual(readFileSync(log, 'utf8').trim().split('\n'), [
-      'compose version',
+      'compose version --short',
       'compose --project-directory /repo -f /repo/docker-compose.yml --env-file /repo/.env config --format json',
     ]);
+  });
+
+  it('passes over a `docker compose` that is not Docker Compose v2 (compose v1, podman-compose)', async () => {
+    for (const short of ['1.29.2', 'podman-compose version 1.0.6', '']) {
+      const path = binDir({
+        docker: `[ "$*" = "compose version --short" ] && echo "${short}"; exit 0`,
+        kustomize: printing(pins.kustomize),
+        helm: printing(pins.helm),
+      });
+      const notes: string[] = [];
+      const found = await resolveToolBinaries(offline({ PATH: path }), {
+        build: () => '/built',
+        note: (line) => notes.push(line),
+      });
+      assert.equal(found.get('composecheck'), '/built/composecheck', short);
+      assert.match(notes[0] ?? '', /^Docker Compose v2 .* is not installed; using the Go build/);
+    }
   });
 
   it('reads GOPROXY as Go does and escapes module paths as the proxy protocol does', () => {

@@ -25,6 +25,8 @@ export interface ArchiveHost {
   readonly routes: Routes;
   /** requests seen, by path */
   readonly requests: string[];
+  /** the Authorization header of each request seen, if it had one */
+  readonly authorizations: string[];
   /** while set, a file is sent only once two requests for it have come: two downloads overlap */
   pairUp: boolean;
   close(): Promise<void>;
@@ -32,11 +34,14 @@ export interface ArchiveHost {
 
 export async function startArchiveHost(routes: Routes): Promise<ArchiveHost> {
   const requests: string[] = [];
+  const authorizations: string[] = [];
   const held = new Map<string, (() => void)[]>();
   let pairUp = false;
   const server: Server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://x').pathname;
     requests.push(path);
+    if (request.headers.authorization !== undefined)
+      authorizations.push(request.headers.authorization);
     const route = routes.get(path);
     if (route === undefined) {
       response.writeHead(404).end('not found');
@@ -60,6 +65,7 @@ export async function startArchiveHost(routes: Routes): Promise<ArchiveHost> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     routes,
     requests,
+    authorizations,
     get pairUp() {
       return pairUp;
     },
