@@ -15,10 +15,21 @@ export type {
   ObjectOf,
   PrinterColumn,
   Resource,
+  ResourceBasics,
   ResourceDefinition,
   Scope,
   ValidationRule,
+  VersionedResourceDefinition,
 } from './resource.js';
+export type {
+  Conversion,
+  Conversions,
+  Converted,
+  Convertible,
+  ServedVersion,
+  UntypedConversion,
+  VersionSchemas,
+} from './versions.js';
 export { declaredResources, defineOperator, isOperator } from './operator.js';
 export type { Operator, OperatorDefinition, OperatorHost, Watch } from './operator.js';
 export type { OperatorRbac, RbacRule, RoleReference, RuleVerb } from './rbac.js';
