@@ -21,6 +21,8 @@ export type {
   ValidationRule,
   VersionedResourceDefinition,
 } from './resource.js';
+export { ConversionError, convertObject, versionNamed } from './convert-object.js';
+export type { ConvertibleObject } from './convert-object.js';
 export type {
   Conversion,
   Conversions,
