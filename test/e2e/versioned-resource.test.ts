@@ -248,7 +248,12 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
         return true;
       }
     }, 'v1alpha1 to stop being served');
-    const all = await list('v1');
+    // the apiserver re-initializes the resource's storage after the CRD change
+    let all: GadgetObject[] = [];
+    await waitFor(async () => {
+      all = await list('v1');
+      return true;
+    }, 'v1 to be listed again');
     assert.equal(all.length, names.length);
     for (const gadget of all) assert.ok('endpoint' in gadget.spec, gadget.metadata.name);
   });

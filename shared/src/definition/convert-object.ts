@@ -24,6 +24,20 @@ export class ConversionError extends Error {
   override readonly name = 'ConversionError';
 }
 
+/**
+ * The spec as its version's schema outputs it (defaults applied), as the
+ * conversion functions' types promise: the apiserver may send an object its
+ * defaulting has not reached (a create in another version). A spec the
+ * schema refuses (refinements) is passed as it is: conversion never validates.
+ */
+function withDefaults(
+  object: Convertible<unknown, unknown>,
+  version: ServedVersion,
+): Convertible<unknown, unknown> {
+  const parsed = version.spec.safeParse(object.spec);
+  return parsed.success ? { ...object, spec: parsed.data } : object;
+}
+
 /** The version an apiVersion names, or a ConversionError. */
 export function versionNamed(resource: CustomResource, apiVersion: string): ServedVersion {
   const [group, name] = apiVersion.split('/');
@@ -64,12 +78,13 @@ export function convertObject(
   };
   let annotations: Record<string, string> = {};
   let ownStatus: unknown = object.status === undefined ? undefined : status;
+  const hub = resource.versions.find((version) => version.storage) ?? desired;
   const step = (direction: 'toStorage' | 'fromStorage', spoke: ServedVersion) => {
     const conversion = spoke.conversion;
     if (conversion === undefined) throw new ConversionError(`${spoke.name} has no conversion`);
     let out;
     try {
-      out = conversion[direction](current);
+      out = conversion[direction](withDefaults(current, direction === 'toStorage' ? spoke : hub));
     } catch (error) {
       const name = object.metadata.namespace === undefined ? '' : `${object.metadata.namespace}/`;
       throw new ConversionError(

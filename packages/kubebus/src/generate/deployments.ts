@@ -14,6 +14,7 @@ import {
   tmpVolume,
 } from './pod-security.js';
 import type { PackageSettings } from './settings.js';
+import { webhookContainerParts } from './conversion-webhook.js';
 
 const podName = { valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } };
 
@@ -49,6 +50,10 @@ function stateEnv(operator: Operator, settings: PackageSettings): object[] {
 export function deploymentOf(operator: Operator, role: Role, settings: PackageSettings): object {
   const name = roleObjectName(operator, role);
   const selector = selectorLabels(operator, role);
+  const webhook =
+    role === 'reconciler'
+      ? webhookContainerParts(operator)
+      : { env: [], ports: [], mounts: [], volumes: [] };
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -83,10 +88,12 @@ export function deploymentOf(operator: Operator, role: Role, settings: PackageSe
                 { name: 'KUBEBUS_METRICS_PORT', value: String(settings.metricsPort) },
                 ...roleEnv(role, settings),
                 ...(role === 'reconciler' ? stateEnv(operator, settings) : []),
+                ...webhook.env,
               ],
               ports: [
                 { name: 'health', containerPort: settings.healthPort },
                 { name: 'metrics', containerPort: settings.metricsPort },
+                ...webhook.ports,
               ],
               livenessProbe: {
                 httpGet: { path: '/healthz', port: 'health' },
@@ -96,10 +103,10 @@ export function deploymentOf(operator: Operator, role: Role, settings: PackageSe
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               resources: settings.resources[role],
               securityContext: containerSecurityContext,
-              volumeMounts: [tmpMount, ...natsCaMounts(settings)],
+              volumeMounts: [tmpMount, ...natsCaMounts(settings), ...webhook.mounts],
             },
           ],
-          volumes: [tmpVolume, ...natsCaVolumes(settings)],
+          volumes: [tmpVolume, ...natsCaVolumes(settings), ...webhook.volumes],
         },
       },
     },

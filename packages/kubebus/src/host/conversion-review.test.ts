@@ -72,6 +72,15 @@ describe('the conversion webhook answer', () => {
     assert.deepEqual((back as { spec: unknown }).spec, stored.spec);
   });
 
+  it("gives the conversion functions the version's defaults the apiserver has not applied", () => {
+    const [old] = answered(
+      review('test.kubebus.dev/v1alpha1', [
+        thermostat('test.kubebus.dev/v1', { target: { value: 20 } }),
+      ]),
+    ).convertedObjects;
+    assert.deepEqual((old as { spec: unknown }).spec, { celsius: 20 });
+  });
+
   it('holds the round-trip property for every version', () => {
     conversionProperty(Thermostat, { numRuns: 300 });
   });

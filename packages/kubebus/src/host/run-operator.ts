@@ -79,8 +79,9 @@ export async function runOperator(options: {
     log,
   );
   const stops: (() => Promise<void>)[] = [];
-  if (operator.for.versions.length > 1) {
-    // first and closed last: the apiserver needs it to read objects stored in another version
+  if (configs.reconciler !== undefined && operator.for.versions.length > 1) {
+    // the reconciler role holds the code, and so the conversions; first and closed last: the
+    // apiserver needs it to read objects stored in another version
     const webhook = options.webhook ?? { host: '0.0.0.0', port: 9443 };
     const listening = await startConversionWebhook({
       ...webhook,
