@@ -16,6 +16,7 @@ import { refOf } from '@kubebus/reconciler/service';
 import type { ObjectOf, TestEnvironment, TestEnvironmentOptions } from '../testing-api.js';
 import { readableDestination } from '../cli/readable-log.js';
 import { markWorkloadsReady } from './workload-stand-in.js';
+import { localWebhook, type LocalWebhook } from './local-webhook.js';
 import { connectExistingCluster } from './existing-cluster.js';
 import { startLocalServers, type Servers } from './servers.js';
 import { describePredicate, waitForObject, waitUntil } from './wait.js';
@@ -66,6 +67,10 @@ export async function startEnvironment(
   const { credentials } = servers;
   const client = new KubeClient(credentials, restClientMetrics(new Registry()));
   const running = new Set<{ stop(): Promise<void> }>();
+  // versioned resources on the loopback servers: the apiserver calls the in-process webhook
+  let webhook: Promise<LocalWebhook> | undefined;
+  const localConversion = () =>
+    servers.cluster === 'local' ? (webhook ??= localWebhook(servers.dir)) : undefined;
   const pathOf = (resource: Resource, name: string, namespace = 'default') =>
     objectPath(refOf(resource), resource.scope === 'Namespaced' ? namespace : '', name);
 
@@ -79,7 +84,8 @@ export async function startEnvironment(
 
     async install(...resources) {
       for (const resource of resources) {
-        const crd = crdOf(resource);
+        const local = resource.versions.length > 1 ? await localConversion() : undefined;
+        const crd = crdOf(resource, local?.target);
         await client.request(
           `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
           {
@@ -114,7 +120,9 @@ export async function startEnvironment(
           : {}),
       });
       const replicaId = `test-${operator.name}`;
+      const local = operator.for.versions.length > 1 ? await localConversion() : undefined;
       const handle = await runOperator({
+        ...(local === undefined ? {} : { webhook: local.config }),
         operator,
         roles: ROLES,
         configs: roleConfigsOf(

@@ -17,7 +17,8 @@ import { refOf } from './known-resources.js';
 export async function inStorageVersion(
   resource: CustomResource,
   object: KubeObject,
-  client: KubeClient,
+  /** the object read again from the apiserver in the storage version */
+  reread: () => Promise<KubeObject | undefined>,
 ): Promise<KubeObject | undefined> {
   const wanted = apiVersionOf(resource);
   if (object.apiVersion === wanted) return object;
@@ -34,6 +35,11 @@ export async function inStorageVersion(
       });
     }
   }
-  const { namespace, name: objectName } = object.metadata;
-  return client.getIfExists<KubeObject>(objectPath(refOf(resource), namespace ?? '', objectName));
+  return reread();
+}
+
+/** The apiserver read `inStorageVersion` falls back on. */
+export function rereadWith(client: KubeClient, resource: CustomResource, object: KubeObject) {
+  const { namespace, name } = object.metadata;
+  return () => client.getIfExists<KubeObject>(objectPath(refOf(resource), namespace ?? '', name));
 }

@@ -1,0 +1,50 @@
+// The conversion webhook of operators the test kit runs on its loopback
+// servers: a port and a self-signed certificate for 127.0.0.1, made once per
+// environment. The CRD it installs points at that URL with the certificate as
+// its own CA; the operators it runs serve the webhook there.
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { selfSignedCertificate } from '@kubebus/shared/obs';
+import { CONVERT_PATH, type ConversionTarget } from '../api/conversion-target.js';
+import type { WebhookConfig } from '../host/webhook-config.js';
+
+export interface LocalWebhook {
+  readonly target: ConversionTarget;
+  readonly config: WebhookConfig;
+}
+
+async function freeLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve();
+    }),
+  );
+  if (address === null || typeof address === 'string') throw new Error('no loopback port');
+  return address.port;
+}
+
+export async function localWebhook(dir: string): Promise<LocalWebhook> {
+  const port = await freeLoopbackPort();
+  const { cert, key } = selfSignedCertificate({
+    commonName: 'kubebus-test-conversion-webhook',
+    hosts: ['127.0.0.1', 'localhost'],
+  });
+  const certFile = join(dir, 'conversion-webhook.crt');
+  const keyFile = join(dir, 'conversion-webhook.key');
+  writeFileSync(certFile, cert);
+  writeFileSync(keyFile, key, { mode: 0o600 });
+  return {
+    target: {
+      url: `https://127.0.0.1:${port}${CONVERT_PATH}`,
+      caBundle: Buffer.from(cert).toString('base64'),
+    },
+    config: { host: '127.0.0.1', port, tls: { certFile, keyFile } },
+  };
+}
