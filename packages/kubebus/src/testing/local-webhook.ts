@@ -3,35 +3,19 @@
 // environment. The CRD it installs points at that URL with the certificate as
 // its own CA; the operators it runs serve the webhook there.
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { selfSignedCertificate } from '@kubebus/shared/obs';
 import { CONVERT_PATH, type ConversionTarget } from '../api/conversion-target.js';
 import type { WebhookConfig } from '../host/webhook-config.js';
+import { freePort } from '../../../../test/bed/ports.js';
 
 export interface LocalWebhook {
   readonly target: ConversionTarget;
   readonly config: WebhookConfig;
 }
 
-async function freeLoopbackPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) =>
-    server.close(() => {
-      resolve();
-    }),
-  );
-  if (address === null || typeof address === 'string') throw new Error('no loopback port');
-  return address.port;
-}
-
 export async function localWebhook(dir: string): Promise<LocalWebhook> {
-  const port = await freeLoopbackPort();
+  const port = await freePort();
   const { cert, key } = selfSignedCertificate({
     commonName: 'kubebus-test-conversion-webhook',
     hosts: ['127.0.0.1', 'localhost'],
