@@ -4,6 +4,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { defineOperator } from '@kubebus/shared/definition';
 import { ROLES } from '../host/role-configs.js';
 import { Thermostat } from '../testing/thermostat-fixture.js';
+import { helmChartFiles } from './helm-chart.js';
 import { crdFileName, kustomizeFiles } from './kustomize.js';
 import { plainSettings } from './settings.js';
 import { site } from './test-operators.js';
@@ -74,6 +75,19 @@ describe('the generated conversion webhook', () => {
     );
     assert.ok(!watcher.includes('KUBEBUS_WEBHOOK'));
     assert.ok(files['network-policies.yaml']?.includes('port: 9443'));
+  });
+
+  it('is in the Helm chart too, the CRD kept and its CA injected', () => {
+    const chart = helmChartFiles(thermostats, ROLES, {
+      image: 'i:1',
+      module: 'm.js',
+      watchNamespaces: [],
+    });
+    assert.match(chart['templates/conversion-webhook.yaml'] ?? '', /kind: Certificate/);
+    const crd = chart['templates/crd.yaml'] ?? '';
+    assert.match(crd, /cert-manager\.io\/inject-ca-from: .*\/thermostats-conversion/);
+    assert.match(crd, /helm\.sh\/resource-policy: keep/);
+    assert.match(chart['templates/deployments.yaml'] ?? '', /KUBEBUS_WEBHOOK_CERT/);
   });
 
   it('adds nothing for a resource in one version', () => {
