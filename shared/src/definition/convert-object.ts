@@ -92,9 +92,13 @@ export function convertObject(
       );
     }
     annotations = { ...annotations, ...out.annotations };
-    if (out.status !== undefined) ownStatus = out.status;
+    // the version's own fields are what the last conversion answered, nothing of the version before
+    ownStatus = out.status;
     current = {
-      metadata: current.metadata,
+      metadata: {
+        ...current.metadata,
+        annotations: { ...current.metadata.annotations, ...out.annotations },
+      },
       spec: out.spec,
       status: record(out.status),
     };

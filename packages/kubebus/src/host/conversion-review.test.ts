@@ -81,6 +81,34 @@ describe('the conversion webhook answer', () => {
     assert.deepEqual((old as { spec: unknown }).spec, { celsius: 20 });
   });
 
+  it("keeps nothing of the old version's status that the conversion did not answer", () => {
+    const conditions = [
+      { type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: 't' },
+    ];
+    const Quiet = defineResource({
+      group: 'test.kubebus.dev',
+      kind: 'Thermostat',
+      scope: 'Namespaced',
+      versions: {
+        v1alpha1: { spec: z.object({}), status: z.object({ reading: z.int() }) },
+        v1: { spec: z.object({}), status: z.object({ current: z.int() }) },
+      },
+      storage: 'v1',
+      convert: {
+        v1alpha1: { toStorage: () => ({ spec: {} }), fromStorage: () => ({ spec: {} }) },
+      },
+    });
+    const answer = answerConversionReview(
+      [Quiet],
+      review('test.kubebus.dev/v1', [
+        thermostat('test.kubebus.dev/v1alpha1', {}, { reading: 4, conditions }),
+      ]),
+    );
+    assert.ok(!('unreadable' in answer));
+    const [converted] = answer.response.convertedObjects as { status?: unknown }[];
+    assert.deepEqual(converted?.status, { conditions });
+  });
+
   it('holds the round-trip property for every version', () => {
     conversionProperty(Thermostat, { numRuns: 300 });
   });
