@@ -11,7 +11,8 @@ const GROUP = 'test.kubebus.dev';
 
 const v1alpha1 = {
   spec: z.object({ host: z.string().min(1), port: z.int().min(1).max(65535).default(80) }),
-  status: z.object({ url: z.string() }),
+  // an http URL: the v1 address is what follows the scheme (checkConversions found the loss without it)
+  status: z.object({ url: z.string().regex(/^http:\/\//) }),
 };
 
 const v1 = {
