@@ -1,7 +1,7 @@
 // The conversion webhook of operators the test kit runs on its loopback
 // servers: a port and a self-signed certificate for 127.0.0.1, made once per
-// environment. The CRD it installs points at that URL with the certificate as
-// its own CA; the operators it runs serve the webhook there.
+// environment and resource. The CRD it installs points at that URL with the
+// certificate as its own CA; the operator it runs serves the webhook there.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { selfSignedCertificate } from '@kubebus/shared/obs';
@@ -14,14 +14,15 @@ export interface LocalWebhook {
   readonly config: WebhookConfig;
 }
 
-export async function localWebhook(dir: string): Promise<LocalWebhook> {
+/** `name`: the CRD's, so each resource's files are its own */
+export async function localWebhook(dir: string, name: string): Promise<LocalWebhook> {
   const port = await freePort();
   const { cert, key } = selfSignedCertificate({
     commonName: 'kubebus-test-conversion-webhook',
     hosts: ['127.0.0.1', 'localhost'],
   });
-  const certFile = join(dir, 'conversion-webhook.crt');
-  const keyFile = join(dir, 'conversion-webhook.key');
+  const certFile = join(dir, `${name}-conversion.crt`);
+  const keyFile = join(dir, `${name}-conversion.key`);
   writeFileSync(certFile, cert);
   writeFileSync(keyFile, key, { mode: 0o600 });
   return {
