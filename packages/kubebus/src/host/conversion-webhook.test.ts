@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import { after, before, describe, it } from 'node:test';
-import { createLogger, type Listening } from '@kubebus/shared/obs';
+import { createLogger, Registry, type Listening } from '@kubebus/shared/obs';
 import { Thermostat } from '../testing/thermostat-fixture.js';
 import { startConversionWebhook } from './conversion-webhook.js';
 
@@ -47,6 +47,7 @@ const review = JSON.stringify({
 
 describe('the conversion webhook over HTTPS', () => {
   let server: Listening;
+  const registry = new Registry();
   before(async () => {
     server = await startConversionWebhook({
       host: '127.0.0.1',
@@ -54,6 +55,7 @@ describe('the conversion webhook over HTTPS', () => {
       resources: [Thermostat],
       log,
       maxBytes: 4096,
+      registry,
     });
   });
   after(() => server.close());
@@ -100,5 +102,8 @@ describe('the conversion webhook over HTTPS', () => {
     }
     // still serving
     assert.equal((await call(server.port, '/convert', 'POST', review)).status, 200);
+    const counted = await registry.getSingleMetricAsString('kubebus_conversion_reviews_total');
+    assert.match(counted, /result="refused"} 3/);
+    assert.match(counted, /result="success"} 2/);
   });
 });

@@ -5,6 +5,7 @@
 // ConversionReview is refused with 400 and one line; a conversion that fails
 // is answered Failure (conversion-review.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Counter, type Registry } from 'prom-client';
 import type { CustomResource } from '@kubebus/shared/definition';
 import {
   startHttpsServer,
@@ -25,6 +26,17 @@ export interface ConversionWebhookOptions {
   readonly resources: readonly CustomResource[];
   readonly log: Logger;
   readonly maxBytes?: number;
+  /** where kubebus_conversion_reviews_total is counted */
+  readonly registry?: Registry;
+}
+
+function reviewCounter(registry: Registry | undefined) {
+  return new Counter({
+    name: 'kubebus_conversion_reviews_total',
+    help: 'ConversionReviews answered by the conversion webhook, by result: success, failure (a conversion failed), refused (not a review).',
+    labelNames: ['result'],
+    registers: registry === undefined ? [] : [registry],
+  });
 }
 
 class TooLarge extends Error {}
@@ -61,6 +73,7 @@ function refuse(res: ServerResponse, status: number, text: string, headers = {})
 export function conversionHandler(options: ConversionWebhookOptions) {
   const limit = options.maxBytes ?? MAX_REVIEW_BYTES;
   const { log, resources } = options;
+  const reviews = reviewCounter(options.registry);
   return (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (path !== CONVERT_PATH) {
@@ -77,21 +90,25 @@ export function conversionHandler(options: ConversionWebhookOptions) {
         try {
           body = JSON.parse(text);
         } catch {
+          reviews.inc({ result: 'refused' });
           refuse(res, 400, 'not a ConversionReview: the body is not JSON');
           return;
         }
         const answer = answerConversionReview(resources, body);
         if ('unreadable' in answer) {
+          reviews.inc({ result: 'refused' });
           log.warn({ reason: answer.unreadable }, 'refused a conversion request');
           refuse(res, 400, answer.unreadable);
           return;
         }
         const { result } = answer.response;
+        reviews.inc({ result: result.status === 'Success' ? 'success' : 'failure' });
         if (result.status === 'Failure')
           log.warn({ reason: result.message, uid: answer.response.uid }, 'conversion failed');
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
       },
       (error: unknown) => {
+        reviews.inc({ result: 'refused' });
         if (error instanceof TooLarge) {
           refuse(res, 413, `a ConversionReview may not exceed ${limit} bytes`);
           return;

@@ -87,6 +87,7 @@ export async function runOperator(options: {
       ...webhook,
       resources: [operator.for],
       log: log.child({ component: 'conversion-webhook' }),
+      registry: shell.registry,
     });
     log.info(
       { port: listening.port, versions: operator.for.versions.map((version) => version.name) },
