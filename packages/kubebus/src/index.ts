@@ -15,6 +15,15 @@ export type {
   ResourceDefinition,
   Scope,
   ValidationRule,
+  VersionedResourceDefinition,
+  ResourceBasics,
+  Conversion,
+  Conversions,
+  Converted,
+  Convertible,
+  ServedVersion,
+  UntypedConversion,
+  VersionSchemas,
 } from '@kubebus/shared/definition';
 export { defineOperator } from '@kubebus/shared/definition';
 export type {
@@ -48,4 +57,5 @@ export type {
   RuntimeStatus,
 } from '@kubebus/shared/definition';
 export { crdOf } from './api/crd.js';
+export type { ConversionTarget } from './api/conversion-target.js';
 export { kinds, TerminalError } from '@kubebus/shared/definition';

@@ -139,6 +139,25 @@ export declare function perturbationTest(
   options?: PerturbationOptions,
 ): Promise<PerturbationReport>;
 
+export interface ConversionCheckOptions {
+  /** generated objects per version and direction (default 200) */
+  readonly numRuns?: number;
+  /** fast-check's seed, to replay a failure */
+  readonly seed?: number;
+}
+
+/**
+ * The round-trip property of a resource in several versions, for every
+ * version but the storage one, through the webhook's own code: objects
+ * generated from the version's zod schemas convert to the storage version
+ * (which its schema accepts) and back unchanged, and so do storage objects
+ * through the version. Throws with the smallest counterexample.
+ */
+export declare function checkConversions(
+  resource: CustomResource,
+  options?: ConversionCheckOptions,
+): void;
+
 /** Starts the servers, or connects to the existing cluster (a few seconds once built). */
 export declare function startTestEnvironment(
   options?: TestEnvironmentOptions,

@@ -15,10 +15,23 @@ export type {
   ObjectOf,
   PrinterColumn,
   Resource,
+  ResourceBasics,
   ResourceDefinition,
   Scope,
   ValidationRule,
+  VersionedResourceDefinition,
 } from './resource.js';
+export { ConversionError, convertObject, versionNamed } from './convert-object.js';
+export type { ConvertibleObject } from './convert-object.js';
+export type {
+  Conversion,
+  Conversions,
+  Converted,
+  Convertible,
+  ServedVersion,
+  UntypedConversion,
+  VersionSchemas,
+} from './versions.js';
 export { declaredResources, defineOperator, isOperator } from './operator.js';
 export type { Operator, OperatorDefinition, OperatorHost, Watch } from './operator.js';
 export type { OperatorRbac, RbacRule, RoleReference, RuleVerb } from './rbac.js';

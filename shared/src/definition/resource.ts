@@ -2,6 +2,7 @@
 // spec and status, from which the CRD is generated) and built-in kinds.
 import type { z } from 'zod';
 import type { CustomBody, DesiredBody, KubeObjectOf, ResourceObject } from './objects.js';
+import type { Conversions, ServedVersion, UntypedConversion, VersionSchemas } from './versions.js';
 
 export type Scope = 'Namespaced' | 'Cluster';
 
@@ -48,19 +49,15 @@ export interface ValidationRule {
     'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
 }
 
-export interface ResourceDefinition<Spec extends z.ZodType, Status extends z.ZodType> {
+/** What every custom resource definition says, in one version or several. */
+export interface ResourceBasics {
   /** the API group, a DNS subdomain such as example.com */
   readonly group: string;
-  /** e.g. v1alpha1 */
-  readonly version: string;
   /** the kind, in PascalCase */
   readonly kind: string;
   /** default: the kind in lower case with an "s" */
   readonly plural?: string;
   readonly scope: Scope;
-  readonly spec: Spec;
-  /** status fields of your own; conditions and observedGeneration are added for you */
-  readonly status: Status;
   readonly shortNames?: readonly string[];
   readonly categories?: readonly string[];
   /** extra columns of `kubectl get`; Ready and Age are added for you */
@@ -69,12 +66,40 @@ export interface ResourceDefinition<Spec extends z.ZodType, Status extends z.Zod
   readonly validations?: readonly ValidationRule[];
 }
 
+export interface ResourceDefinition<
+  Spec extends z.ZodType,
+  Status extends z.ZodType,
+> extends ResourceBasics {
+  /** e.g. v1alpha1 */
+  readonly version: string;
+  readonly spec: Spec;
+  /** status fields of your own; conditions and observedGeneration are added for you */
+  readonly status: Status;
+}
+
+/**
+ * A resource served in several versions: zod schemas per version, the one
+ * objects are stored in (the operator reconciles in it), and conversions
+ * between every other version and it.
+ */
+export interface VersionedResourceDefinition<
+  Versions extends Readonly<Record<string, VersionSchemas>>,
+  Storage extends keyof Versions & string,
+> extends ResourceBasics {
+  readonly versions: Versions;
+  readonly storage: Storage;
+  readonly convert: Conversions<Versions, Storage>;
+}
+
 /** A custom resource defined here: its objects arrive with a typed, validated spec. */
 export interface CustomResource<
   Spec extends z.ZodType = z.ZodType,
   Status extends z.ZodType = z.ZodType,
 > extends Resource<KubeObjectOf<z.output<Spec>, z.output<Status>>, CustomBody<z.input<Spec>>> {
+  /** the storage version's definition: what the operator reconciles */
   readonly definition: ResourceDefinition<Spec, Status>;
+  /** every version the CRD lists, the storage one included (one for a single-version resource) */
+  readonly versions: readonly ServedVersion[];
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -82,41 +107,101 @@ const VERSION = /^v[0-9]+((alpha|beta)[0-9]+)?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 
 /** Throws one line naming the field when a definition cannot become a valid CRD. */
-function check(ok: boolean, what: string): void {
+function check(ok: boolean, what: string): asserts ok {
   if (!ok) throw new TypeError(`defineResource: ${what}`);
 }
 
 /**
  * A custom resource: its group, version, kind and scope, and zod schemas for
- * its spec and status. `kubebus generate` makes its CRD from this.
+ * its spec and status — or, served in several versions, schemas per version,
+ * the storage version and the conversions. `kubebus generate` makes its CRD
+ * from this.
  */
 export function defineResource<Spec extends z.ZodType, Status extends z.ZodType>(
   definition: ResourceDefinition<Spec, Status>,
-): CustomResource<Spec, Status> {
+): CustomResource<Spec, Status>;
+export function defineResource<
+  Versions extends Readonly<Record<string, VersionSchemas>>,
+  Storage extends keyof Versions & string,
+>(
+  definition: VersionedResourceDefinition<Versions, Storage>,
+): CustomResource<Versions[Storage]['spec'], Versions[Storage]['status']>;
+export function defineResource(
+  definition:
+    | ResourceDefinition<z.ZodType, z.ZodType>
+    | VersionedResourceDefinition<Readonly<Record<string, VersionSchemas>>, string>,
+): CustomResource {
+  const single = 'versions' in definition ? storageDefinition(definition) : definition;
+  const versions =
+    'versions' in definition
+      ? versionsOf(definition)
+      : [
+          {
+            name: single.version,
+            spec: single.spec,
+            status: single.status,
+            served: true,
+            storage: true,
+          },
+        ];
   check(
-    DNS_SUBDOMAIN.test(definition.group) && definition.group.includes('.'),
-    `group "${definition.group}" must be a DNS subdomain with a dot, e.g. example.com`,
+    DNS_SUBDOMAIN.test(single.group) && single.group.includes('.'),
+    `group "${single.group}" must be a DNS subdomain with a dot, e.g. example.com`,
   );
-  check(
-    VERSION.test(definition.version),
-    `version "${definition.version}" must look like v1, v1alpha1 or v2beta3`,
-  );
-  check(
-    KIND.test(definition.kind),
-    `kind "${definition.kind}" must be PascalCase letters and digits`,
-  );
-  const plural = definition.plural ?? `${definition.kind.toLowerCase()}s`;
+  for (const version of versions)
+    check(
+      VERSION.test(version.name),
+      `version "${version.name}" must look like v1, v1alpha1 or v2beta3`,
+    );
+  check(KIND.test(single.kind), `kind "${single.kind}" must be PascalCase letters and digits`);
+  const plural = single.plural ?? `${single.kind.toLowerCase()}s`;
   check(
     /^[a-z][a-z0-9]*$/.test(plural),
     `plural "${plural}" must be lower-case letters and digits`,
   );
   return Object.freeze({
-    group: definition.group,
-    version: definition.version,
-    kind: definition.kind,
+    group: single.group,
+    version: single.version,
+    kind: single.kind,
     plural,
-    scope: definition.scope,
-    definition,
+    scope: single.scope,
+    definition: single,
+    versions: Object.freeze(versions),
+  });
+}
+
+type AnyVersioned = VersionedResourceDefinition<Readonly<Record<string, VersionSchemas>>, string>;
+
+/** The storage version's single-version definition: what the runtime and replay use. */
+function storageDefinition(definition: AnyVersioned): ResourceDefinition<z.ZodType, z.ZodType> {
+  const { versions, storage, convert: _convert, ...basics } = definition;
+  const schemas = versions[storage];
+  check(
+    schemas !== undefined,
+    `storage "${storage}" must be one of the versions (${Object.keys(versions).join(', ')})`,
+  );
+  return { ...basics, version: storage, spec: schemas.spec, status: schemas.status };
+}
+
+function versionsOf(definition: AnyVersioned): ServedVersion[] {
+  const conversions = definition.convert as Readonly<Record<string, UntypedConversion | undefined>>;
+  return Object.entries(definition.versions).map(([name, schemas]) => {
+    const storage = name === definition.storage;
+    const conversion = conversions[name];
+    check(
+      storage || conversion !== undefined,
+      `version "${name}" needs convert.${name} (toStorage and fromStorage)`,
+    );
+    check(schemas.served !== false || !storage, `the storage version "${name}" must be served`);
+    return {
+      name,
+      spec: schemas.spec,
+      status: schemas.status,
+      served: schemas.served ?? true,
+      storage,
+      ...(schemas.deprecated === undefined ? {} : { deprecated: schemas.deprecated }),
+      ...(conversion === undefined || storage ? {} : { conversion }),
+    };
   });
 }
 

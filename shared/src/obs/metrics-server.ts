@@ -1,20 +1,14 @@
 // /metrics over HTTPS, each request authenticated and authorized (metrics-access.ts):
 // controller-runtime's secure metrics server. The certificate is the mounted
-// one (cert-manager's tls.crt and tls.key), read again every minute so a
-// renewal is served without a restart, or a self-signed one made at start.
-import { readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:https';
-import { hostname } from 'node:os';
+// one (cert-manager's tls.crt and tls.key), re-read on renewal, or a
+// self-signed one made at start: https-server.ts.
 import type { Registry } from 'prom-client';
-import { listen, type Listening } from './listen.js';
+import { startHttpsServer, type CertificateFiles } from './https-server.js';
+import type { Listening } from './listen.js';
 import type { Logger } from './logger.js';
 import type { MetricsAccess } from './metrics-access.js';
-import { selfSignedCertificate, type ServingCertificate } from './self-signed-certificate.js';
 
-export interface CertificateFiles {
-  readonly certFile: string;
-  readonly keyFile: string;
-}
+export type { CertificateFiles } from './https-server.js';
 
 export interface SecureMetricsOptions {
   readonly host: string;
@@ -26,41 +20,15 @@ export interface SecureMetricsOptions {
   readonly log: Logger;
 }
 
-const RELOAD_MS = 60_000;
-
-async function readCertificate(files: CertificateFiles): Promise<ServingCertificate> {
-  try {
-    const [cert, key] = await Promise.all([
-      readFile(files.certFile, 'utf8'),
-      readFile(files.keyFile, 'utf8'),
-    ]);
-    return { cert, key };
-  } catch (error) {
-    throw new Error(
-      `cannot read the metrics certificate (${files.certFile}, ${files.keyFile}): ${(error as Error).message}`,
-      { cause: error },
-    );
-  }
-}
-
 export async function startSecureMetricsServer(options: SecureMetricsOptions): Promise<Listening> {
   const { access, registry, log } = options;
-  let served =
-    options.tls === undefined
-      ? selfSignedCertificate({
-          commonName: 'kubebus-metrics',
-          hosts: [...new Set([hostname(), 'localhost', '127.0.0.1'])],
-        })
-      : await readCertificate(options.tls);
-  const server: Server = createServer(
-    {
-      cert: served.cert,
-      key: served.key,
-      minVersion: 'TLSv1.2',
-      headersTimeout: 10_000,
-      requestTimeout: 30_000,
-    },
-    (req, res) => {
+  return startHttpsServer({
+    host: options.host,
+    port: options.port,
+    tls: options.tls,
+    purpose: 'metrics',
+    log,
+    handler: (req, res) => {
       const path = (req.url ?? '/').split('?')[0] ?? '/';
       if (path !== '/metrics') {
         res.writeHead(404).end();
@@ -92,40 +60,5 @@ export async function startSecureMetricsServer(options: SecureMetricsOptions): P
         },
       );
     },
-  );
-  const files = options.tls;
-  const reload =
-    files === undefined
-      ? undefined
-      : setInterval(() => {
-          readCertificate(files).then(
-            (next) => {
-              if (next.cert === served.cert && next.key === served.key) return;
-              try {
-                // a pair read mid-rotation (or a bad Secret) throws: keep serving the last one
-                server.setSecureContext({ cert: next.cert, key: next.key });
-              } catch (error) {
-                log.warn(
-                  { err: error, cert: files.certFile },
-                  'keeping the last metrics certificate',
-                );
-                return;
-              }
-              served = next;
-              log.info({ cert: files.certFile }, 'serving the renewed metrics certificate');
-            },
-            (error: unknown) => {
-              log.warn({ err: error }, 'keeping the last metrics certificate');
-            },
-          );
-        }, RELOAD_MS);
-  reload?.unref();
-  const listening = await listen(server, options.host, options.port);
-  return {
-    port: listening.port,
-    close: async () => {
-      clearInterval(reload);
-      await listening.close();
-    },
-  };
+  });
 }

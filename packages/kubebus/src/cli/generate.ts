@@ -4,6 +4,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { crdOf } from '../api/crd.js';
+import { serviceTarget } from '../api/conversion-target.js';
+import { conversionWebhookObjects } from '../generate/conversion-webhook.js';
 import { natsUsersOf } from '../generate/nats-users.js';
 import { FORMATS, packageFiles, type Format } from '../generate/package-files.js';
 import { rbacOf } from '../generate/rbac.js';
@@ -70,7 +72,12 @@ export async function generate(line: CommandLine, host: Pick<Host, 'stdout'>): P
   }
   // stdout: YAML for kubectl apply -f -; the NATS users only when asked for alone
   const yaml = [
-    parts.includes('crd') ? yamlDocuments([crdOf(operator.for)]) : undefined,
+    parts.includes('crd')
+      ? yamlDocuments([
+          crdOf(operator.for, serviceTarget(operator.for, namespace)),
+          ...conversionWebhookObjects(operator, { namespace, extraLabels: {} }),
+        ])
+      : undefined,
     parts.includes('rbac')
       ? yamlDocuments(rbacOf(operator, namespace, ROLES, watchNamespaces))
       : undefined,

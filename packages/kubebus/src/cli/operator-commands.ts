@@ -96,6 +96,20 @@ export const OPERATOR_COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
+    name: 'storage migrate',
+    section: 'operators',
+    arguments: OPERATOR,
+    takes: { min: 1, max: 1 },
+    summary: [
+      "rewrite every object of the operator's resource in its storage version, then",
+      "trim the CRD's status.storedVersions to it (before dropping an old version)",
+    ],
+    options: {},
+    shared: [],
+    run: async (line, host) =>
+      (await import('./migrate-storage.js')).migrateStorageCommand(line, host),
+  },
+  {
     name: 'replay',
     section: 'operators',
     arguments: `${OPERATOR} <namespace/name | name>`,

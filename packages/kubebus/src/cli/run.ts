@@ -37,6 +37,14 @@ export async function run(line: CommandLine): Promise<void> {
     env[name] = undefined;
   }
   const common = commonConfig(configOrExit('run', z.object(CommonEnv), env));
+  const { WebhookEnv, webhookConfig } = await import('../host/webhook-config.js');
+  let webhook: ReturnType<typeof webhookConfig>;
+  try {
+    webhook = webhookConfig(configOrExit('run', WebhookEnv, env));
+  } catch (error) {
+    process.stderr.write(`kubebus run: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
   // each replica needs its own id: the host name is one (the pod or container name)
   const replicaId = env['KUBEBUS_REPLICA_ID'] ?? hostname().replace(/[^-_a-zA-Z0-9]/g, '-');
   const { roleConfigsOf, runOperator } = await import('../host/run-operator.js');
@@ -81,6 +89,7 @@ export async function run(line: CommandLine): Promise<void> {
       shell,
       version: VERSION,
       operatorVersion,
+      webhook,
     });
   } catch (error) {
     shell.log.flush();

@@ -15,6 +15,7 @@ import {
   tmpVolume,
 } from './pod-security.js';
 import type { PackageSettings } from './settings.js';
+import { webhookContainerParts } from './conversion-webhook.js';
 
 const podName = { valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } };
 
@@ -50,6 +51,10 @@ function stateEnv(operator: Operator, settings: PackageSettings): object[] {
 export function deploymentOf(operator: Operator, role: Role, settings: PackageSettings): object {
   const name = roleObjectName(operator, role);
   const selector = selectorLabels(operator, role);
+  const webhook =
+    role === 'reconciler'
+      ? webhookContainerParts(operator)
+      : { env: [], ports: [], mounts: [], volumes: [] };
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -85,10 +90,12 @@ export function deploymentOf(operator: Operator, role: Role, settings: PackageSe
                 ...metricsTlsEnv(settings),
                 ...roleEnv(role, settings),
                 ...(role === 'reconciler' ? stateEnv(operator, settings) : []),
+                ...webhook.env,
               ],
               ports: [
                 { name: 'health', containerPort: settings.healthPort },
                 { name: 'metrics', containerPort: settings.metricsPort },
+                ...webhook.ports,
               ],
               livenessProbe: {
                 httpGet: { path: '/healthz', port: 'health' },
@@ -98,10 +105,20 @@ export function deploymentOf(operator: Operator, role: Role, settings: PackageSe
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               resources: settings.resources[role],
               securityContext: containerSecurityContext,
-              volumeMounts: [tmpMount, ...natsCaMounts(settings), ...metricsTlsMounts(settings)],
+              volumeMounts: [
+                tmpMount,
+                ...natsCaMounts(settings),
+                ...metricsTlsMounts(settings),
+                ...webhook.mounts,
+              ],
             },
           ],
-          volumes: [tmpVolume, ...natsCaVolumes(settings), ...metricsTlsVolumes(settings)],
+          volumes: [
+            tmpVolume,
+            ...natsCaVolumes(settings),
+            ...metricsTlsVolumes(settings),
+            ...webhook.volumes,
+          ],
         },
       },
     },

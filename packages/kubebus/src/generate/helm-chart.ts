@@ -10,6 +10,8 @@
 // networkPolicy.enable, the CRD kept on uninstall).
 import { stringify } from 'yaml';
 import { crdOf } from '../api/crd.js';
+import { serviceTarget } from '../api/conversion-target.js';
+import { conversionWebhookObjects, isVersioned } from './conversion-webhook.js';
 import type { Operator } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
 import { deploymentsOf } from './deployments.js';
@@ -168,10 +170,13 @@ export function helmChartFiles(
   const settings = helmSettings(options.module, options.watchNamespaces);
   const template = (objects: readonly object[], what: string) =>
     helmTemplate(yamlDocuments(objects, `${what} (kubebus generate)`));
-  const crd = crdOf(operator.for) as { metadata: Record<string, unknown> };
+  const crd = crdOf(operator.for, serviceTarget(operator.for, settings.namespace));
   const keptCrd = {
     ...crd,
-    metadata: { ...crd.metadata, annotations: { 'helm.sh/resource-policy': 'keep' } },
+    metadata: {
+      ...crd.metadata,
+      annotations: { ...crd.metadata.annotations, 'helm.sh/resource-policy': 'keep' },
+    },
   };
   const { tag } = splitImage(options.image);
   return {
@@ -187,6 +192,14 @@ export function helmChartFiles(
     'values.yaml': valuesYaml(operator, roles, options.image),
     '.helmignore': '.DS_Store\n*.tmp\n*.orig\n',
     'templates/crd.yaml': when('.Values.crd.enable', template([keptCrd], 'The CRD')),
+    ...(isVersioned(operator)
+      ? {
+          'templates/conversion-webhook.yaml': template(
+            conversionWebhookObjects(operator, settings),
+            "The conversion webhook's Service and certificate (needs cert-manager)",
+          ),
+        }
+      : {}),
     'templates/rbac.yaml': template(
       rbacOf(operator, settings.namespace, roles, options.watchNamespaces),
       'ServiceAccounts and least-privilege RBAC per role',

@@ -3,6 +3,8 @@
 // the servers), monitoring in monitoring/ — not in the base's resources, as
 // it needs the Prometheus Operator's CRDs: an overlay adds it.
 import { crdOf } from '../api/crd.js';
+import { serviceTarget } from '../api/conversion-target.js';
+import { conversionWebhookObjects, isVersioned } from './conversion-webhook.js';
 import type { Operator } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
 import { deploymentsOf } from './deployments.js';
@@ -62,12 +64,26 @@ export function kustomizeFiles(
           'deployments.yaml',
           'pod-disruption-budgets.yaml',
           'network-policies.yaml',
+          ...(isVersioned(operator) ? ['conversion-webhook.yaml'] : []),
         ],
       },
       `${generated('The kustomize base')}\n\nThe NATS users' passwords come from the Secret ${settings.natsSecret} (keys:\n${users.join(', ')}): create it, or generate it in an overlay.\nmonitoring/ (a PodMonitor and a PrometheusRule) needs the Prometheus Operator's\nCRDs: add it to an overlay's resources. NATS speaks TLS only, with the Secret\n${settings.natsTlsSecret ?? DEFAULT_NATS_TLS_SECRET}, and /metrics with ${settings.metricsTlsSecret} (the PodMonitor verifies it):\ncert-manager/ issues both (add it to an overlay's resources), or create them.`,
     ),
     'namespace.yaml': yamlDocuments([namespaceOf(settings)], generated('The namespace')),
-    [crd]: yamlDocuments([crdOf(operator.for)], generated('The CRD')),
+    [crd]: yamlDocuments(
+      [crdOf(operator.for, serviceTarget(operator.for, settings.namespace))],
+      generated('The CRD'),
+    ),
+    ...(isVersioned(operator)
+      ? {
+          'conversion-webhook.yaml': yamlDocuments(
+            conversionWebhookObjects(operator, settings),
+            generated(
+              "The conversion webhook's Service and certificate (needs cert-manager; without it, create the Secret and set the CRD's caBundle)",
+            ),
+          ),
+        }
+      : {}),
     'rbac.yaml': yamlDocuments(
       rbacOf(operator, settings.namespace, roles, settings.watchNamespaces),
       generated('ServiceAccounts and least-privilege RBAC per role'),

@@ -4,6 +4,7 @@
 // endpoints are host addresses no pod selector can name, so its ports are
 // allowed to any address; NATS may run outside the namespace, likewise.
 import type { Operator } from '@kubebus/shared/definition';
+import { isVersioned, WEBHOOK_PORT } from './conversion-webhook.js';
 import { operatorLabels } from './names.js';
 import type { PackageSettings } from './settings.js';
 
@@ -58,6 +59,8 @@ export function networkPoliciesOf(
             ],
             ports: [tcp(settings.metricsPort)],
           },
+          // the conversion webhook: the apiserver calls from host addresses no selector can name
+          ...(isVersioned(operator) ? [{ ports: [tcp(WEBHOOK_PORT)] }] : []),
         ],
         egress: [
           // DNS, wherever the cluster resolves (kube-dns or a node-local cache)

@@ -17,6 +17,8 @@ import { startStatusWriter, type StatusWriterConfig } from '@kubebus/status-writ
 import { startWatcher, type WatcherConfig } from '@kubebus/watcher/service';
 import type { Operator } from '@kubebus/shared/definition';
 import { reconcilerConfig, statusWriterConfig, watcherConfig, type Role } from './role-configs.js';
+import { startConversionWebhook } from './conversion-webhook.js';
+import type { WebhookConfig } from './webhook-config.js';
 
 export interface RunningOperator {
   readonly bus: BusConnection;
@@ -59,6 +61,8 @@ export async function runOperator(options: {
   readonly version: string;
   /** the operator's own version: a new one reconciles every object again (upgrade sweep) */
   readonly operatorVersion?: string;
+  /** where the conversion webhook is served, for a resource in several versions */
+  readonly webhook?: WebhookConfig;
 }): Promise<RunningOperator> {
   const { operator, roles, configs, shell } = options;
   const log: Logger = shell.log;
@@ -75,6 +79,22 @@ export async function runOperator(options: {
     log,
   );
   const stops: (() => Promise<void>)[] = [];
+  if (configs.reconciler !== undefined && operator.for.versions.length > 1) {
+    // the reconciler role holds the code, and so the conversions; first and closed last: the
+    // apiserver needs it to read objects stored in another version
+    const webhook = options.webhook ?? { host: '0.0.0.0', port: 9443 };
+    const listening = await startConversionWebhook({
+      ...webhook,
+      resources: [operator.for],
+      log: log.child({ component: 'conversion-webhook' }),
+      registry: shell.registry,
+    });
+    log.info(
+      { port: listening.port, versions: operator.for.versions.map((version) => version.name) },
+      'serving the conversion webhook',
+    );
+    stops.push(() => listening.close());
+  }
   const common = {
     kube,
     bus,

@@ -6,6 +6,7 @@ import { crdOf } from '../api/crd.js';
 import {
   apiVersionOf,
   type Condition,
+  type CustomResource,
   type Resource,
   type ResourceObject,
 } from '@kubebus/shared/definition';
@@ -16,6 +17,7 @@ import { refOf } from '@kubebus/reconciler/service';
 import type { ObjectOf, TestEnvironment, TestEnvironmentOptions } from '../testing-api.js';
 import { readableDestination } from '../cli/readable-log.js';
 import { markWorkloadsReady } from './workload-stand-in.js';
+import { localWebhook, type LocalWebhook } from './local-webhook.js';
 import { connectExistingCluster } from './existing-cluster.js';
 import { startLocalServers, type Servers } from './servers.js';
 import { describePredicate, waitForObject, waitUntil } from './wait.js';
@@ -66,6 +68,16 @@ export async function startEnvironment(
   const { credentials } = servers;
   const client = new KubeClient(credentials, restClientMetrics(new Registry()));
   const running = new Set<{ stop(): Promise<void> }>();
+  // versioned resources on the loopback servers: the apiserver calls the in-process webhook,
+  // one port per resource (each operator serves its own)
+  const webhooks = new Map<string, Promise<LocalWebhook>>();
+  const localConversion = (resource: CustomResource) => {
+    if (servers.cluster !== 'local' || resource.versions.length < 2) return undefined;
+    const name = `${resource.plural}.${resource.group}`;
+    const made = webhooks.get(name) ?? localWebhook(servers.dir, name);
+    webhooks.set(name, made);
+    return made;
+  };
   const pathOf = (resource: Resource, name: string, namespace = 'default') =>
     objectPath(refOf(resource), resource.scope === 'Namespaced' ? namespace : '', name);
 
@@ -80,7 +92,8 @@ export async function startEnvironment(
 
     async install(...resources) {
       for (const resource of resources) {
-        const crd = crdOf(resource);
+        const local = await localConversion(resource);
+        const crd = crdOf(resource, local?.target);
         await client.request(
           `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
           {
@@ -115,7 +128,9 @@ export async function startEnvironment(
           : {}),
       });
       const replicaId = `test-${operator.name}`;
+      const local = await localConversion(operator.for);
       const handle = await runOperator({
+        ...(local === undefined ? {} : { webhook: local.config }),
         operator,
         roles: ROLES,
         configs: roleConfigsOf(

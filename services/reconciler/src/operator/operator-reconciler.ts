@@ -31,6 +31,7 @@ import type { ReconcileRequest, Reconciler, RuntimeResult } from '@kubebus/share
 import { KnownResources, refOf } from './known-resources.js';
 import { ApiserverLister, BusLister, type ObjectLister } from './object-lister.js';
 import { operatorContext } from './operator-context.js';
+import { inStorageVersion, rereadWith } from './storage-version.js';
 import { AppliedByOwner, mayHaveDropped, prunedKinds, pruneOwned } from './pruning.js';
 import {
   alreadyInvalid,
@@ -80,7 +81,15 @@ export class OperatorReconciler implements Reconciler {
   }
 
   async reconcile(request: ReconcileRequest, runtime: RuntimeContext): Promise<RuntimeResult> {
-    const object = await this.deps.reader.read(request.key);
+    const recorded = await this.deps.reader.read(request.key);
+    const object =
+      recorded === undefined
+        ? undefined
+        : await inStorageVersion(
+            this.operator.for,
+            recorded,
+            rereadWith(this.deps.client, this.operator.for, recorded),
+          );
     // gone: owned objects are garbage-collected
     if (object === undefined) return { skipped: 'the object no longer exists' };
     if (object.metadata.deletionTimestamp !== undefined) return this.#finalize(object, runtime);

@@ -1,0 +1,208 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { z } from 'zod';
+import { defineResource } from '@kubebus/shared/definition';
+import { answerConversionReview, type ConversionReviewResponse } from './conversion-review.js';
+import { conversionProperty } from '../testing/conversion-property.js';
+import { Thermostat } from '../testing/thermostat-fixture.js';
+
+const review = (desired: string, objects: unknown[]) => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'ConversionReview',
+  request: { uid: 'r-1', desiredAPIVersion: desired, objects },
+});
+
+const thermostat = (apiVersion: string, spec: unknown, status?: unknown, annotations?: object) => ({
+  apiVersion,
+  kind: 'Thermostat',
+  metadata: {
+    name: 'hall',
+    namespace: 'home',
+    uid: 'u-1',
+    resourceVersion: '7',
+    generation: 2,
+    ...(annotations === undefined ? {} : { annotations }),
+  },
+  spec,
+  ...(status === undefined ? {} : { status }),
+});
+
+function answered(body: unknown): ConversionReviewResponse['response'] {
+  const answer = answerConversionReview([Thermostat], body);
+  assert.ok(!('unreadable' in answer), 'the review was read');
+  return answer.response;
+}
+
+describe('the conversion webhook answer', () => {
+  it('converts an old version to the storage version and keeps metadata and the runtime status', () => {
+    const conditions = [
+      { type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: 't' },
+    ];
+    const response = answered(
+      review('test.kubebus.dev/v1', [
+        thermostat(
+          'test.kubebus.dev/v1alpha1',
+          { celsius: 21 },
+          { reading: 19, observedGeneration: 2, conditions },
+          { keep: 'me' },
+        ),
+      ]),
+    );
+    assert.equal(response.uid, 'r-1');
+    assert.deepEqual(response.result, { status: 'Success' });
+    assert.deepEqual(response.convertedObjects, [
+      thermostat(
+        'test.kubebus.dev/v1',
+        { target: { value: 21, unit: 'C' } },
+        { current: 19, observedGeneration: 2, conditions },
+        { keep: 'me' },
+      ),
+    ]);
+  });
+
+  it('keeps what the old version cannot hold in an annotation, and restores it', () => {
+    const stored = thermostat('test.kubebus.dev/v1', { target: { value: 68, unit: 'F' } });
+    const [old] = answered(review('test.kubebus.dev/v1alpha1', [stored])).convertedObjects;
+    assert.deepEqual(old, {
+      ...thermostat('test.kubebus.dev/v1alpha1', { celsius: 20 }, undefined, {
+        'thermostats.test.kubebus.dev/unit': 'F:68',
+      }),
+    });
+    const [back] = answered(review('test.kubebus.dev/v1', [old])).convertedObjects;
+    assert.deepEqual((back as { spec: unknown }).spec, stored.spec);
+  });
+
+  it("gives the conversion functions the version's defaults the apiserver has not applied", () => {
+    const [old] = answered(
+      review('test.kubebus.dev/v1alpha1', [
+        thermostat('test.kubebus.dev/v1', { target: { value: 20 } }),
+      ]),
+    ).convertedObjects;
+    assert.deepEqual((old as { spec: unknown }).spec, { celsius: 20 });
+  });
+
+  it("keeps nothing of the old version's status that the conversion did not answer", () => {
+    const conditions = [
+      { type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: 't' },
+    ];
+    const Quiet = defineResource({
+      group: 'test.kubebus.dev',
+      kind: 'Thermostat',
+      scope: 'Namespaced',
+      versions: {
+        v1alpha1: { spec: z.object({}), status: z.object({ reading: z.int() }) },
+        v1: { spec: z.object({}), status: z.object({ current: z.int() }) },
+      },
+      storage: 'v1',
+      convert: {
+        v1alpha1: { toStorage: () => ({ spec: {} }), fromStorage: () => ({ spec: {} }) },
+      },
+    });
+    const answer = answerConversionReview(
+      [Quiet],
+      review('test.kubebus.dev/v1', [
+        thermostat('test.kubebus.dev/v1alpha1', {}, { reading: 4, conditions }),
+      ]),
+    );
+    assert.ok(!('unreadable' in answer));
+    const [converted] = answer.response.convertedObjects as { status?: unknown }[];
+    assert.deepEqual(converted?.status, { conditions });
+  });
+
+  it('holds the round-trip property for every version', () => {
+    conversionProperty(Thermostat, { numRuns: 300 });
+  });
+
+  it('finds a conversion that loses a field', () => {
+    const lossy = defineResource({
+      group: 'test.kubebus.dev',
+      kind: 'Thermostat',
+      scope: 'Namespaced',
+      versions: {
+        v1alpha1: { spec: z.object({ celsius: z.int().min(0).max(5) }), status: z.object({}) },
+        v1: {
+          spec: z.object({ celsius: z.int().min(0).max(5), eco: z.boolean() }),
+          status: z.object({}),
+        },
+      },
+      storage: 'v1',
+      convert: {
+        v1alpha1: {
+          toStorage: ({ spec }) => ({ spec: { celsius: spec.celsius, eco: false } }),
+          fromStorage: ({ spec }) => ({ spec: { celsius: spec.celsius } }),
+        },
+      },
+    });
+    assert.throws(() => {
+      conversionProperty(lossy, { numRuns: 100 });
+    }, /v1 → v1alpha1 → v1/);
+  });
+
+  it('answers a conversion that throws with Failure and a message naming the object', () => {
+    const broken = defineResource({
+      group: 'test.kubebus.dev',
+      kind: 'Thermostat',
+      scope: 'Namespaced',
+      versions: {
+        v1alpha1: { spec: z.object({ celsius: z.int() }), status: z.object({}) },
+        v1: { spec: z.object({ celsius: z.int() }), status: z.object({}) },
+      },
+      storage: 'v1',
+      convert: {
+        v1alpha1: {
+          toStorage: () => {
+            throw new Error('celsius is required');
+          },
+          fromStorage: ({ spec }) => ({ spec }),
+        },
+      },
+    });
+    const answer = answerConversionReview(
+      [broken],
+      review('test.kubebus.dev/v1', [thermostat('test.kubebus.dev/v1alpha1', {})]),
+    );
+    assert.ok(!('unreadable' in answer));
+    assert.deepEqual(answer.response.convertedObjects, []);
+    assert.deepEqual(answer.response.result, {
+      status: 'Failure',
+      message:
+        'converting Thermostat home/hall from v1alpha1 to the storage version failed: celsius is required',
+    });
+  });
+
+  it('refuses an unknown version, group or kind with Failure', () => {
+    for (const [desired, object, text] of [
+      [
+        'test.kubebus.dev/v2',
+        thermostat('test.kubebus.dev/v1', {}),
+        /v2 is not a version of Thermostat/,
+      ],
+      [
+        'other.dev/v1',
+        thermostat('test.kubebus.dev/v1', {}),
+        /not a resource this operator defines/,
+      ],
+      ['test.kubebus.dev/v1', { ...thermostat('test.kubebus.dev/v1', {}), kind: 'Gizmo' }, /Gizmo/],
+      ['test.kubebus.dev/v1', thermostat('test.kubebus.dev/v9', {}), /v9 is not a version/],
+    ] as const) {
+      const result = answered(review(desired, [object])).result;
+      assert.equal(result.status, 'Failure');
+      assert.match('message' in result ? result.message : '', text);
+    }
+  });
+
+  it('does not read what is not a ConversionReview', () => {
+    for (const body of [
+      null,
+      'text',
+      { ...review('test.kubebus.dev/v1', []), apiVersion: 'apiextensions.k8s.io/v1beta1' },
+      { ...review('test.kubebus.dev/v1', []), kind: 'AdmissionReview' },
+      { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: '' } },
+    ]) {
+      const answer = answerConversionReview([Thermostat], body);
+      assert.ok('unreadable' in answer, JSON.stringify(body));
+      assert.match(answer.unreadable, /^not a ConversionReview: /);
+      assert.ok(!answer.unreadable.includes('\n'));
+    }
+  });
+});

@@ -1,0 +1,130 @@
+// Converting an object of a custom resource between its versions, through
+// the storage version (hub and spoke), with the definition's pure functions:
+// what the conversion webhook answers the apiserver with, and how a reconciler
+// reads an object recorded in another version than the one it reconciles.
+import type { ObjectMeta } from './objects.js';
+import type { CustomResource } from './resource.js';
+import type { Convertible, ServedVersion } from './versions.js';
+
+/** An object as sent or recorded: apiVersion, kind, metadata, spec, status, anything else. */
+export interface ConvertibleObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: Readonly<Record<string, unknown>> & {
+    readonly name?: string | undefined;
+    readonly namespace?: string | undefined;
+  };
+  readonly spec?: unknown;
+  readonly status?: unknown;
+  readonly [field: string]: unknown;
+}
+
+/** A conversion that cannot be made: an unknown version or kind, or a conversion function threw. */
+export class ConversionError extends Error {
+  override readonly name = 'ConversionError';
+}
+
+/**
+ * The spec as its version's schema outputs it (defaults applied), as the
+ * conversion functions' types promise: the apiserver may send an object its
+ * defaulting has not reached (a create in another version). A spec the
+ * schema refuses (refinements) is passed as it is: conversion never validates.
+ */
+function withDefaults(
+  object: Convertible<unknown, unknown>,
+  version: ServedVersion,
+): Convertible<unknown, unknown> {
+  const parsed = version.spec.safeParse(object.spec);
+  return parsed.success ? { ...object, spec: parsed.data } : object;
+}
+
+/** The version an apiVersion names, or a ConversionError. */
+export function versionNamed(resource: CustomResource, apiVersion: string): ServedVersion {
+  const [group, name] = apiVersion.split('/');
+  const version = resource.versions.find((known) => known.name === name);
+  if (group !== resource.group || version === undefined)
+    throw new ConversionError(
+      `${apiVersion} is not a version of ${resource.kind} (${resource.versions.map((v) => `${resource.group}/${v.name}`).join(', ')})`,
+    );
+  return version;
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
+
+/**
+ * An object of one version of the resource in another: through the storage
+ * version (the hub), with the definition's functions. Metadata is kept but for
+ * annotations the functions add; conditions and observedGeneration are carried.
+ */
+export function convertObject(
+  resource: CustomResource,
+  object: ConvertibleObject,
+  desired: ServedVersion,
+): ConvertibleObject {
+  const desiredApiVersion = `${resource.group}/${desired.name}`;
+  const from = versionNamed(resource, object.apiVersion);
+  if (object.kind !== resource.kind)
+    throw new ConversionError(`kind ${object.kind} is not ${resource.kind}`);
+  if (from.name === desired.name) return object;
+  const status = record(object.status);
+  let current: Convertible<unknown, unknown> = {
+    metadata: object.metadata as unknown as ObjectMeta,
+    spec: object.spec ?? {},
+    status: status,
+  };
+  let annotations: Record<string, string> = {};
+  let ownStatus: unknown = object.status === undefined ? undefined : status;
+  const hub = resource.versions.find((version) => version.storage) ?? desired;
+  const step = (direction: 'toStorage' | 'fromStorage', spoke: ServedVersion) => {
+    const conversion = spoke.conversion;
+    if (conversion === undefined) throw new ConversionError(`${spoke.name} has no conversion`);
+    let out;
+    try {
+      out = conversion[direction](withDefaults(current, direction === 'toStorage' ? spoke : hub));
+    } catch (error) {
+      const name = object.metadata.namespace === undefined ? '' : `${object.metadata.namespace}/`;
+      throw new ConversionError(
+        `converting ${resource.kind} ${name}${object.metadata.name ?? ''} ${direction === 'toStorage' ? `from ${spoke.name} to the storage version` : `from the storage version to ${spoke.name}`} failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    annotations = { ...annotations, ...out.annotations };
+    // the version's own fields are what the last conversion answered, nothing of the version before
+    ownStatus = out.status;
+    current = {
+      metadata: {
+        ...current.metadata,
+        annotations: { ...current.metadata.annotations, ...out.annotations },
+      },
+      spec: out.spec,
+      status: record(out.status),
+    };
+  };
+  if (!from.storage) step('toStorage', from);
+  if (!desired.storage) step('fromStorage', desired);
+  const runtime = {
+    ...(status['observedGeneration'] === undefined
+      ? {}
+      : { observedGeneration: status['observedGeneration'] }),
+    ...(status['conditions'] === undefined ? {} : { conditions: status['conditions'] }),
+  };
+  const withAnnotations =
+    Object.keys(annotations).length === 0
+      ? object.metadata
+      : {
+          ...object.metadata,
+          annotations: { ...record(object.metadata['annotations']), ...annotations },
+        };
+  return {
+    ...object,
+    apiVersion: desiredApiVersion,
+    metadata: withAnnotations,
+    spec: current.spec,
+    ...(ownStatus === undefined && Object.keys(runtime).length === 0
+      ? {}
+      : { status: { ...record(ownStatus), ...runtime } }),
+  };
+}

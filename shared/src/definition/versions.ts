@@ -1,0 +1,88 @@
+// A custom resource served in several versions: a zod spec and status per
+// version, one storage version (the hub, as in controller-runtime's
+// hub-and-spoke conversion), and for every other version the two pure
+// functions that convert its objects to and from the storage version. The
+// operator only ever sees the storage version; the conversion webhook that
+// `kubebus run` serves uses these functions for everyone else.
+import type { z } from 'zod';
+import type { ObjectMeta, RuntimeStatus } from './objects.js';
+
+/** One version's schemas. */
+export interface VersionSchemas<
+  Spec extends z.ZodType = z.ZodType,
+  Status extends z.ZodType = z.ZodType,
+> {
+  readonly spec: Spec;
+  readonly status: Status;
+  /** false: kept in the CRD (objects may still be stored in it) but no longer served; default true */
+  readonly served?: boolean;
+  /** a deprecation warning kubectl prints when this version is used (true: the apiserver's default text) */
+  readonly deprecated?: true | string;
+}
+
+/** What a conversion function gets: an object of one version, as stored or sent. */
+export interface Convertible<Spec, Status> {
+  /** read-only: the apiserver refuses a conversion that changes metadata other than labels and annotations */
+  readonly metadata: ObjectMeta;
+  readonly spec: Spec;
+  /** the version's own status fields as far as written; conditions and observedGeneration are carried for you */
+  readonly status: Partial<Status> & RuntimeStatus;
+}
+
+/** What a conversion function answers: the object in the other version. */
+export interface Converted<Spec, Status> {
+  readonly spec: Spec;
+  readonly status?: Partial<Status>;
+  /**
+   * annotations to set on the converted object: where a field the other
+   * version cannot hold is kept so a round trip loses nothing
+   */
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+type SpecOf<V extends VersionSchemas> = z.output<V['spec']>;
+type StatusOf<V extends VersionSchemas> = z.output<V['status']>;
+
+/**
+ * The conversions of one version to and from the storage version (controller-
+ * runtime's ConvertTo and ConvertFrom). Both must be pure and total: a
+ * conversion that throws fails the apiserver's request with its message.
+ * Their input passed the CRD's schema, not the zod refinements.
+ */
+export interface Conversion<Version extends VersionSchemas, Storage extends VersionSchemas> {
+  toStorage(
+    object: Convertible<SpecOf<Version>, StatusOf<Version>>,
+  ): Converted<SpecOf<Storage>, StatusOf<Storage>>;
+  fromStorage(
+    object: Convertible<SpecOf<Storage>, StatusOf<Storage>>,
+  ): Converted<SpecOf<Version>, StatusOf<Version>>;
+}
+
+/** Conversions for every version but the storage one. */
+export type Conversions<
+  Versions extends Readonly<Record<string, VersionSchemas>>,
+  Storage extends keyof Versions,
+> = {
+  readonly [Name in Exclude<keyof Versions, Storage>]: Conversion<
+    Versions[Name],
+    Versions[Storage]
+  >;
+};
+
+/** One version as the runtime and the generator see it, whatever the definition's form. */
+export interface ServedVersion {
+  readonly name: string;
+  readonly spec: z.ZodType;
+  readonly status: z.ZodType;
+  readonly served: boolean;
+  readonly storage: boolean;
+  readonly deprecated?: true | string;
+  /** absent on the storage version */
+  readonly conversion?: UntypedConversion;
+}
+
+/** A conversion with its types erased: what the webhook calls. */
+export interface UntypedConversion {
+  toStorage(object: Convertible<unknown, unknown>): Converted<unknown, unknown>;
+  fromStorage(object: Convertible<unknown, unknown>): Converted<unknown, unknown>;
+}
