@@ -153,6 +153,8 @@ export function publishOf(
           `kubebus.outcomes.${name}.>`,
           `$KV.${Buckets.leases}.${own}`,
           `$KV.${Buckets.agreements}.${own}`,
+          // which deliveries of its work it answered (answered-deliveries.ts)
+          `$KV.${Buckets.deliveries}.${own}`,
         ],
         deny: [subjects.allEvents, ...CONSUMER_DENY],
       };
