@@ -224,7 +224,11 @@ export async function startReconcilerService(deps: {
         key: item.key,
         reason,
         code,
-        subject: subjects.work(config.controller, partitionOf(item.key, config.partitions), item.key),
+        subject: subjects.work(
+          config.controller,
+          partitionOf(item.key, config.partitions),
+          item.key,
+        ),
         attempts,
         ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
         ...(item.traceparent === undefined ? {} : { traceparent: item.traceparent }),

@@ -54,7 +54,9 @@ export class AnsweredDeliveries {
   async start(key: ObjectKey, record: Omit<DeliveryRecord, 'started'>): Promise<void> {
     const started = { ...record, started: true };
     this.#local.set(keyString(key), started);
-    await this.#track(this.kv.put(deliveryRecordKey(this.controller, key), JSON.stringify(started)));
+    await this.#track(
+      this.kv.put(deliveryRecordKey(this.controller, key), JSON.stringify(started)),
+    );
   }
 
   /** The delivery is being given back (nak): recorded first, then `giveBack` runs. */

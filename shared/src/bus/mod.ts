@@ -35,11 +35,7 @@ export type { WorkMark, WorkReason } from './work-mark.js';
 export { PartitionLeases, leaseGroups, leaseKey } from './partition-leases.js';
 export type { PartitionLeaseOptions } from './partition-leases.js';
 export { PartitionConsumers } from './partition-consumers.js';
-export type {
-  CrashBound,
-  ParsedRequest,
-  PartitionConsumerOptions,
-} from './partition-consumers.js';
+export type { CrashBound, ParsedRequest, PartitionConsumerOptions } from './partition-consumers.js';
 export { StatusIntentSchema, StatusPublisher, encodeStatusIntent } from './status-intent.js';
 export type { StatusIntent } from './status-intent.js';
 export { desiredStatus, sameStatus, statusInPlace } from './status-in-place.js';
