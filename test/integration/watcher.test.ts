@@ -281,7 +281,7 @@ describe('watcher', { timeout: 600_000 }, () => {
         letters = await readStream(
           nc,
           Streams.deadLetters,
-          'kubebus.dlq.watcher.~.configmaps.rejected.>',
+          'kubebus.dlq.widgets_watcher.~.configmaps.rejected.>',
         );
         return letters.length === 1;
       }, 'the dead letter');

@@ -57,3 +57,5 @@ export { watchConsumerLag } from './consumer-lag.js';
 export { SWEPT, UpgradeSweeper, sweepKey } from './upgrade-sweep.js';
 export { AnsweredDeliveries } from './answered-deliveries.js';
 export { assess, deliveryRecordKey } from './unanswered-deliveries.js';
+export { ROLE_ORIGINS, originOf, originToken, origins } from './origins.js';
+export type { RoleOrigin } from './origins.js';

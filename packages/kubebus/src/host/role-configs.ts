@@ -38,7 +38,12 @@ export function watcherConfig(operator: Operator, env: Environment): WatcherConf
       map: (object) => watch.map(object),
     })),
   };
-  return { ...settings, controllers: [controller], partitions: partitionsOf(operator) };
+  return {
+    ...settings,
+    operator: operator.name,
+    controllers: [controller],
+    partitions: partitionsOf(operator),
+  };
 }
 
 export function reconcilerConfig(
