@@ -375,6 +375,17 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
       assert.equal(await leases.get(leaseKey(leaseGroups.work(OTHER), 0)), null);
       const cursors = await new Kvm(admin).open(Buckets.cursors);
       assert.equal(await cursors.get(`${OTHER}.widgets.test_kubebus_dev._all._`), null);
+      // the watcher, under its own user, keeps its cursors under its operator's name
+      const cursorKeys: string[] = [];
+      for await (const name of await cursors.keys()) cursorKeys.push(name);
+      assert.ok(
+        cursorKeys.some((name) => name.startsWith(`${OPERATOR}.databaseclusters.`)),
+        cursorKeys.join(),
+      );
+      assert.ok(
+        cursorKeys.every((name) => name.startsWith(`${OPERATOR}.`)),
+        cursorKeys.join(),
+      );
       assert.notEqual(await cursors.get(`${OPERATOR}.control._core._all._`), null);
     } finally {
       await admin.close();

@@ -286,7 +286,7 @@ describe('watcher', { timeout: 600_000 }, () => {
         return letters.length === 1;
       }, 'the dead letter');
       const letter = DeadLetterSchema.parse(JSON.parse(new TextDecoder().decode(letters[0]?.data)));
-      assert.equal(letter.origin, 'watcher');
+      assert.equal(letter.origin, 'widgets.watcher');
       assert.equal(letter.key.name, 'refused');
       assert.match(letter.reason, /maximum|size/i);
     } finally {
