@@ -1,5 +1,5 @@
 // An object whose reconcile kills its process (the OOM killer, a segfault in
-// native code, `process.exit` in user code) is parked after KUBEBUS_MAX_CRASHES
+// native code, `process.exit` in user code) is parked after maxCrashes
 // deaths blamed on it (ADR 0021), whatever the process' memory held: a
 // dead letter with the reason, Degraded=True like a spent retry budget, and
 // `kubebus dlq redrive` brings it back. Before, its work mark was delivered
@@ -27,9 +27,10 @@ import { waitFor } from '../support/wait.js';
 const OPERATOR = fileURLToPath(new URL('../support/operators/fragiles.ts', import.meta.url));
 const target = { group: 'test.kubebus.dev', version: 'v1', plural: 'fragiles' };
 const NAMESPACE = 'default';
+/** the operator's maxCrashes (fragiles.ts): KUBEBUS_MAX_CRASHES from the definition */
 const MAX_CRASHES = 2;
+// the operator's maxCrashes (fragiles.ts)
 const RECONCILER_ENV = {
-  KUBEBUS_MAX_CRASHES: String(MAX_CRASHES),
   // a death is noticed after the ack wait: short, so the test is
   KUBEBUS_ACK_WAIT: '2s',
 };

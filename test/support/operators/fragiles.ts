@@ -18,6 +18,8 @@ export default defineOperator({
   name: 'fragiles',
   for: Fragile,
   partitions: 1,
+  // parked after two deaths blamed on it (the default is 5): the test is quicker
+  maxCrashes: 2,
   reconcile: async (fragile) => {
     if (fragile.spec.crash) process.kill(process.pid, 'SIGKILL');
     return {

@@ -57,6 +57,9 @@ export function reconcilerConfig(
     ...(operator.maxAttempts === undefined
       ? {}
       : { KUBEBUS_MAX_ATTEMPTS: String(operator.maxAttempts) }),
+    ...(operator.maxCrashes === undefined
+      ? {}
+      : { KUBEBUS_MAX_CRASHES: String(operator.maxCrashes) }),
     ...env,
   });
   return { ...settings, controller: operator.name, partitions: partitionsOf(operator) };
