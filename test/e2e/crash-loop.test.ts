@@ -29,7 +29,6 @@ const target = { group: 'test.kubebus.dev', version: 'v1', plural: 'fragiles' };
 const NAMESPACE = 'default';
 /** the operator's maxCrashes (fragiles.ts): KUBEBUS_MAX_CRASHES from the definition */
 const MAX_CRASHES = 2;
-// the operator's maxCrashes (fragiles.ts)
 const RECONCILER_ENV = {
   // a death is noticed after the ack wait: short, so the test is
   KUBEBUS_ACK_WAIT: '2s',
