@@ -5,7 +5,8 @@
 // works within the allow lists; and every verb a user must not have is
 // refused by the real server (ADR 0015) — deleting, creating or changing a
 // durable consumer, creating a stream (the RePublish escape), writing another
-// operator's status, leases or agreements, forging events.
+// operator's status, leases, agreements, outcomes, dead letters, watch
+// cursors or delivery records, forging events.
 import {
   Buckets,
   Streams,
@@ -15,6 +16,7 @@ import {
   isPermissionRefusal,
   leaseGroups,
   leaseKey,
+  origins,
   streamConfigs,
   subjects,
 } from '@kubebus/shared/bus';
@@ -271,6 +273,39 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
           agreementKeys.work(OTHER),
           JSON.stringify({ partitions: 1, registeredBy: 'attacker', at: '2026-12-01T00:00:00Z' }),
         ),
+      // ADR 0015's last shared subjects: each operator's origins carry its name
+      ...Object.fromEntries(
+        (['reconciler', 'statusWriter', 'watcher'] as const).flatMap((role) => [
+          [
+            `forge another operator's ${role} dead letter`,
+            (nc: NatsConnection) =>
+              jetstream(nc).publish(subjects.deadLetter(origins[role](OTHER), key), '{}', {
+                timeout: 2_000,
+              }),
+          ],
+          [
+            `forge another operator's ${role} outcome`,
+            (nc: NatsConnection) =>
+              jetstream(nc).publish(subjects.outcome(origins[role](OTHER), key), '{}', {
+                timeout: 2_000,
+              }),
+          ],
+        ]),
+      ),
+      'forge a dead letter of the shared status-writer origin (before the upgrade)': (nc) =>
+        jetstream(nc).publish(subjects.deadLetter('status-writer', key), '{}', { timeout: 2_000 }),
+      "move another operator's watch cursor": async (nc) =>
+        (await new Kvm(nc).open(Buckets.cursors)).put(
+          `${OTHER}.widgets.test_kubebus_dev._all._`,
+          JSON.stringify({ resourceVersion: '1', updatedAt: '2026-12-01T00:00:00Z', by: 'x' }),
+        ),
+      'move a watch cursor of the shared layout (before the upgrade)': async (nc) =>
+        (await new Kvm(nc).open(Buckets.cursors)).put(
+          'databaseclusters.example_kubebus_dev._all._',
+          JSON.stringify({ resourceVersion: '1', updatedAt: '2026-12-01T00:00:00Z', by: 'x' }),
+        ),
+      "clear another operator's delivery records": async (nc) =>
+        (await new Kvm(nc).open(Buckets.deliveries)).put(`${OTHER}.0123abcd`, '{}'),
     };
     const roleOnly: Record<string, (nc: NatsConnection) => Promise<unknown>> = {
       'forge an event': (nc) =>
@@ -291,6 +326,38 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
         await nc.close();
       }
     }
+    // the control: each role writes its own letters, outcomes, cursors and records
+    const own: Record<
+      'watcher' | 'reconciler' | 'status-writer',
+      (nc: NatsConnection) => Promise<unknown>[]
+    > = {
+      watcher: (nc) => [
+        jetstream(nc).publish(subjects.deadLetter(origins.watcher(OPERATOR), key), '{}'),
+        new Kvm(nc)
+          .open(Buckets.cursors)
+          .then((kv) => kv.put(`${OPERATOR}.control._core._all._`, '{}')),
+      ],
+      reconciler: (nc) => [
+        jetstream(nc).publish(subjects.deadLetter(origins.reconciler(OPERATOR), key), '{}'),
+        jetstream(nc).publish(subjects.outcome(origins.reconciler(OPERATOR), key), '{}'),
+        new Kvm(nc).open(Buckets.deliveries).then((kv) => kv.put(`${OPERATOR}.control`, '{}')),
+      ],
+      'status-writer': (nc) => [
+        jetstream(nc).publish(subjects.deadLetter(origins.statusWriter(OPERATOR), key), '{}'),
+        jetstream(nc).publish(subjects.outcome(origins.statusWriter(OPERATOR), key), '{}'),
+      ],
+    };
+    for (const [user, writes] of Object.entries(own) as [
+      keyof typeof own,
+      (typeof own)[keyof typeof own],
+    ][]) {
+      const nc = await connect({ servers: bed.natsUrl, user, pass: users[user] });
+      try {
+        await Promise.all(writes(nc));
+      } finally {
+        await nc.close();
+      }
+    }
     // nothing any of them tried took effect
     const admin = await connect({
       servers: bed.natsUrl,
@@ -306,6 +373,20 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
       assert.ok(!names.includes('rogue'), names.join());
       const leases = await new Kvm(admin).open(Buckets.leases);
       assert.equal(await leases.get(leaseKey(leaseGroups.work(OTHER), 0)), null);
+      const cursors = await new Kvm(admin).open(Buckets.cursors);
+      assert.equal(await cursors.get(`${OTHER}.widgets.test_kubebus_dev._all._`), null);
+      // the watcher, under its own user, keeps its cursors under its operator's name
+      const cursorKeys: string[] = [];
+      for await (const name of await cursors.keys()) cursorKeys.push(name);
+      assert.ok(
+        cursorKeys.some((name) => name.startsWith(`${OPERATOR}.databaseclusters.`)),
+        cursorKeys.join(),
+      );
+      assert.ok(
+        cursorKeys.every((name) => name.startsWith(`${OPERATOR}.`)),
+        cursorKeys.join(),
+      );
+      assert.notEqual(await cursors.get(`${OPERATOR}.control._core._all._`), null);
     } finally {
       await admin.close();
     }

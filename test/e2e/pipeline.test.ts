@@ -246,9 +246,9 @@ describe('pipeline and status writer', { timeout: 900_000 }, () => {
     });
     let letters: ReturnType<typeof DeadLetterSchema.parse>[] = [];
     await waitFor(async () => {
-      letters = (await readStream(nc, Streams.deadLetters, 'kubebus.dlq.status-writer.>')).map(
-        (m) => DeadLetterSchema.parse(JSON.parse(new TextDecoder().decode(m.data))),
-      );
+      letters = (
+        await readStream(nc, Streams.deadLetters, 'kubebus.dlq.databasecluster_status-writer.>')
+      ).map((m) => DeadLetterSchema.parse(JSON.parse(new TextDecoder().decode(m.data))));
       return letters.some((l) => l.key.name === cluster.metadata.name);
     }, 'the rejected patch in the DLQ');
     const letter = letters.find((l) => l.key.name === cluster.metadata.name);

@@ -6,6 +6,7 @@ import {
   WorkMarkSchema,
   agreementKeys,
   deadLetter,
+  origins,
   partitionOf,
   publishDeadLetter,
   subjects,
@@ -198,6 +199,49 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
       [],
       'nothing reached KUBEBUS_EVENTS',
     );
+  });
+
+  it("re-drives a status writer's letter only into its own operator's status", async () => {
+    const js = jetstream(nc);
+    const key = { group: TEST_GROUP, resource: 'widgets', namespace: 'intents', name: 'victim' };
+    // widgets' status writers registered one status partition
+    await (
+      await new Kvm(nc).open(Buckets.agreements)
+    ).put(
+      agreementKeys.status('widgets'),
+      JSON.stringify({ partitions: 1, registeredBy: 'test', at: new Date().toISOString() }),
+    );
+    const target = subjects.status('widgets', 0, key);
+    const payload = Buffer.from(JSON.stringify({ key, status: { forged: true } })).toString(
+      'base64',
+    );
+    const letterOf = (origin: string) =>
+      deadLetter({
+        origin,
+        key,
+        reason: 'rejected',
+        code: 'KUBEBUS_KUBE_API',
+        subject: target,
+        attempts: 1,
+        payload,
+      });
+    // another operator's status writer, on its own subject, naming widgets' status
+    await publishDeadLetter(js, letterOf(origins.statusWriter('other')));
+    // widgets' own, the control
+    await publishDeadLetter(js, letterOf(origins.statusWriter('widgets')));
+    const seqOf = (origin: string) =>
+      kubebus('dlq', 'list', '--origin', origin)
+        .stdout.split('\n')
+        .map((line) => (line.includes('intents/victim') ? /^#(\d+)/.exec(line)?.[1] : undefined))
+        .find((seq) => seq !== undefined) ?? '';
+    const refused = kubebus('dlq', 'redrive', seqOf(origins.statusWriter('other')));
+    assert.equal(refused.status, 1, refused.stdout);
+    assert.match(refused.stderr, /the status writer of other does not write widgets's status/);
+    assert.deepEqual(await readLastPerSubject(nc, Streams.status, target), []);
+    const allowed = kubebus('dlq', 'redrive', seqOf(origins.statusWriter('widgets')));
+    assert.equal(allowed.status, 0, allowed.stderr);
+    const [intent] = await readLastPerSubject(nc, Streams.status, target);
+    assert.ok(intent, "the intent is back on widgets' status");
   });
 
   it('filters and pages dead letters, and re-drives all that match', async () => {

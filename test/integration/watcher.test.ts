@@ -281,12 +281,12 @@ describe('watcher', { timeout: 600_000 }, () => {
         letters = await readStream(
           nc,
           Streams.deadLetters,
-          'kubebus.dlq.watcher.~.configmaps.rejected.>',
+          'kubebus.dlq.widgets_watcher.~.configmaps.rejected.>',
         );
         return letters.length === 1;
       }, 'the dead letter');
       const letter = DeadLetterSchema.parse(JSON.parse(new TextDecoder().decode(letters[0]?.data)));
-      assert.equal(letter.origin, 'watcher');
+      assert.equal(letter.origin, 'widgets.watcher');
       assert.equal(letter.key.name, 'refused');
       assert.match(letter.reason, /maximum|size/i);
     } finally {

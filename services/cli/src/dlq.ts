@@ -2,7 +2,9 @@
 import {
   Buckets,
   DeadLetterSchema,
+  ROLE_ORIGINS,
   Streams,
+  originOf,
   agreementKeys,
   decodeToken,
   partitionOf,
@@ -133,15 +135,22 @@ function checkProvenance(stored: StoredLetter, target: string): void {
       `#${stored.seq} says it comes from ${JSON.stringify(letter.origin)} but was stored on ${storedOn ?? 'no subject'}: not re-driven`,
     );
   const needed = target.startsWith('kubebus.events.')
-    ? 'watcher'
+    ? ROLE_ORIGINS.watcher
     : target.startsWith('kubebus.status.')
-      ? 'status-writer'
+      ? ROLE_ORIGINS.statusWriter
       : undefined;
-  if (needed !== undefined && letter.origin !== needed)
+  const from = originOf(letter.origin);
+  if (needed !== undefined && from.role !== needed)
     throw new Error(
       `#${stored.seq}: only the ${needed} re-sends to ${target.split('.', 2).join('.')}: not re-driven`,
     );
   if (needed === undefined) return;
+  // a status writer re-sends only its own operator's status (the shared origin before ADR 0015's end: any)
+  const into = decodeToken(target.split('.')[2] ?? '');
+  if (needed === ROLE_ORIGINS.statusWriter && from.operator !== undefined && from.operator !== into)
+    throw new Error(
+      `#${stored.seq}: the status writer of ${from.operator} does not write ${into}'s status: not re-driven`,
+    );
   const payload = Buffer.from(letter.payload ?? '', 'base64');
   const key =
     needed === 'watcher'

@@ -38,6 +38,11 @@ export const ReconcilerConfigSchema = z
       replicaId: 'reconciler',
     }),
     KUBEBUS_STATUS_PARTITIONS: positiveInt(16),
+    /**
+     * Deliveries of one work mark never answered — its process died or hung
+     * past the ack wait reconciling it — before the object is parked (ADR 0021)
+     */
+    KUBEBUS_MAX_CRASHES: positiveInt(5),
     KUBEBUS_FIELD_MANAGER: z.string().default('kubebus-databasecluster'),
     /** the CloudEvents HTTP sink for Knative; 0 turns it off */
     KUBEBUS_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(0),
@@ -104,6 +109,7 @@ export const ReconcilerConfigSchema = z
     ...commonConfig(env),
     ...workerConfig(env),
     statusPartitions: env.KUBEBUS_STATUS_PARTITIONS,
+    maxCrashes: env.KUBEBUS_MAX_CRASHES,
     fieldManager: env.KUBEBUS_FIELD_MANAGER,
     http: {
       host: env.KUBEBUS_HTTP_HOST ?? env.KUBEBUS_HEALTH_HOST,

@@ -3,6 +3,7 @@
 // partitions of KUBEBUS_WORK this replica holds and, optionally, by the
 // CloudEvents HTTP source.
 import {
+  AnsweredDeliveries,
   agree,
   agreementKeys,
   durableNames,
@@ -42,7 +43,12 @@ import {
   requireKubernetesVersion,
 } from '@kubebus/shared/kube';
 import { perRegistry, type Logger, type Registry, type Spans } from '@kubebus/shared/obs';
-import { Controller, runtimeMetrics, type Reconciler } from '@kubebus/shared/runtime';
+import {
+  Controller,
+  runtimeMetrics,
+  type Reconciler,
+  type WorkItem,
+} from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
 import { Counter } from 'prom-client';
 import type { ReconcilerConfig } from './config.js';
@@ -186,43 +192,86 @@ export async function startReconcilerService(deps: {
     metrics: runtimeMetrics(registry),
     log,
     onDeadLetter: async (item, error, attempts) => {
-      const reason = error instanceof Error ? error.message : String(error);
-      const code = isKubebusError(error) ? error.code : ErrorCodes.ReconcileFailed;
-      await publishDeadLetter(
-        js,
-        deadLetter({
-          origin: config.controller,
-          key: item.key,
-          reason,
-          code,
-          subject: subjects.work(
-            config.controller,
-            partitionOf(item.key, config.partitions),
-            item.key,
-          ),
-          attempts,
-          ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
-          ...(item.traceparent === undefined ? {} : { traceparent: item.traceparent }),
-        }),
+      await park(
+        item,
+        error instanceof Error ? error.message : String(error),
+        isKubebusError(error) ? error.code : ErrorCodes.ReconcileFailed,
+        attempts,
+        `${attempts} attempts failed: `,
       );
-      const object = await reader.read(item.key);
-      if (object !== undefined) {
-        const message = `${attempts} attempts failed: ${reason}`;
-        await publishDegraded(status, item.key, object, message, item.traceparent);
-        // one Warning Event per dead letter: what `kubectl describe` and `kubectl events` show
-        await recordEvent(client, object, {
-          type: 'Warning',
-          reason: DEAD_LETTERED,
-          note: `${message}; after the fix: kubebus dlq redrive`,
-          action: 'Reconcile',
-          reportingController: `kubebus.dev/${config.controller}`,
-          reportingInstance: config.replicaId.slice(0, 128),
-        }).catch((error: unknown) => {
-          log.warn({ err: error, key: item.key }, 'could not record the dead-letter Event');
-        });
-      }
     },
   });
+
+  /**
+   * Parks a request for good: a dead letter `kubebus dlq redrive` sends back,
+   * and its object marked Degraded (which also keeps it parked, degraded.ts),
+   * with one Warning Event.
+   */
+  async function park(
+    item: WorkItem,
+    reason: string,
+    code: string,
+    attempts: number,
+    summary: string,
+  ): Promise<void> {
+    await publishDeadLetter(
+      js,
+      deadLetter({
+        origin: config.controller,
+        key: item.key,
+        reason,
+        code,
+        subject: subjects.work(
+          config.controller,
+          partitionOf(item.key, config.partitions),
+          item.key,
+        ),
+        attempts,
+        ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
+        ...(item.traceparent === undefined ? {} : { traceparent: item.traceparent }),
+      }),
+    );
+    const object = await reader.read(item.key);
+    if (object === undefined) return;
+    const message = `${summary}${reason}`;
+    await publishDegraded(status, item.key, object, message, item.traceparent);
+    // one Warning Event per dead letter: what `kubectl describe` and `kubectl events` show
+    await recordEvent(client, object, {
+      type: 'Warning',
+      reason: DEAD_LETTERED,
+      note: `${message}; after the fix: kubebus dlq redrive`,
+      action: 'Reconcile',
+      reportingController: `kubebus.dev/${config.controller}`,
+      reportingInstance: config.replicaId.slice(0, 128),
+    }).catch((error: unknown) => {
+      log.warn({ err: error, key: item.key }, 'could not record the dead-letter Event');
+    });
+  }
+
+  // deliveries never answered are bounded (ADR 0021): an object whose reconcile
+  // kills its process is parked like a spent retry budget
+  const deliveries = new AnsweredDeliveries(
+    await new Kvm(bus.nc).open(Buckets.deliveries),
+    config.controller,
+    log,
+  );
+  const crashBound = {
+    deliveries,
+    maxCrashes: config.maxCrashes,
+    park: async (item: WorkItem, crashes: number) => {
+      log.error(
+        { key: item.key, crashes, maxCrashes: config.maxCrashes },
+        'its process died while reconciling it, time after time: parked in the DLQ',
+      );
+      await park(
+        item,
+        `the process died while reconciling it ${crashes} times (out of memory, a crash in native code, process.exit in reconcile, or hung past the ack wait of ${config.ackWaitMs} ms)`,
+        ErrorCodes.CrashLoop,
+        crashes,
+        '',
+      );
+    },
+  };
 
   const sweeper =
     deps.operatorVersion === undefined
@@ -291,6 +340,7 @@ export async function startReconcilerService(deps: {
           };
         },
         onMalformed: (message, reason) => parkMalformed(js, config.controller, message, reason),
+        crashBound,
       },
     );
   }
@@ -353,6 +403,8 @@ export async function startReconcilerService(deps: {
       await http?.close();
       await partitions?.stop();
       await controller.stop();
+      // what was given back is recorded as answered before the connection goes
+      await deliveries.flush();
       log.info('reconciler stopped');
     },
   };

@@ -53,17 +53,35 @@ describe('replay: the status a revision came to', () => {
   it('is what the status writer wrote in the same trace, not the next revision', () => {
     const outcomes = [
       outcome('op', '2026-12-01T10:00:00.500Z', TRACE_A, { eventId: created.event.id }),
-      outcome('status-writer', '2026-12-01T10:00:01.000Z', TRACE_A, { wrote: '11' }),
+      outcome('op.status-writer', '2026-12-01T10:00:01.000Z', TRACE_A, { wrote: '11' }),
     ];
     const recorded = recordedOutcome(created, revisions, outcomes, 'op');
     assert.deepEqual(recorded?.status, { phase: 'Ready' });
     assert.equal(recorded?.started.toISOString(), '2026-12-01T10:00:00.490Z');
   });
 
+  it("is never another operator's status writer's, and still the shared one's of the layout before", () => {
+    const reconciled = outcome('op', '2026-12-01T10:00:00.500Z', TRACE_A, {
+      eventId: created.event.id,
+    });
+    const byOther = outcome('other.status-writer', '2026-12-01T10:00:01.000Z', TRACE_A, {
+      wrote: '12',
+    });
+    const bySharedBefore = { ...byOther, controller: 'status-writer' };
+    // another operator's write of revision 12 is not this reconcile's: as if there were none
+    const ignored = recordedOutcome(created, revisions, [reconciled, byOther], 'op')?.status;
+    assert.notDeepEqual(ignored, { phase: 'Ready', extra: 1 });
+    assert.deepEqual(ignored, recordedOutcome(created, revisions, [reconciled], 'op')?.status);
+    assert.deepEqual(
+      recordedOutcome(created, revisions, [reconciled, bySharedBefore], 'op')?.status,
+      { phase: 'Ready', extra: 1 },
+    );
+  });
+
   it('is the status in place when the writer skipped a no-op', () => {
     const outcomes = [
       outcome('op', '2026-12-01T10:00:06.000Z', TRACE_B, { eventId: later.event.id }),
-      outcome('status-writer', '2026-12-01T10:00:06.100Z', TRACE_B, { result: 'skipped' }),
+      outcome('op.status-writer', '2026-12-01T10:00:06.100Z', TRACE_B, { result: 'skipped' }),
     ];
     assert.deepEqual(recordedOutcome(later, revisions, outcomes, 'op')?.status, {
       phase: 'Ready',

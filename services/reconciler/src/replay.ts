@@ -10,6 +10,8 @@
 // revision never reconciled on its own (coalesced into a later one) is not
 // compared: there is nothing it came to.
 import {
+  ROLE_ORIGINS,
+  originOf,
   readOutcomes,
   readRevisions,
   type ObjectReader,
@@ -339,7 +341,7 @@ export function recordedOutcome(
   // the status write of that reconcile: same trace (requeues share it), after it started
   const write = outcomes.find(
     (o) =>
-      o.controller === 'status-writer' &&
+      isStatusWriterOf(o.controller, controller) &&
       traceIdOf(o.traceparent) === trace &&
       Date.parse(o.at) >= started.getTime(),
   );
@@ -374,4 +376,10 @@ function keyFromPath(path: string): ObjectKey | undefined {
     resource: match[3] ?? '',
     name: decodeURIComponent(match[4] ?? ''),
   };
+}
+
+/** The status writer's outcomes of `controller`: its own origin, or the shared one before (ADR 0015). */
+function isStatusWriterOf(recordedBy: string, controller: string): boolean {
+  const { role, operator } = originOf(recordedBy);
+  return role === ROLE_ORIGINS.statusWriter && (operator === undefined || operator === controller);
 }

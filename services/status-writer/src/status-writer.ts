@@ -14,6 +14,7 @@ import {
   Streams,
   deadLetter,
   openJetStream,
+  origins,
   partitionOf,
   parkMalformed,
   publishDeadLetter,
@@ -32,7 +33,11 @@ import type { StatusWriterConfig } from './config.js';
 import { statusWriterMetrics } from './metrics.js';
 import { StatusApplier, parseIntent } from './status-applier.js';
 
-/** The origin of its dead letters and outcomes (kubebus.dlq.status-writer.…, kubebus.outcomes.status-writer.…). */
+/**
+ * The name of its work loop (metrics' `controller` label). Its dead letters
+ * and outcomes carry the operator's name too (origins.statusWriter, ADR 0015):
+ * kubebus.dlq.<operator>_status-writer.…, kubebus.outcomes.<operator>_status-writer.…
+ */
 export const CONTROLLER_NAME = 'status-writer';
 
 export interface RunningStatusWriter {
@@ -66,13 +71,14 @@ export async function startStatusWriter(deps: {
   await requireKubernetesVersion(client, log);
   const metrics = statusWriterMetrics(registry);
   const reader = new ObjectReader(jsm, (path) => client.getIfExists<KubeObject>(path));
+  const origin = origins.statusWriter(config.controller);
 
   // Parks an intent with the reason and the subject `kubebus dlq redrive` sends it back to.
   const park = async (item: WorkItem, error: unknown, attempts: number) => {
     await publishDeadLetter(
       js,
       deadLetter({
-        origin: CONTROLLER_NAME,
+        origin,
         key: item.key,
         reason: error instanceof Error ? error.message : String(error),
         code: ErrorCodes.KubeApi,
@@ -87,7 +93,7 @@ export async function startStatusWriter(deps: {
       }),
     );
   };
-  const outcomes = new OutcomeRecorder(bus.nc, CONTROLLER_NAME);
+  const outcomes = new OutcomeRecorder(bus.nc, origin);
   const controller = new Controller(
     new StatusApplier({
       client,
@@ -139,7 +145,7 @@ export async function startStatusWriter(deps: {
           return { ok: false, reason: (error as Error).message };
         }
       },
-      onMalformed: (message, reason) => parkMalformed(js, CONTROLLER_NAME, message, reason),
+      onMalformed: (message, reason) => parkMalformed(js, origin, message, reason),
     },
   );
   const lag = watchConsumerLag({

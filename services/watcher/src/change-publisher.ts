@@ -41,6 +41,8 @@ export interface ChangePublisherDeps {
   readonly metrics: WatcherMetrics;
   /** a span per published change (exported when tracing is configured) */
   readonly spans: Spans;
+  /** who its dead letters say parked them (origins.watcher of the operator) */
+  readonly origin: string;
 }
 
 export class ChangePublisher {
@@ -197,7 +199,7 @@ export class ChangePublisher {
       'change could not be published; parked in the DLQ',
     );
     const record = deadLetter({
-      origin: 'watcher',
+      origin: this.deps.origin,
       key,
       reason,
       code,
@@ -205,7 +207,7 @@ export class ChangePublisher {
       attempts: 0,
       traceparent,
     });
-    const subject = subjects.deadLetter('watcher', key);
+    const subject = subjects.deadLetter(this.deps.origin, key);
     const { completion } = await this.deps.publisher.submit(`dlq:${subject}`, [
       {
         subject,

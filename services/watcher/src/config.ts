@@ -71,6 +71,8 @@ export const WatcherConfigSchema = z
 export type WatcherSettings = z.output<typeof WatcherConfigSchema>;
 
 export interface WatcherConfig extends WatcherSettings {
+  /** the operator it watches for: its dead letters and cursors carry the name (ADR 0015) */
+  readonly operator: string;
   readonly controllers: readonly ControllerSpec[];
   /** the work partitions the controllers' reconcilers consume */
   readonly partitions: number;

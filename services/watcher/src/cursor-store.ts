@@ -23,15 +23,34 @@ export function cursorKey(
   return [resource.resource, resource.group || '_core', namespace || '_all', selector].join('.');
 }
 
+/**
+ * Cursors of one operator's watcher, under `<operator>.` (ADR 0015: its NATS
+ * user may write `$KV.kubebus_cursors.<operator>.>` and no other operator's).
+ */
 export class CursorStore {
   constructor(
     private readonly kv: KV,
     private readonly watcherId: string,
+    private readonly operator: string,
   ) {}
 
   static bucket = Buckets.cursors;
 
+  /** The bucket key of a cursor key (cursorKey) of this operator. */
+  keyOf(key: string): string {
+    return `${this.operator}.${key}`;
+  }
+
+  /**
+   * The cursor, or before the first write under the operator's name, the one
+   * the layout before kept under the bare key (read once on upgrade, never
+   * written): a restart after the upgrade resumes instead of relisting.
+   */
   async read(key: string): Promise<Cursor | undefined> {
+    return (await this.#get(this.keyOf(key))) ?? (await this.#get(key));
+  }
+
+  async #get(key: string): Promise<Cursor | undefined> {
     const entry = await this.kv.get(key);
     if (entry === null || entry.operation !== 'PUT') return undefined;
     try {
@@ -47,10 +66,10 @@ export class CursorStore {
       updatedAt: new Date().toISOString(),
       by: this.watcherId,
     };
-    await this.kv.put(key, JSON.stringify(cursor));
+    await this.kv.put(this.keyOf(key), JSON.stringify(cursor));
   }
 
   async clear(key: string): Promise<void> {
-    await this.kv.delete(key);
+    await this.kv.delete(this.keyOf(key));
   }
 }

@@ -7,6 +7,7 @@ import {
   Buckets,
   OrderedPublisher,
   openJetStream,
+  origins,
   type BusConnection,
 } from '@kubebus/shared/bus';
 import { managedSelector, type KubeClient, requireKubernetesVersion } from '@kubebus/shared/kube';
@@ -51,7 +52,11 @@ export async function startWatcher(deps: {
     { ...defaultTopology, replicas: deps.config.streamReplicas },
     log,
   );
-  const cursors = new CursorStore(await new Kvm(bus.nc).open(Buckets.cursors), config.watcherId);
+  const cursors = new CursorStore(
+    await new Kvm(bus.nc).open(Buckets.cursors),
+    config.watcherId,
+    config.operator,
+  );
   // the reconcilers consume the partitions this publishes to: the counts must agree
   const agreements = await new Kvm(bus.nc).open(Buckets.agreements);
   for (const controller of config.controllers)
@@ -100,6 +105,7 @@ export async function startWatcher(deps: {
     log,
     metrics,
     spans: deps.spans ?? spans(),
+    origin: origins.watcher(config.operator),
   });
 
   const watchers: ResourceWatcher[] = [];

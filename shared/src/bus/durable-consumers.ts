@@ -62,7 +62,9 @@ export function consumerConfigOf(spec: DurableConsumerSpec): Partial<ConsumerCon
     filter_subject: spec.filter,
     ack_policy: AckPolicy.Explicit,
     ack_wait: spec.ackWaitMs * 1_000_000,
-    // attempts are counted by the runtime (retry budget, then the DLQ)
+    // attempts are counted by the runtime (retry budget, then the DLQ), and
+    // deaths by the delivery records (ADR 0021): the server's bound would count
+    // every nak (requeue-after, waits for a dependency) and strand what it stops
     max_deliver: -1,
     max_ack_pending: spec.maxAckPending,
     deliver_policy: DeliverPolicy.All,

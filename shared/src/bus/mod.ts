@@ -35,7 +35,7 @@ export type { WorkMark, WorkReason } from './work-mark.js';
 export { PartitionLeases, leaseGroups, leaseKey } from './partition-leases.js';
 export type { PartitionLeaseOptions } from './partition-leases.js';
 export { PartitionConsumers } from './partition-consumers.js';
-export type { ParsedRequest, PartitionConsumerOptions } from './partition-consumers.js';
+export type { CrashBound, ParsedRequest, PartitionConsumerOptions } from './partition-consumers.js';
 export { StatusIntentSchema, StatusPublisher, encodeStatusIntent } from './status-intent.js';
 export type { StatusIntent } from './status-intent.js';
 export { desiredStatus, sameStatus, statusInPlace } from './status-in-place.js';
@@ -55,3 +55,7 @@ export { OutcomeRecorder, OutcomeRecordSchema, readOutcomes } from './outcomes.j
 export type { OutcomeRecord } from './outcomes.js';
 export { watchConsumerLag } from './consumer-lag.js';
 export { SWEPT, UpgradeSweeper, sweepKey } from './upgrade-sweep.js';
+export { AnsweredDeliveries } from './answered-deliveries.js';
+export { assess, deliveryRecordKey } from './unanswered-deliveries.js';
+export { ROLE_ORIGINS, originOf, originToken, origins } from './origins.js';
+export type { RoleOrigin } from './origins.js';

@@ -8,6 +8,19 @@ import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstrea
 import type { Logger } from '../obs/logger.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { WorkItem } from '../runtime/work-item.js';
+import type { AnsweredDeliveries } from './answered-deliveries.js';
+
+/**
+ * A bound on deliveries never answered (unanswered-deliveries.ts): a message
+ * whose process died reconciling it `maxCrashes` times is parked, not
+ * delivered again to crash the next replica.
+ */
+export interface CrashBound {
+  readonly deliveries: AnsweredDeliveries;
+  readonly maxCrashes: number;
+  /** dead-letters the request and marks its object; throwing gives it back for later */
+  readonly park: (item: WorkItem, crashes: number) => Promise<void>;
+}
 
 export type ParsedRequest =
   | {
@@ -30,6 +43,8 @@ export interface PartitionConsumerOptions {
   readonly dispatch: (item: WorkItem) => void;
   /** a message that is not a valid request: park it (DLQ); it is then terminated */
   readonly onMalformed: (message: JsMsg, reason: string) => Promise<void>;
+  /** park a request whose deliveries kept killing their process (none: no bound) */
+  readonly crashBound?: CrashBound;
   readonly log: Logger;
 }
 
@@ -75,10 +90,39 @@ export class PartitionConsumers {
           await this.#park(message, parsed.reason);
           continue;
         }
-        this.options.dispatch(toWorkItem(message, parsed));
+        const bound = this.options.crashBound;
+        if (bound === undefined) {
+          this.options.dispatch(toWorkItem(message, parsed));
+          continue;
+        }
+        const { suspect, crashes } = await bound.deliveries.assess(
+          parsed.key,
+          message.seq,
+          message.info.deliveryCount,
+        );
+        const item = toWorkItem(message, parsed, {
+          deliveries: bound.deliveries,
+          crashes,
+          suspect,
+        });
+        if (crashes < bound.maxCrashes) this.options.dispatch(item);
+        else await this.#parkCrashing(bound, item, crashes);
       }
     } catch (error) {
       this.options.log.error({ partition, err: error }, 'partition consumer stopped');
+    }
+  }
+
+  async #parkCrashing(bound: CrashBound, item: WorkItem, crashes: number): Promise<void> {
+    try {
+      await bound.park(item, crashes);
+      item.terminate(`its process died while reconciling it ${crashes} times`);
+    } catch (error) {
+      this.options.log.error(
+        { err: error, key: item.key, crashes },
+        'could not park a request that kept killing its process; will try again',
+      );
+      item.retry(5_000);
     }
   }
 
@@ -96,7 +140,33 @@ export class PartitionConsumers {
   }
 }
 
-function toWorkItem(message: JsMsg, parsed: Extract<ParsedRequest, { ok: true }>): WorkItem {
+/** How a work item's deliveries are recorded, when deaths are bounded. */
+interface Records {
+  readonly deliveries: AnsweredDeliveries;
+  /** deaths blamed on the message before this delivery */
+  readonly crashes: number;
+  /** an earlier delivery went unanswered: runs alone, its start recorded */
+  readonly suspect: boolean;
+}
+
+function toWorkItem(
+  message: JsMsg,
+  parsed: Extract<ParsedRequest, { ok: true }>,
+  records?: Records,
+): WorkItem {
+  const { key } = parsed;
+  const record = {
+    seq: message.seq,
+    delivery: message.info.deliveryCount,
+    crashes: records?.crashes ?? 0,
+  };
+  const settle = () => records?.deliveries.settle(key, record.seq);
+  // given back: recorded as answered first, so the delivery it causes blames nobody
+  const giveBack = (nak: () => void) => {
+    if (records === undefined) nak();
+    else records.deliveries.answer(key, record, nak);
+  };
+  const deliveries = records?.suspect === true ? records.deliveries : undefined;
   return {
     key: parsed.key,
     id: `${message.info.stream}:${message.seq}`,
@@ -104,14 +174,19 @@ function toWorkItem(message: JsMsg, parsed: Extract<ParsedRequest, { ok: true }>
     ...(parsed.traceparent === undefined ? {} : { traceparent: parsed.traceparent }),
     ...(parsed.eventId === undefined ? {} : { eventId: parsed.eventId }),
     body: message.data,
+    ...(deliveries === undefined ? {} : { started: () => deliveries.start(key, record) }),
     ack: () => {
       message.ack();
+      settle();
     },
     retry: (delayMs) => {
-      message.nak(delayMs);
+      giveBack(() => {
+        message.nak(delayMs);
+      });
     },
     terminate: (reason) => {
       message.term(reason);
+      settle();
     },
     inProgress: () => {
       message.working();

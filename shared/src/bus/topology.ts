@@ -19,6 +19,8 @@ export const Buckets = {
   leases: 'kubebus_leases',
   /** what each controller's processes agreed on (partition counts, interests) */
   agreements: 'kubebus_agreements',
+  /** which deliveries of a work mark were answered: the rest killed their process (answered-deliveries.ts) */
+  deliveries: 'kubebus_deliveries',
 } as const;
 
 export interface TopologyOptions {
@@ -130,5 +132,7 @@ export function bucketConfigs(options: TopologyOptions): BucketConfig[] {
     { name: Buckets.cursors, ...common },
     { name: Buckets.agreements, ...common },
     { name: Buckets.leases, ...common, ttl: options.leaseTtlMs },
+    // a record outlives any retry delay; a message settled removes its own
+    { name: Buckets.deliveries, ...common, ttl: options.eventsMaxAgeMs },
   ];
 }

@@ -22,6 +22,8 @@ export const ErrorCodes = {
   PublishFailed: 'KUBEBUS_PUBLISH_FAILED',
   /** A reconcile kept failing (an error of the reconciler's own, not the apiserver's). */
   ReconcileFailed: 'KUBEBUS_RECONCILE_FAILED',
+  /** The process died (or hung past the ack wait) reconciling the object KUBEBUS_MAX_CRASHES times. */
+  CrashLoop: 'KUBEBUS_CRASH_LOOP',
   /** A reconcile failed in a way retrying cannot fix. */
   Terminal: 'KUBEBUS_TERMINAL',
   /** Knative gave up delivering an event to the reconciler (its Trigger's deadLetterSink). */

@@ -264,3 +264,57 @@ describe('controller work loop', () => {
     assert.deepEqual(fates, ['retry:0']);
   });
 });
+
+describe('controller work loop: requests whose process may have died running them', () => {
+  it('runs suspects one at a time, each after its start is recorded, beside ordinary requests', async () => {
+    const running = new Set<string>();
+    const events: string[] = [];
+    let maxSuspectsAtOnce = 0;
+    const gates = new Map<string, () => void>();
+    const suspects = new Set(['s1', 's2', 's3']);
+    const controller = new Controller(
+      reconcilerFunc(async ({ key }) => {
+        running.add(key.name);
+        events.push(`run:${key.name}`);
+        maxSuspectsAtOnce = Math.max(
+          maxSuspectsAtOnce,
+          [...running].filter((name) => suspects.has(name)).length,
+        );
+        await new Promise<void>((resolve) => gates.set(key.name, resolve));
+        running.delete(key.name);
+        return undefined;
+      }),
+      options({ maxConcurrent: 8 }),
+    );
+    const fates: Record<string, string[]> = {};
+    for (const name of ['s1', 'plain', 's2', 's3']) {
+      fates[name] = [];
+      const base = item(name, fates[name]);
+      controller.dispatch(
+        suspects.has(name)
+          ? {
+              ...base,
+              started: async () => {
+                events.push(`started:${name}`);
+              },
+            }
+          : base,
+      );
+    }
+    await until(() => running.has('s1') && running.has('plain'));
+    assert.ok(!running.has('s2') && !running.has('s3'), 'a second suspect ran beside the first');
+    for (const name of ['s1', 's2', 's3']) {
+      await until(() => gates.has(name));
+      gates.get(name)?.();
+    }
+    gates.get('plain')?.();
+    await until(() => controller.idle);
+    assert.equal(maxSuspectsAtOnce, 1);
+    for (const name of suspects)
+      assert.ok(events.indexOf(`started:${name}`) < events.indexOf(`run:${name}`), name);
+    assert.deepEqual(
+      Object.values(fates).map((f) => f.join()),
+      ['ack', 'ack', 'ack', 'ack'],
+    );
+  });
+});

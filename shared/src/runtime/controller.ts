@@ -161,6 +161,9 @@ export class Controller {
     for (const [id, item] of this.#pending) {
       if (this.#running.size >= this.options.maxConcurrent) break;
       if (this.#running.has(id)) continue;
+      // a suspect runs beside no other: a death is then blamed on one request
+      if (isSuspect(item) && [...this.#running.values()].some((run) => isSuspect(run.item)))
+        continue;
       this.#pending.delete(id);
       const abort = new AbortController();
       const done = this.#run(id, item, abort.signal).finally(() => {
@@ -207,6 +210,10 @@ export class Controller {
     const heartbeat = setInterval(() => {
       item.inProgress();
     }, this.options.heartbeatMs);
+    if (item.started !== undefined)
+      await item.started().catch((error: unknown) => {
+        log.warn({ err: error }, 'could not record the start of a redelivered request');
+      });
     log.debug({ attempt: attempts.attempt }, 'reconcile started');
     const started = performance.now();
     let outcome: Outcome;
@@ -334,6 +341,10 @@ export class Controller {
   #updateDepth(): void {
     this.options.metrics.depth.set(this.#labels, this.#pending.size);
   }
+}
+
+function isSuspect(item: WorkItem): boolean {
+  return item.started !== undefined;
 }
 
 function sameRequest(a: WorkItem, b: WorkItem): boolean {

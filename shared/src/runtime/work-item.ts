@@ -17,6 +17,13 @@ export interface WorkItem {
   readonly eventId?: string;
   /** the request's payload, for controllers that need more than the key */
   readonly body?: Uint8Array;
+  /**
+   * Present when an earlier delivery of the request went unanswered (its
+   * process may have died running it): such a request runs with no other such
+   * request beside it, and this is awaited first, so that if the process dies
+   * now the death is blamed on this request alone.
+   */
+  readonly started?: () => Promise<void>;
   /** done: forget the request */
   ack(): void;
   /** deliver the request again after `delayMs` */

@@ -40,7 +40,7 @@ const LETTER_FILTERS: Options = {
   origin: {
     type: 'string',
     value: 'component',
-    help: 'parked by this controller, the watcher or the status-writer',
+    help: 'parked by this origin: an operator (its reconciler), <operator>.watcher or <operator>.status-writer',
   },
   code: { type: 'string', value: 'code', help: 'with this error code (docs/errors.md)' },
   since: { type: 'string', value: '30m|2h|7d|time', help: 'parked since then (ISO 8601 time)' },

@@ -120,7 +120,7 @@ describe('NATS users', () => {
     );
   });
 
-  it("keeps each operator's status, leases, agreements, work, letters and outcomes its own", () => {
+  it("keeps each operator's status, leases, agreements, work, letters, outcomes, cursors and delivery records its own", () => {
     const ours = {
       reconciler: [
         'kubebus.status.site.p0.g.r.ns.n',
@@ -129,25 +129,48 @@ describe('NATS users', () => {
         'kubebus.outcomes.site.g.r.ns.n',
         '$KV.kubebus_leases.site.work.lease.p0',
         '$KV.kubebus_agreements.site.sweep.p0',
+        '$KV.kubebus_deliveries.site.0123abcd',
       ],
       'status-writer': [
         '$KV.kubebus_leases.site.status.lease.p0',
         '$KV.kubebus_agreements.site.status',
-        'kubebus.dlq.status-writer.g.r.ns.n',
+        'kubebus.dlq.site_status-writer.g.r.ns.n',
+        'kubebus.outcomes.site_status-writer.g.r.ns.n',
       ],
-      watcher: ['kubebus.work.site.p0.g.r.ns.n', '$KV.kubebus_agreements.site.work'],
+      watcher: [
+        'kubebus.work.site.p0.g.r.ns.n',
+        '$KV.kubebus_agreements.site.work',
+        'kubebus.dlq.site_watcher.g.r.ns.n',
+        '$KV.kubebus_cursors.site.configmaps._core._all._',
+      ],
     } as const;
     for (const [role, subjects] of Object.entries(ours) as [Role, readonly string[]][])
       for (const subject of subjects) {
         assert.ok(mayPublish(publishOf(site, role), subject), `${role} ${subject}`);
-        const theirs = subject.replace('.site.', '.plain.');
-        if (theirs !== subject)
-          assert.ok(!mayPublish(publishOf(site, role), theirs), `${role} ${theirs}`);
+        const theirs = subject.replace(/\.site([._])/, '.plain$1');
+        assert.notEqual(theirs, subject);
+        assert.ok(!mayPublish(publishOf(site, role), theirs), `${role} ${theirs}`);
       }
     for (const role of ROLES) {
       assert.ok(!mayPublish(publishOf(site, role), 'kubebus.status.plain.p0.g.r.ns.n'), role);
       assert.ok(!mayPublish(publishOf(site, role), '$KV.kubebus_leases.plain.work.lease.p0'));
+      // the shared origins and cursor keys of the layout before: nobody's any more
+      for (const shared of [
+        'kubebus.dlq.status-writer.g.r.ns.n',
+        'kubebus.outcomes.status-writer.g.r.ns.n',
+        'kubebus.dlq.watcher.g.r.ns.n',
+        '$KV.kubebus_cursors.configmaps._core._all._',
+      ])
+        assert.ok(!mayPublish(publishOf(site, role), shared), `${role} ${shared}`);
     }
+    // one role of an operator does not write as another of it
+    assert.ok(
+      !mayPublish(publishOf(site, 'reconciler'), 'kubebus.dlq.site_status-writer.g.r.ns.n'),
+    );
+    assert.ok(
+      !mayPublish(publishOf(site, 'reconciler'), 'kubebus.outcomes.site_status-writer.g.r.ns.n'),
+    );
+    assert.ok(!mayPublish(publishOf(site, 'status-writer'), 'kubebus.dlq.site.g.r.ns.n'));
     assert.ok(!mayPublish(publishOf(site, 'reconciler'), 'kubebus.events.g.r.ns.n'));
     assert.ok(!mayPublish(publishOf(site, 'status-writer'), 'kubebus.events.g.r.ns.n'));
     assert.ok(!mayPublish(cliPermissions(), 'kubebus.work.site.p0.g.r.ns.n'));

@@ -8,7 +8,15 @@
 //   reads: an ack there removes nothing, and no kubebus durable lives there;
 // - no STREAM.CREATE, UPDATE, DELETE or PURGE at all: an operator's `setup`
 //   keeps its external state in an account of its own (stateAccountOf).
-import { Buckets, Streams, agreementKeys, durableNames, subjects } from '@kubebus/shared/bus';
+import {
+  Buckets,
+  Streams,
+  agreementKeys,
+  durableNames,
+  originToken,
+  origins,
+  subjects,
+} from '@kubebus/shared/bus';
 import type { Operator } from '@kubebus/shared/definition';
 import { partitionsOf, type Role } from '../host/role-configs.js';
 import { natsUserOf, passwordVariableOf } from './names.js';
@@ -125,8 +133,9 @@ export function publishOf(
           ...orderedReadsOf([Streams.events, kv(Buckets.cursors), kv(Buckets.agreements)]),
           subjects.allEvents,
           subjects.workOf(name),
-          'kubebus.dlq.watcher.>',
-          `$KV.${Buckets.cursors}.>`,
+          // its own letters and cursors only (ADR 0015)
+          `kubebus.dlq.${originToken(origins.watcher(name))}.>`,
+          `$KV.${Buckets.cursors}.${name}.>`,
           `$KV.${Buckets.agreements}.${own}`,
         ],
         deny: CONSUMER_DENY,
@@ -149,10 +158,12 @@ export function publishOf(
           // its own work only: the upgrade sweep marks its objects again (upgrade-sweep.ts)
           subjects.workOf(name),
           subjects.statusOf(name),
-          `kubebus.dlq.${name}.>`,
-          `kubebus.outcomes.${name}.>`,
+          `kubebus.dlq.${originToken(origins.reconciler(name))}.>`,
+          `kubebus.outcomes.${originToken(origins.reconciler(name))}.>`,
           `$KV.${Buckets.leases}.${own}`,
           `$KV.${Buckets.agreements}.${own}`,
+          // which deliveries of its work it answered (answered-deliveries.ts)
+          `$KV.${Buckets.deliveries}.${own}`,
         ],
         deny: [subjects.allEvents, ...CONSUMER_DENY],
       };
@@ -165,8 +176,9 @@ export function publishOf(
             Streams.status,
             range(statusPartitions).map((p) => durableNames.status(name, p)),
           ),
-          'kubebus.dlq.status-writer.>',
-          'kubebus.outcomes.status-writer.>',
+          // its own operator's letters and outcomes only (ADR 0015)
+          `kubebus.dlq.${originToken(origins.statusWriter(name))}.>`,
+          `kubebus.outcomes.${originToken(origins.statusWriter(name))}.>`,
           `$KV.${Buckets.leases}.${own}`,
           `$KV.${Buckets.agreements}.${own}`,
         ],

@@ -38,7 +38,12 @@ export function watcherConfig(operator: Operator, env: Environment): WatcherConf
       map: (object) => watch.map(object),
     })),
   };
-  return { ...settings, controllers: [controller], partitions: partitionsOf(operator) };
+  return {
+    ...settings,
+    operator: operator.name,
+    controllers: [controller],
+    partitions: partitionsOf(operator),
+  };
 }
 
 export function reconcilerConfig(
@@ -52,6 +57,9 @@ export function reconcilerConfig(
     ...(operator.maxAttempts === undefined
       ? {}
       : { KUBEBUS_MAX_ATTEMPTS: String(operator.maxAttempts) }),
+    ...(operator.maxCrashes === undefined
+      ? {}
+      : { KUBEBUS_MAX_CRASHES: String(operator.maxCrashes) }),
     ...env,
   });
   return { ...settings, controller: operator.name, partitions: partitionsOf(operator) };
