@@ -1,6 +1,6 @@
 // An object whose reconcile kills its process (the OOM killer, a segfault in
 // native code, `process.exit` in user code) is parked after maxCrashes
-// deaths blamed on it (ADR 0021), whatever the process' memory held: a
+// deaths blamed on it (ADR 0022), whatever the process' memory held: a
 // dead letter with the reason, Degraded=True like a spent retry budget, and
 // `kubebus dlq redrive` brings it back. Before, its work mark was delivered
 // for ever (`max_deliver: -1`, attempts counted in memory) and every replica

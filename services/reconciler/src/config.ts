@@ -40,7 +40,7 @@ export const ReconcilerConfigSchema = z
     KUBEBUS_STATUS_PARTITIONS: positiveInt(16),
     /**
      * Deliveries of one work mark never answered — its process died or hung
-     * past the ack wait reconciling it — before the object is parked (ADR 0021)
+     * past the ack wait reconciling it — before the object is parked (ADR 0022)
      */
     KUBEBUS_MAX_CRASHES: positiveInt(5),
     KUBEBUS_FIELD_MANAGER: z.string().default('kubebus-databasecluster'),

@@ -248,7 +248,7 @@ export async function startReconcilerService(deps: {
     });
   }
 
-  // deliveries never answered are bounded (ADR 0021): an object whose reconcile
+  // deliveries never answered are bounded (ADR 0022): an object whose reconcile
   // kills its process is parked like a spent retry budget
   const deliveries = new AnsweredDeliveries(
     await new Kvm(bus.nc).open(Buckets.deliveries),

@@ -63,7 +63,7 @@ export function consumerConfigOf(spec: DurableConsumerSpec): Partial<ConsumerCon
     ack_policy: AckPolicy.Explicit,
     ack_wait: spec.ackWaitMs * 1_000_000,
     // attempts are counted by the runtime (retry budget, then the DLQ), and
-    // deaths by the delivery records (ADR 0021): the server's bound would count
+    // deaths by the delivery records (ADR 0022): the server's bound would count
     // every nak (requeue-after, waits for a dependency) and strand what it stops
     max_deliver: -1,
     max_ack_pending: spec.maxAckPending,

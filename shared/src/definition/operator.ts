@@ -66,7 +66,7 @@ export interface OperatorDefinition<Primary extends CustomResource, Deps = undef
   readonly partitions?: number;
   /** failed attempts before an object is dead-lettered (default 10) */
   readonly maxAttempts?: number;
-  /** deaths of its process blamed on one object before it is dead-lettered (default 5, ADR 0021) */
+  /** deaths of its process blamed on one object before it is dead-lettered (default 5, ADR 0022) */
   readonly maxCrashes?: number;
   /** RBAC beyond what for/owns/watches imply: roles it binds or escalates, extra rules */
   readonly rbac?: OperatorRbac;
