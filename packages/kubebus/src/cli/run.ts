@@ -36,11 +36,13 @@ export async function run(line: CommandLine): Promise<void> {
     );
     env[name] = undefined;
   }
-  const common = commonConfig(configOrExit('run', z.object(CommonEnv), env));
   const { WebhookEnv, webhookConfig } = await import('../host/webhook-config.js');
+  // one parse: unknown variables are warned about once
+  const settings = configOrExit('run', z.object({ ...CommonEnv, ...WebhookEnv.shape }), env);
+  const common = commonConfig(settings);
   let webhook: ReturnType<typeof webhookConfig>;
   try {
-    webhook = webhookConfig(configOrExit('run', WebhookEnv, env));
+    webhook = webhookConfig(settings);
   } catch (error) {
     process.stderr.write(`kubebus run: ${(error as Error).message}\n`);
     process.exit(2);
