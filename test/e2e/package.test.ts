@@ -437,17 +437,17 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       assert.match(history, /^ {4}→ staticsite success in \d+ ms trace [0-9a-f]{32}$/m);
       assert.match(
         history,
-        /^ {4}→ status-writer success in \d+ ms, wrote rv \d+ trace [0-9a-f]{32}$/m,
+        /^ {4}→ staticsite\.status-writer success in \d+ ms, wrote rv \d+ trace [0-9a-f]{32}$/m,
       );
       // each status write sits under the revision its reconcile acted on (same trace),
       // and the revision it produced says who wrote it
       for (const block of history.split(/^(?=#)/m)) {
         for (const [, trace] of block.matchAll(
-          /→ status-writer success .* trace ([0-9a-f]{32})$/gm,
+          /→ staticsite\.status-writer success .* trace ([0-9a-f]{32})$/gm,
         ))
           assert.match(block, new RegExp(`→ staticsite \\w+ .*trace ${trace}$`, 'm'), block);
       }
-      assert.match(history, /^ {4}written by status-writer, trace [0-9a-f]{32}$/m);
+      assert.match(history, /^ {4}written by staticsite\.status-writer, trace [0-9a-f]{32}$/m);
       const doomed = (await cli(['history', 'staticsites.sites.example.com', 'default/doomed']))
         .stdout;
       assert.match(doomed, /→ staticsite error in \d+ ms: .*no doomed pages/);
