@@ -4,7 +4,7 @@
 // reads an object recorded in another version than the one it reconciles.
 import type { ObjectMeta } from './objects.js';
 import type { CustomResource } from './resource.js';
-import type { Convertible, ServedVersion } from './versions.js';
+import type { Converted, Convertible, ServedVersion } from './versions.js';
 
 /** An object as sent or recorded: apiVersion, kind, metadata, spec, status, anything else. */
 export interface ConvertibleObject {
@@ -56,6 +56,30 @@ function record(value: unknown): Record<string, unknown> {
 }
 
 /**
+ * What a conversion function answered, checked: the types promise an object
+ * with a spec and string annotations, but the function is the user's code
+ * (plain JavaScript, a cast) and its answer goes into the apiserver's reply.
+ */
+function answered(out: unknown): Converted<unknown, unknown> {
+  if (out === null || typeof out !== 'object' || Array.isArray(out))
+    throw new Error(`the conversion answered ${out === null ? 'null' : typeof out}, not an object`);
+  const { status, annotations } = out as Record<string, unknown>;
+  if (
+    status !== undefined &&
+    (status === null || typeof status !== 'object' || Array.isArray(status))
+  )
+    throw new Error('the conversion answered a status that is not an object');
+  if (annotations !== undefined) {
+    if (annotations === null || typeof annotations !== 'object' || Array.isArray(annotations))
+      throw new Error('the conversion answered annotations that are not an object');
+    for (const [key, value] of Object.entries(annotations))
+      if (typeof value !== 'string')
+        throw new Error(`the conversion answered annotation ${key} that is not a string`);
+  }
+  return out as Converted<unknown, unknown>;
+}
+
+/**
  * An object of one version of the resource in another: through the storage
  * version (the hub), with the definition's functions. Metadata is kept but for
  * annotations the functions add; conditions and observedGeneration are carried.
@@ -84,7 +108,9 @@ export function convertObject(
     if (conversion === undefined) throw new ConversionError(`${spoke.name} has no conversion`);
     let out;
     try {
-      out = conversion[direction](withDefaults(current, direction === 'toStorage' ? spoke : hub));
+      out = answered(
+        conversion[direction](withDefaults(current, direction === 'toStorage' ? spoke : hub)),
+      );
     } catch (error) {
       const name = object.metadata.namespace === undefined ? '' : `${object.metadata.namespace}/`;
       throw new ConversionError(

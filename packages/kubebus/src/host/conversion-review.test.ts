@@ -170,6 +170,42 @@ describe('the conversion webhook answer', () => {
     });
   });
 
+  it('answers a conversion whose answer is not an object (or has bad annotations) with Failure', () => {
+    for (const [answer, text] of [
+      [undefined, /answered undefined, not an object/],
+      [null, /answered null, not an object/],
+      ['v1', /answered string, not an object/],
+      [{ spec: {}, status: 3 }, /a status that is not an object/],
+      [{ spec: {}, annotations: [] }, /annotations that are not an object/],
+      [{ spec: {}, annotations: { a: 1 } }, /annotation a that is not a string/],
+    ] as const) {
+      const odd = defineResource({
+        group: 'test.kubebus.dev',
+        kind: 'Thermostat',
+        scope: 'Namespaced',
+        versions: {
+          v1alpha1: { spec: z.object({ celsius: z.int() }), status: z.object({}) },
+          v1: { spec: z.object({ celsius: z.int() }), status: z.object({}) },
+        },
+        storage: 'v1',
+        convert: {
+          v1alpha1: {
+            // what plain JavaScript (or a cast) can answer
+            toStorage: () => answer as unknown as { spec: { celsius: number } },
+            fromStorage: ({ spec }) => ({ spec }),
+          },
+        },
+      });
+      const result = answerConversionReview(
+        [odd],
+        review('test.kubebus.dev/v1', [thermostat('test.kubebus.dev/v1alpha1', { celsius: 1 })]),
+      );
+      assert.ok(!('unreadable' in result));
+      assert.equal(result.response.result.status, 'Failure');
+      assert.match('message' in result.response.result ? result.response.result.message : '', text);
+    }
+  });
+
   it('refuses an unknown version, group or kind with Failure', () => {
     for (const [desired, object, text] of [
       [
