@@ -73,10 +73,24 @@ function answered(out: unknown): Converted<unknown, unknown> {
     if (annotations === null || typeof annotations !== 'object' || Array.isArray(annotations))
       throw new Error('the conversion answered annotations that are not an object');
     for (const [key, value] of Object.entries(annotations))
-      if (typeof value !== 'string')
-        throw new Error(`the conversion answered annotation ${key} that is not a string`);
+      if (typeof value !== 'string' && value !== null)
+        throw new Error(`the conversion answered annotation ${key} that is not a string or null`);
   }
   return out as Converted<unknown, unknown>;
+}
+
+/** Annotations with a conversion's changes made: a value set, null deleted. */
+function applied(
+  annotations: Readonly<Record<string, string>> | undefined,
+  changes: Readonly<Record<string, string | null>> | undefined,
+): Record<string, string> {
+  const set = Object.entries(changes ?? {});
+  return Object.fromEntries([
+    ...Object.entries(annotations ?? {}).filter(
+      ([key]) => !(changes !== undefined && key in changes),
+    ),
+    ...set.filter((entry): entry is [string, string] => entry[1] !== null),
+  ]);
 }
 
 /**
@@ -100,7 +114,7 @@ export function convertObject(
     spec: object.spec ?? {},
     status: status,
   };
-  let annotations: Record<string, string> = {};
+  let annotations: Record<string, string | null> = {};
   let ownStatus: unknown = object.status === undefined ? undefined : status;
   const hub = resource.versions.find((version) => version.storage) ?? desired;
   const step = (direction: 'toStorage' | 'fromStorage', spoke: ServedVersion) => {
@@ -123,7 +137,7 @@ export function convertObject(
     current = {
       metadata: {
         ...current.metadata,
-        annotations: { ...current.metadata.annotations, ...out.annotations },
+        annotations: applied(current.metadata.annotations, out.annotations),
       },
       spec: out.spec,
       status: record(out.status),
@@ -137,13 +151,15 @@ export function convertObject(
       : { observedGeneration: status['observedGeneration'] }),
     ...(status['conditions'] === undefined ? {} : { conditions: status['conditions'] }),
   };
+  const before = object.metadata['annotations'];
+  const after = applied(record(before) as Record<string, string>, annotations);
+  const { annotations: _annotations, ...otherMetadata } = object.metadata;
   const withAnnotations =
     Object.keys(annotations).length === 0
       ? object.metadata
-      : {
-          ...object.metadata,
-          annotations: { ...record(object.metadata['annotations']), ...annotations },
-        };
+      : before === undefined && Object.keys(after).length === 0
+        ? otherMetadata
+        : { ...object.metadata, annotations: after };
   return {
     ...object,
     apiVersion: desiredApiVersion,

@@ -43,10 +43,13 @@ export interface Converted<Spec, Status> {
   readonly spec: Spec;
   readonly status?: Partial<Status>;
   /**
-   * annotations to set on the converted object: where a field the other
-   * version cannot hold is kept so a round trip loses nothing
+   * annotations to set (a string) or delete (null) on the converted object:
+   * where a field the other version cannot hold is kept so a round trip loses
+   * nothing. Delete such an annotation when you restore from it (and when
+   * there is nothing to keep): a stale one left on the object would restore,
+   * later, a field nobody wrote (controller-runtime's practice)
    */
-  readonly annotations?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string | null>>;
 }
 
 type SpecOf<V extends VersionSchemas> = z.output<V['spec']>;

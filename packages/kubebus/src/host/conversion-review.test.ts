@@ -70,6 +70,19 @@ describe('the conversion webhook answer', () => {
     });
     const [back] = answered(review('test.kubebus.dev/v1', [old])).convertedObjects;
     assert.deepEqual((back as { spec: unknown }).spec, stored.spec);
+    // restored: the annotation goes (null deletes), other annotations stay
+    assert.deepEqual(back, { ...stored, metadata: { ...stored.metadata, annotations: {} } });
+    const noted = thermostat('test.kubebus.dev/v1alpha1', { celsius: 5 }, undefined, {
+      'thermostats.test.kubebus.dev/unit': 'F:41',
+      'example.com/note': 'kept',
+    });
+    const [stale] = answered(review('test.kubebus.dev/v1', [noted])).convertedObjects;
+    assert.deepEqual(
+      stale,
+      thermostat('test.kubebus.dev/v1', { target: { value: 41, unit: 'F' } }, undefined, {
+        'example.com/note': 'kept',
+      }),
+    );
   });
 
   it("gives the conversion functions the version's defaults the apiserver has not applied", () => {
