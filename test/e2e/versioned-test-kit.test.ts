@@ -6,7 +6,8 @@
 import { checkConversions, startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { defineOperator, defineResource } from 'kubebus';
+import { defineOperator, defineResource, resource, type ObjectMeta } from 'kubebus';
+import { connect as tcpConnect } from 'node:net';
 import { z } from 'zod';
 import { Gadget, GadgetV1alpha1, gadgetOperatorV2 } from '../support/operators/gadgets.js';
 
@@ -31,6 +32,33 @@ const Dial = defineResource({
   },
 });
 const dials = defineOperator({ name: 'dials', for: Dial, reconcile: async () => undefined });
+
+const Crd = resource<{
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: { conversion?: { strategy: string; webhook?: { clientConfig?: { url?: string } } } };
+}>({
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  scope: 'Cluster',
+});
+
+/** Whether something accepts connections on 127.0.0.1:port. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => {
+      resolve(false);
+    });
+  });
+}
 
 describe('a versioned resource in the test kit', { timeout: 300_000 }, () => {
   let env: TestEnvironment;
@@ -74,5 +102,38 @@ describe('a versioned resource in the test kit', { timeout: 300_000 }, () => {
     await env.apply(dial('four', 4));
     assert.deepEqual((await env.get(Dial, 'four'))?.spec, { percent: 40 });
     assert.equal(await env.get(Dial, 'thirteen'), undefined);
+  });
+
+  it('on an existing cluster keeps the installed conversion and serves no webhook of its own', async () => {
+    const crdBefore = await env.get(Crd, 'dials.test.kubebus.dev');
+    const url = crdBefore?.spec.conversion?.webhook?.clientConfig?.url;
+    assert.match(url ?? '', /^https:\/\/127\.0\.0\.1:\d+\/convert$/);
+    assert.equal(await listening(9443), false, 'nothing on 9443 to begin with');
+    const existing = await startTestEnvironment({
+      cluster: 'existing',
+      kubeconfig: env.kubeconfigPath,
+      natsUrl: env.natsUrl,
+    });
+    try {
+      await existing.install(Dial);
+      const crd = await env.get(Crd, 'dials.test.kubebus.dev');
+      assert.equal(crd?.spec.conversion?.webhook?.clientConfig?.url, url);
+      assert.equal(crd?.metadata.annotations?.['cert-manager.io/inject-ca-from'], undefined);
+      await existing.run(
+        defineOperator({ name: 'dials-elsewhere', for: Dial, reconcile: async () => undefined }),
+        { env: env.natsEnv },
+      );
+      assert.equal(await listening(9443), false, 'no self-signed webhook on 9443');
+      // still converted by the webhook the CRD names
+      await env.apply({
+        apiVersion: 'test.kubebus.dev/v1beta1',
+        kind: 'Dial',
+        metadata: { name: 'five', namespace: 'default' },
+        spec: { level: 5 },
+      });
+      assert.deepEqual((await env.get(Dial, 'five'))?.spec, { percent: 50 });
+    } finally {
+      await existing.stop();
+    }
   });
 });

@@ -151,7 +151,10 @@ export interface ConversionCheckOptions {
  * version but the storage one, through the webhook's own code: objects
  * generated from the version's zod schemas convert to the storage version
  * (which its schema accepts) and back unchanged, and so do storage objects
- * through the version. Throws with the smallest counterexample.
+ * through the version. The objects start with annotations (unrelated ones,
+ * stale round-trip ones); they come back but for those the conversions set
+ * or delete, and further round trips change nothing. Throws with the
+ * smallest counterexample.
  */
 export declare function checkConversions(
   resource: CustomResource,

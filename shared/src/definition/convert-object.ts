@@ -4,7 +4,7 @@
 // reads an object recorded in another version than the one it reconciles.
 import type { ObjectMeta } from './objects.js';
 import type { CustomResource } from './resource.js';
-import type { Convertible, ServedVersion } from './versions.js';
+import type { Converted, Convertible, ServedVersion } from './versions.js';
 
 /** An object as sent or recorded: apiVersion, kind, metadata, spec, status, anything else. */
 export interface ConvertibleObject {
@@ -56,6 +56,44 @@ function record(value: unknown): Record<string, unknown> {
 }
 
 /**
+ * What a conversion function answered, checked: the types promise an object
+ * with a spec and string annotations, but the function is the user's code
+ * (plain JavaScript, a cast) and its answer goes into the apiserver's reply.
+ */
+function answered(out: unknown): Converted<unknown, unknown> {
+  if (out === null || typeof out !== 'object' || Array.isArray(out))
+    throw new Error(`the conversion answered ${out === null ? 'null' : typeof out}, not an object`);
+  const { status, annotations } = out as Record<string, unknown>;
+  if (
+    status !== undefined &&
+    (status === null || typeof status !== 'object' || Array.isArray(status))
+  )
+    throw new Error('the conversion answered a status that is not an object');
+  if (annotations !== undefined) {
+    if (annotations === null || typeof annotations !== 'object' || Array.isArray(annotations))
+      throw new Error('the conversion answered annotations that are not an object');
+    for (const [key, value] of Object.entries(annotations))
+      if (typeof value !== 'string' && value !== null)
+        throw new Error(`the conversion answered annotation ${key} that is not a string or null`);
+  }
+  return out as Converted<unknown, unknown>;
+}
+
+/** Annotations with a conversion's changes made: a value set, null deleted. */
+function applied(
+  annotations: Readonly<Record<string, string>> | undefined,
+  changes: Readonly<Record<string, string | null>> | undefined,
+): Record<string, string> {
+  const set = Object.entries(changes ?? {});
+  return Object.fromEntries([
+    ...Object.entries(annotations ?? {}).filter(
+      ([key]) => !(changes !== undefined && key in changes),
+    ),
+    ...set.filter((entry): entry is [string, string] => entry[1] !== null),
+  ]);
+}
+
+/**
  * An object of one version of the resource in another: through the storage
  * version (the hub), with the definition's functions. Metadata is kept but for
  * annotations the functions add; conditions and observedGeneration are carried.
@@ -76,7 +114,7 @@ export function convertObject(
     spec: object.spec ?? {},
     status: status,
   };
-  let annotations: Record<string, string> = {};
+  let annotations: Record<string, string | null> = {};
   let ownStatus: unknown = object.status === undefined ? undefined : status;
   const hub = resource.versions.find((version) => version.storage) ?? desired;
   const step = (direction: 'toStorage' | 'fromStorage', spoke: ServedVersion) => {
@@ -84,7 +122,9 @@ export function convertObject(
     if (conversion === undefined) throw new ConversionError(`${spoke.name} has no conversion`);
     let out;
     try {
-      out = conversion[direction](withDefaults(current, direction === 'toStorage' ? spoke : hub));
+      out = answered(
+        conversion[direction](withDefaults(current, direction === 'toStorage' ? spoke : hub)),
+      );
     } catch (error) {
       const name = object.metadata.namespace === undefined ? '' : `${object.metadata.namespace}/`;
       throw new ConversionError(
@@ -97,7 +137,7 @@ export function convertObject(
     current = {
       metadata: {
         ...current.metadata,
-        annotations: { ...current.metadata.annotations, ...out.annotations },
+        annotations: applied(current.metadata.annotations, out.annotations),
       },
       spec: out.spec,
       status: record(out.status),
@@ -111,13 +151,15 @@ export function convertObject(
       : { observedGeneration: status['observedGeneration'] }),
     ...(status['conditions'] === undefined ? {} : { conditions: status['conditions'] }),
   };
+  const before = object.metadata['annotations'];
+  const after = applied(record(before) as Record<string, string>, annotations);
+  const { annotations: _annotations, ...otherMetadata } = object.metadata;
   const withAnnotations =
     Object.keys(annotations).length === 0
       ? object.metadata
-      : {
-          ...object.metadata,
-          annotations: { ...record(object.metadata['annotations']), ...annotations },
-        };
+      : before === undefined && Object.keys(after).length === 0
+        ? otherMetadata
+        : { ...object.metadata, annotations: after };
   return {
     ...object,
     apiVersion: desiredApiVersion,

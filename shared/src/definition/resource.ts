@@ -60,9 +60,13 @@ export interface ResourceBasics {
   readonly scope: Scope;
   readonly shortNames?: readonly string[];
   readonly categories?: readonly string[];
-  /** extra columns of `kubectl get`; Ready and Age are added for you */
+  /**
+   * extra columns of `kubectl get`; Ready and Age are added for you. With
+   * `versions`: the storage version's (each version may list its own)
+   */
   readonly printerColumns?: readonly PrinterColumn[];
   readonly description?: string;
+  /** CEL rules on the whole object. With `versions`: the storage version's (each version may list its own) */
   readonly validations?: readonly ValidationRule[];
 }
 
@@ -142,6 +146,8 @@ export function defineResource(
             status: single.status,
             served: true,
             storage: true,
+            validations: single.validations ?? [],
+            printerColumns: single.printerColumns ?? [],
           },
         ];
   check(
@@ -199,6 +205,14 @@ function versionsOf(definition: AnyVersioned): ServedVersion[] {
       status: schemas.status,
       served: schemas.served ?? true,
       storage,
+      validations: [
+        ...(storage ? (definition.validations ?? []) : []),
+        ...(schemas.validations ?? []),
+      ],
+      printerColumns: [
+        ...(storage ? (definition.printerColumns ?? []) : []),
+        ...(schemas.printerColumns ?? []),
+      ],
       ...(schemas.deprecated === undefined ? {} : { deprecated: schemas.deprecated }),
       ...(conversion === undefined || storage ? {} : { conversion }),
     };

@@ -6,6 +6,7 @@
 // `kubebus run` serves uses these functions for everyone else.
 import type { z } from 'zod';
 import type { ObjectMeta, RuntimeStatus } from './objects.js';
+import type { PrinterColumn, ValidationRule } from './resource.js';
 
 /** One version's schemas. */
 export interface VersionSchemas<
@@ -18,6 +19,14 @@ export interface VersionSchemas<
   readonly served?: boolean;
   /** a deprecation warning kubectl prints when this version is used (true: the apiserver's default text) */
   readonly deprecated?: true | string;
+  /**
+   * this version's CEL rules on the whole object; the definition's own
+   * `validations` apply to the storage version only (a rule naming a field an
+   * old version lacks would make the apiserver refuse the CRD)
+   */
+  readonly validations?: readonly ValidationRule[];
+  /** this version's extra `kubectl get` columns; the definition's own are the storage version's */
+  readonly printerColumns?: readonly PrinterColumn[];
 }
 
 /** What a conversion function gets: an object of one version, as stored or sent. */
@@ -34,10 +43,13 @@ export interface Converted<Spec, Status> {
   readonly spec: Spec;
   readonly status?: Partial<Status>;
   /**
-   * annotations to set on the converted object: where a field the other
-   * version cannot hold is kept so a round trip loses nothing
+   * annotations to set (a string) or delete (null) on the converted object:
+   * where a field the other version cannot hold is kept so a round trip loses
+   * nothing. Delete such an annotation when you restore from it (and when
+   * there is nothing to keep): a stale one left on the object would restore,
+   * later, a field nobody wrote (controller-runtime's practice)
    */
-  readonly annotations?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string | null>>;
 }
 
 type SpecOf<V extends VersionSchemas> = z.output<V['spec']>;
@@ -77,6 +89,10 @@ export interface ServedVersion {
   readonly served: boolean;
   readonly storage: boolean;
   readonly deprecated?: true | string;
+  /** the CEL rules of this version's schema (the CRD's x-kubernetes-validations) */
+  readonly validations: readonly ValidationRule[];
+  /** this version's extra printer columns (Ready, Reason and Age are added) */
+  readonly printerColumns: readonly PrinterColumn[];
   /** absent on the storage version */
   readonly conversion?: UntypedConversion;
 }

@@ -10,6 +10,11 @@ export class KubeApiError extends KubebusError {
     readonly reason: string,
     message: string,
     readonly retryAfterMs?: number,
+    /**
+     * a 410 Expired list's Status metadata.continue: where an inconsistent
+     * list goes on (objects at a newer resourceVersion), when the apiserver gave one
+     */
+    readonly continueToken?: string,
   ) {
     super(status === 410 ? ErrorCodes.WatchExpired : ErrorCodes.KubeApi, message);
   }
@@ -44,10 +49,17 @@ export function apiErrorFrom(
 ): KubeApiError {
   let reason = '';
   let message = body.slice(0, 500);
+  let continueToken: string | undefined;
   try {
-    const parsed = JSON.parse(body) as { reason?: unknown; message?: unknown };
+    const parsed = JSON.parse(body) as {
+      reason?: unknown;
+      message?: unknown;
+      metadata?: { continue?: unknown };
+    };
     if (typeof parsed.reason === 'string') reason = parsed.reason;
     if (typeof parsed.message === 'string') message = parsed.message;
+    const token = parsed.metadata?.continue;
+    if (typeof token === 'string' && token !== '') continueToken = token;
   } catch {
     // not a Status
   }
@@ -57,5 +69,6 @@ export function apiErrorFrom(
     reason,
     `apiserver answered ${status}${reason ? ` ${reason}` : ''}: ${message}`,
     Number.isFinite(retryAfter) ? retryAfter * 1_000 : undefined,
+    continueToken,
   );
 }

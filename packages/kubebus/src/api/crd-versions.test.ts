@@ -37,6 +37,41 @@ describe('the CRD of a resource in several versions', () => {
     }
   });
 
+  it("puts the definition's validations and printer columns on the storage version only, each version's own on it", () => {
+    const Gauge = defineResource({
+      group: 'test.kubebus.dev',
+      kind: 'Gauge',
+      scope: 'Namespaced',
+      validations: [{ rule: 'self.spec.max >= self.spec.min', message: 'max below min' }],
+      printerColumns: [{ name: 'Max', type: 'integer', jsonPath: '.spec.max' }],
+      versions: {
+        v1alpha1: {
+          spec: z.object({ limit: z.int() }),
+          status: z.object({}),
+          validations: [{ rule: 'self.spec.limit >= 0', message: 'negative limit' }],
+          printerColumns: [{ name: 'Limit', type: 'integer', jsonPath: '.spec.limit' }],
+        },
+        v1: { spec: z.object({ min: z.int(), max: z.int() }), status: z.object({}) },
+      },
+      storage: 'v1',
+      convert: {
+        v1alpha1: {
+          toStorage: ({ spec }) => ({ spec: { min: 0, max: spec.limit } }),
+          fromStorage: ({ spec }) => ({ spec: { limit: spec.max } }),
+        },
+      },
+    });
+    const [old, stored] = crdOf(Gauge).spec.versions;
+    const rules = (version: Version | undefined) =>
+      version?.schema.openAPIV3Schema['x-kubernetes-validations']?.map((rule) => rule.rule);
+    const columns = (version: Version | undefined) =>
+      version?.additionalPrinterColumns.map((column) => column.name);
+    assert.deepEqual(rules(old), ['self.spec.limit >= 0']);
+    assert.deepEqual(rules(stored), ['self.spec.max >= self.spec.min']);
+    assert.deepEqual(columns(old), ['Limit', 'Ready', 'Reason', 'Age']);
+    assert.deepEqual(columns(stored), ['Max', 'Ready', 'Reason', 'Age']);
+  });
+
   it('is converted by the webhook at a URL with its CA', () => {
     const crd = crdOf(Thermostat, { url: 'https://127.0.0.1:9443/convert', caBundle: 'Q0E=' });
     assert.deepEqual(crd.spec.conversion, {

@@ -66,7 +66,7 @@ export function crdOf(resource: CustomResource, conversion?: ConversionTarget) {
 
 function versionOf(resource: CustomResource, version: ServedVersion) {
   const { definition } = resource;
-  const validations = definition.validations ?? [];
+  const { validations } = version;
   return {
     name: version.name,
     served: version.served,
@@ -78,7 +78,7 @@ function versionOf(resource: CustomResource, version: ServedVersion) {
         : { deprecated: true, deprecationWarning: version.deprecated }),
     subresources: { status: {} },
     additionalPrinterColumns: [
-      ...(definition.printerColumns ?? []).map((column) => ({ ...column })),
+      ...version.printerColumns.map((column) => ({ ...column })),
       {
         name: 'Ready',
         type: 'string',

@@ -49,8 +49,23 @@ describe('the generated conversion webhook', () => {
       'app.kubernetes.io/instance': 'thermostats',
       'app.kubernetes.io/component': 'reconciler',
     });
-    const certificate = objects.find((o) => o.kind === 'Certificate');
-    assert.equal(certificate?.metadata.name, 'thermostats-conversion');
+    const certificate = objects.find(
+      (o) => o.kind === 'Certificate' && o.metadata.name === 'thermostats-conversion',
+    );
+    assert.ok(certificate !== undefined);
+    // a CA chain: the serving certificate is signed by a CA Issuer, whose CA the self-signed one made
+    const issuerOf = (doc: Doc | undefined) =>
+      (doc?.spec['issuerRef'] as { name: string } | undefined)?.name;
+    assert.equal(issuerOf(certificate), 'thermostats-conversion-ca');
+    const caIssuer = objects.find(
+      (o) => o.kind === 'Issuer' && o.metadata.name === 'thermostats-conversion-ca',
+    );
+    assert.deepEqual(caIssuer?.spec, { ca: { secretName: 'thermostats-conversion-ca' } });
+    const ca = objects.find(
+      (o) => o.kind === 'Certificate' && o.metadata.name === 'thermostats-conversion-ca',
+    );
+    assert.equal(ca?.spec['isCA'], true);
+    assert.equal(issuerOf(ca), 'thermostats-conversion-selfsigned');
     assert.deepEqual(
       (certificate?.spec['dnsNames'] as string[])[0],
       'thermostats-conversion.ops.svc',

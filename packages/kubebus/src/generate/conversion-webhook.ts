@@ -1,8 +1,9 @@
 // What serves the conversion webhook of a resource in several versions, in a
 // cluster: a Service in front of the reconcilers (the role that holds the
 // conversion code) on the webhook port, the serving certificate from
-// cert-manager (a self-signed Issuer; its CA injected into the CRD by the
-// cert-manager.io/inject-ca-from annotation crdOf writes), and what the
+// cert-manager (a CA of its own, made by a self-signed Issuer, signs it; the
+// CA is injected into the CRD by the cert-manager.io/inject-ca-from
+// annotation crdOf writes), and what the
 // reconciler's container needs to serve it: the port, the Secret mounted, the
 // variables naming its files (re-read on renewal).
 import type { Operator } from '@kubebus/shared/definition';
@@ -44,6 +45,9 @@ export function conversionWebhookObjects(
         ports: [{ name: 'webhook', port: 443, targetPort: 'webhook', protocol: 'TCP' }],
       },
     },
+    // a CA chain, as for NATS: the self-signed Issuer signs a long-lived CA, the CA signs the
+    // serving certificate. cainjector puts the CA in the CRD, so a renewed serving certificate
+    // (a new leaf, the same CA) is trusted at once: no conversion outage on renewal
     {
       apiVersion: 'cert-manager.io/v1',
       kind: 'Issuer',
@@ -53,12 +57,31 @@ export function conversionWebhookObjects(
     {
       apiVersion: 'cert-manager.io/v1',
       kind: 'Certificate',
+      metadata: metadata(`${name}-ca`),
+      spec: {
+        isCA: true,
+        commonName: `${name}-ca`,
+        secretName: `${name}-ca`,
+        duration: '87600h',
+        privateKey: { algorithm: 'ECDSA', size: 256 },
+        issuerRef: { name: `${name}-selfsigned`, kind: 'Issuer', group: 'cert-manager.io' },
+      },
+    },
+    {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: metadata(`${name}-ca`),
+      spec: { ca: { secretName: `${name}-ca` } },
+    },
+    {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
       metadata: metadata(name),
       spec: {
         secretName: secretOf(operator),
         dnsNames: [`${name}.${ns}.svc`, `${name}.${ns}.svc.cluster.local`],
         privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
-        issuerRef: { name: `${name}-selfsigned`, kind: 'Issuer', group: 'cert-manager.io' },
+        issuerRef: { name: `${name}-ca`, kind: 'Issuer', group: 'cert-manager.io' },
       },
     },
   ];

@@ -70,6 +70,19 @@ describe('the conversion webhook answer', () => {
     });
     const [back] = answered(review('test.kubebus.dev/v1', [old])).convertedObjects;
     assert.deepEqual((back as { spec: unknown }).spec, stored.spec);
+    // restored: the annotation goes (null deletes), other annotations stay
+    assert.deepEqual(back, { ...stored, metadata: { ...stored.metadata, annotations: {} } });
+    const noted = thermostat('test.kubebus.dev/v1alpha1', { celsius: 5 }, undefined, {
+      'thermostats.test.kubebus.dev/unit': 'F:41',
+      'example.com/note': 'kept',
+    });
+    const [stale] = answered(review('test.kubebus.dev/v1', [noted])).convertedObjects;
+    assert.deepEqual(
+      stale,
+      thermostat('test.kubebus.dev/v1', { target: { value: 41, unit: 'F' } }, undefined, {
+        'example.com/note': 'kept',
+      }),
+    );
   });
 
   it("gives the conversion functions the version's defaults the apiserver has not applied", () => {
@@ -168,6 +181,42 @@ describe('the conversion webhook answer', () => {
       message:
         'converting Thermostat home/hall from v1alpha1 to the storage version failed: celsius is required',
     });
+  });
+
+  it('answers a conversion whose answer is not an object (or has bad annotations) with Failure', () => {
+    for (const [answer, text] of [
+      [undefined, /answered undefined, not an object/],
+      [null, /answered null, not an object/],
+      ['v1', /answered string, not an object/],
+      [{ spec: {}, status: 3 }, /a status that is not an object/],
+      [{ spec: {}, annotations: [] }, /annotations that are not an object/],
+      [{ spec: {}, annotations: { a: 1 } }, /annotation a that is not a string/],
+    ] as const) {
+      const odd = defineResource({
+        group: 'test.kubebus.dev',
+        kind: 'Thermostat',
+        scope: 'Namespaced',
+        versions: {
+          v1alpha1: { spec: z.object({ celsius: z.int() }), status: z.object({}) },
+          v1: { spec: z.object({ celsius: z.int() }), status: z.object({}) },
+        },
+        storage: 'v1',
+        convert: {
+          v1alpha1: {
+            // what plain JavaScript (or a cast) can answer
+            toStorage: () => answer as unknown as { spec: { celsius: number } },
+            fromStorage: ({ spec }) => ({ spec }),
+          },
+        },
+      });
+      const result = answerConversionReview(
+        [odd],
+        review('test.kubebus.dev/v1', [thermostat('test.kubebus.dev/v1alpha1', { celsius: 1 })]),
+      );
+      assert.ok(!('unreadable' in result));
+      assert.equal(result.response.result.status, 'Failure');
+      assert.match('message' in result.response.result ? result.response.result.message : '', text);
+    }
   });
 
   it('refuses an unknown version, group or kind with Failure', () => {

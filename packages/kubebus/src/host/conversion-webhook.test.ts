@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import type { ClientRequest } from 'node:http';
 import { request } from 'node:https';
+import { z } from 'zod';
+import { defineResource } from '@kubebus/shared/definition';
 import { after, before, describe, it } from 'node:test';
 import { createLogger, Registry, type Listening } from '@kubebus/shared/obs';
 import { Thermostat } from '../testing/thermostat-fixture.js';
@@ -105,5 +108,120 @@ describe('the conversion webhook over HTTPS', () => {
     const counted = await registry.getSingleMetricAsString('kubebus_conversion_reviews_total');
     assert.match(counted, /result="refused"} 3/);
     assert.match(counted, /result="success"} 2/);
+  });
+
+  it('answers 413 to a chunked body past the limit before closing', async () => {
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          path: '/convert',
+          method: 'POST',
+          rejectUnauthorized: false,
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => {
+            resolve({ status: res.statusCode ?? 0, body: text });
+          });
+        },
+      );
+      req.on('error', reject);
+      // no content-length: chunked, and more than the limit
+      for (let i = 0; i < 8; i++) req.write('x'.repeat(1024));
+      req.end();
+    });
+    assert.equal(answer.status, 413);
+    assert.match(answer.body, /^a ConversionReview may not exceed 4096 bytes\n$/);
+  });
+
+  it('answers 503 with Retry-After beyond two reviews in flight', async () => {
+    const held: ClientRequest[] = [];
+    const heldDone: Promise<number>[] = [];
+    for (let i = 0; i < 2; i++) {
+      const req = request({
+        host: '127.0.0.1',
+        port: server.port,
+        path: '/convert',
+        method: 'POST',
+        rejectUnauthorized: false,
+      });
+      heldDone.push(
+        new Promise((resolve, reject) => {
+          req.on('response', (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          });
+          req.on('error', reject);
+        }),
+      );
+      req.flushHeaders();
+      req.write(review.slice(0, 10));
+      held.push(req);
+    }
+    // the two are being read
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const third = await new Promise<{ status: number; retryAfter: string | undefined }>(
+      (resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: server.port,
+            path: '/convert',
+            method: 'POST',
+            rejectUnauthorized: false,
+          },
+          (res) => {
+            res.resume();
+            resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] });
+          },
+        );
+        req.on('error', reject);
+        req.end(review);
+      },
+    );
+    assert.deepEqual(third, { status: 503, retryAfter: '1' });
+    for (const req of held) req.end(review.slice(10));
+    assert.deepEqual(await Promise.all(heldDone), [200, 200]);
+    assert.equal((await call(server.port, '/convert', 'POST', review)).status, 200);
+  });
+});
+
+describe('a conversion webhook whose conversion answers what JSON cannot say', () => {
+  let server: Listening;
+  before(async () => {
+    const Big = defineResource({
+      group: 'test.kubebus.dev',
+      kind: 'Thermostat',
+      scope: 'Namespaced',
+      versions: {
+        v1alpha1: { spec: z.object({ celsius: z.int() }), status: z.object({}) },
+        v1: { spec: z.object({ celsius: z.unknown() }), status: z.object({}) },
+      },
+      storage: 'v1',
+      convert: {
+        v1alpha1: {
+          toStorage: ({ spec }) => ({ spec: { celsius: BigInt(spec.celsius) } }),
+          fromStorage: () => ({ spec: { celsius: 0 } }),
+        },
+      },
+    });
+    server = await startConversionWebhook({
+      host: '127.0.0.1',
+      port: 0,
+      resources: [Big],
+      log,
+    });
+  });
+  after(() => server.close());
+
+  it('answers 500 in one line and goes on serving', async () => {
+    for (let i = 0; i < 3; i++) {
+      const answer = await call(server.port, '/convert', 'POST', review);
+      assert.equal(answer.status, 500);
+      assert.match(answer.body, /^the conversion webhook failed: .*BigInt.*\n$/);
+    }
   });
 });

@@ -16,8 +16,15 @@ import {
 import { CONVERT_PATH } from '../api/conversion-target.js';
 import { answerConversionReview } from './conversion-review.js';
 
-/** A list's objects come in one review: room for many, not for anything. */
-export const MAX_REVIEW_BYTES = 64 * 1024 * 1024;
+/**
+ * A list's objects come in one review: room for many, not for anything
+ * (KUBEBUS_WEBHOOK_MAX_BYTES). Two reviews in flight hold at most twice this,
+ * plus what JSON.parse makes of it.
+ */
+export const DEFAULT_REVIEW_MAX_BYTES = 8 * 1024 * 1024;
+
+/** Reviews read and converted at once; more are answered 503 with Retry-After (as the CloudEvents sink). */
+export const MAX_REVIEWS_IN_FLIGHT = 2;
 
 export interface ConversionWebhookOptions {
   readonly host: string;
@@ -26,6 +33,7 @@ export interface ConversionWebhookOptions {
   readonly resources: readonly CustomResource[];
   readonly log: Logger;
   readonly maxBytes?: number;
+  readonly maxInFlight?: number;
   /** where kubebus_conversion_reviews_total is counted */
   readonly registry?: Registry;
 }
@@ -33,34 +41,41 @@ export interface ConversionWebhookOptions {
 function reviewCounter(registry: Registry | undefined) {
   return new Counter({
     name: 'kubebus_conversion_reviews_total',
-    help: 'ConversionReviews answered by the conversion webhook, by result: success, failure (a conversion failed), refused (not a review).',
+    help: 'ConversionReviews answered by the conversion webhook, by result: success, failure (a conversion failed), refused (not a review, too large, too many at once), error (the webhook failed).',
     labelNames: ['result'],
     registers: registry === undefined ? [] : [registry],
   });
 }
 
-class TooLarge extends Error {}
-
-function bodyOf(req: IncomingMessage, limit: number): Promise<string> {
+/**
+ * The body, or undefined past `limit` (declared or sent). Past the limit the
+ * rest is no longer kept; the caller answers, then closes the connection
+ * (destroying it before the answer is written would leave a chunked sender
+ * with a reset, not a 413).
+ */
+function bodyOf(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > limit) {
-      reject(new TooLarge());
+      resolve(undefined);
       return;
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
-        reject(new TooLarge());
-        req.destroy();
+        chunks.length = 0;
+        req.off('data', onData);
+        req.pause();
+        resolve(undefined);
         return;
       }
       chunks.push(chunk);
-    });
+    };
+    req.on('data', onData);
     req.on('end', () => {
-      resolve(Buffer.concat(chunks).toString('utf8'));
+      resolve(Buffer.concat(chunks));
     });
     req.on('error', reject);
   });
@@ -70,54 +85,103 @@ function refuse(res: ServerResponse, status: number, text: string, headers = {})
   res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(`${text}\n`);
 }
 
+/** Answers, then closes the connection once the answer is written: the rest of the body is not read. */
+function refuseAndClose(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  text: string,
+  headers = {},
+): void {
+  res.once('finish', () => req.destroy());
+  refuse(res, status, text, { connection: 'close', ...headers });
+}
+
 export function conversionHandler(options: ConversionWebhookOptions) {
-  const limit = options.maxBytes ?? MAX_REVIEW_BYTES;
+  const limit = options.maxBytes ?? DEFAULT_REVIEW_MAX_BYTES;
+  const maxInFlight = options.maxInFlight ?? MAX_REVIEWS_IN_FLIGHT;
   const { log, resources } = options;
   const reviews = reviewCounter(options.registry);
+  let inFlight = 0;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await bodyOf(req, limit);
+    if (body === undefined) {
+      reviews.inc({ result: 'refused' });
+      refuseAndClose(req, res, 413, `a ConversionReview may not exceed ${limit} bytes`);
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      reviews.inc({ result: 'refused' });
+      refuse(res, 400, 'not a ConversionReview: the body is not JSON');
+      return;
+    }
+    const answer = answerConversionReview(resources, parsed);
+    if ('unreadable' in answer) {
+      reviews.inc({ result: 'refused' });
+      log.warn({ reason: answer.unreadable }, 'refused a conversion request');
+      refuse(res, 400, answer.unreadable);
+      return;
+    }
+    // before the head is written: an answer that cannot be serialized (a BigInt, a cycle) is a 500
+    const text = JSON.stringify(answer);
+    const { result } = answer.response;
+    reviews.inc({ result: result.status === 'Success' ? 'success' : 'failure' });
+    if (result.status === 'Failure')
+      log.warn({ reason: result.message, uid: answer.response.uid }, 'conversion failed');
+    res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+  }
+
   return (req: IncomingMessage, res: ServerResponse): void => {
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    if (path !== CONVERT_PATH) {
-      refuse(res, 404, `not found: the conversion webhook is ${CONVERT_PATH}`);
-      return;
-    }
-    if (req.method !== 'POST') {
-      refuse(res, 405, 'method not allowed: POST a ConversionReview', { allow: 'POST' });
-      return;
-    }
-    bodyOf(req, limit).then(
-      (text) => {
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          reviews.inc({ result: 'refused' });
-          refuse(res, 400, 'not a ConversionReview: the body is not JSON');
-          return;
-        }
-        const answer = answerConversionReview(resources, body);
-        if ('unreadable' in answer) {
-          reviews.inc({ result: 'refused' });
-          log.warn({ reason: answer.unreadable }, 'refused a conversion request');
-          refuse(res, 400, answer.unreadable);
-          return;
-        }
-        const { result } = answer.response;
-        reviews.inc({ result: result.status === 'Success' ? 'success' : 'failure' });
-        if (result.status === 'Failure')
-          log.warn({ reason: result.message, uid: answer.response.uid }, 'conversion failed');
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-      },
-      (error: unknown) => {
+    try {
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      if (path !== CONVERT_PATH) {
+        refuse(res, 404, `not found: the conversion webhook is ${CONVERT_PATH}`);
+        return;
+      }
+      if (req.method !== 'POST') {
+        refuse(res, 405, 'method not allowed: POST a ConversionReview', { allow: 'POST' });
+        return;
+      }
+      if (inFlight >= maxInFlight) {
         reviews.inc({ result: 'refused' });
-        if (error instanceof TooLarge) {
-          refuse(res, 413, `a ConversionReview may not exceed ${limit} bytes`);
-          return;
-        }
-        log.warn({ err: error }, 'reading a conversion request failed');
-        if (!res.headersSent) refuse(res, 400, 'the request body could not be read');
-      },
-    );
+        refuseAndClose(req, res, 503, `${maxInFlight} ConversionReviews in flight; retry`, {
+          'retry-after': '1',
+        });
+        return;
+      }
+      inFlight++;
+      res.once('close', () => {
+        inFlight--;
+      });
+      handle(req, res).catch((error: unknown) => {
+        failed(req, res, error);
+      });
+    } catch (error) {
+      failed(req, res, error);
+    }
   };
+
+  /** Whatever went wrong answers 500 in one line (or closes a started answer); it never escapes. */
+  function failed(req: IncomingMessage, res: ServerResponse, error: unknown): void {
+    try {
+      reviews.inc({ result: 'error' });
+      log.error({ err: error }, 'the conversion webhook failed');
+      if (res.headersSent) res.destroy();
+      else
+        refuseAndClose(
+          req,
+          res,
+          500,
+          `the conversion webhook failed: ${(error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''}`,
+        );
+    } catch {
+      res.destroy();
+    }
+  }
 }
 
 export function startConversionWebhook(options: ConversionWebhookOptions): Promise<Listening> {

@@ -61,7 +61,7 @@ export async function runOperator(options: {
   readonly version: string;
   /** the operator's own version: a new one reconciles every object again (upgrade sweep) */
   readonly operatorVersion?: string;
-  /** where the conversion webhook is served, for a resource in several versions */
+  /** where the conversion webhook is served, for a resource in several versions; absent: not served */
   readonly webhook?: WebhookConfig;
 }): Promise<RunningOperator> {
   const { operator, roles, configs, shell } = options;
@@ -79,10 +79,15 @@ export async function runOperator(options: {
     log,
   );
   const stops: (() => Promise<void>)[] = [];
-  if (configs.reconciler !== undefined && operator.for.versions.length > 1) {
+  const versioned = operator.for.versions.length > 1;
+  if (configs.reconciler !== undefined && versioned && options.webhook === undefined)
+    // the test kit (and kubebus dev) on an existing cluster: the apiserver cannot reach this
+    // process, and a self-signed webhook on every interface would serve no one
+    log.info('not serving the conversion webhook: the cluster converts through its own');
+  if (configs.reconciler !== undefined && versioned && options.webhook !== undefined) {
     // the reconciler role holds the code, and so the conversions; first and closed last: the
     // apiserver needs it to read objects stored in another version
-    const webhook = options.webhook ?? { host: '0.0.0.0', port: 9443 };
+    const { webhook } = options;
     const listening = await startConversionWebhook({
       ...webhook,
       resources: [operator.for],

@@ -5,7 +5,16 @@
 // the CRD's status.storedVersions is trimmed to the storage version alone, so
 // an old version can later be dropped from the CRD.
 import type { CustomResource } from '@kubebus/shared/definition';
-import { isConflict, isNotFound, type KubeClient } from '@kubebus/shared/kube';
+import {
+  collectionPath,
+  isConflict,
+  isGone,
+  isKubeApiError,
+  isNotFound,
+  objectPath,
+  type KubeClient,
+  type ResourceRef,
+} from '@kubebus/shared/kube';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const PAGE = 200;
@@ -19,8 +28,14 @@ interface Crd {
   readonly spec: {
     readonly versions: readonly { readonly name: string; readonly storage: boolean }[];
   };
-  readonly status?: { readonly storedVersions?: readonly string[] };
+  readonly status?: {
+    readonly storedVersions?: readonly string[];
+    readonly conditions?: readonly { readonly type: string; readonly status: string }[];
+  };
 }
+
+/** The apiserver calls the migration makes: a list, a read, a write. */
+export type MigrationClient = Pick<KubeClient, 'request' | 'getIfExists'>;
 
 export interface MigrationReport {
   /** the versions objects were stored in before */
@@ -34,19 +49,44 @@ export class MigrationRefused extends Error {
   override readonly name = 'MigrationRefused';
 }
 
-function collection(resource: CustomResource): string {
-  return `/apis/${resource.group}/${resource.version}/${resource.plural}`;
+function refOf(resource: CustomResource): ResourceRef {
+  return {
+    group: resource.group,
+    version: resource.version,
+    resource: resource.plural,
+    namespaced: resource.scope === 'Namespaced',
+  };
 }
 
-function pathOf(resource: CustomResource, object: Listed): string {
-  const { name, namespace } = object.metadata;
-  const base = `/apis/${resource.group}/${resource.version}`;
-  const scope = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
-  return `${base}${scope}/${resource.plural}/${encodeURIComponent(name)}`;
+/** A page of the collection; a continue token that expired (410) goes on with the one its Status carries. */
+async function pageOf(kube: MigrationClient, path: string, next: string | undefined) {
+  try {
+    return await kube.request<{ items: Listed[]; metadata: { continue?: string } }>(path, {
+      query: { limit: PAGE, continue: next },
+    });
+  } catch (error) {
+    if (!isGone(error) || next === undefined) throw error;
+    const token = isKubeApiError(error) ? error.continueToken : undefined;
+    if (token === undefined) throw error;
+    // the list is no longer consistent: objects at a newer resourceVersion; those
+    // written since are stored in the storage version already
+    return kube.request<{ items: Listed[]; metadata: { continue?: string } }>(path, {
+      query: { limit: PAGE, continue: token },
+    });
+  }
+}
+
+/** Whether the CRD is Established and stores `version`: what trimming storedVersions requires. */
+function establishedStoring(crd: Crd | undefined, version: string): boolean {
+  const stored = crd?.spec.versions.find((known) => known.storage)?.name;
+  const established = crd?.status?.conditions?.some(
+    (condition) => condition.type === 'Established' && condition.status === 'True',
+  );
+  return stored === version && established === true;
 }
 
 /** Writes one object back as it is; a conflict reads it again. Answers false when it is gone. */
-async function rewrite(kube: KubeClient, path: string, listed: unknown): Promise<boolean> {
+async function rewrite(kube: MigrationClient, path: string, listed: unknown): Promise<boolean> {
   let current: unknown = listed;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -62,7 +102,7 @@ async function rewrite(kube: KubeClient, path: string, listed: unknown): Promise
 }
 
 export async function migrateStorage(
-  kube: KubeClient,
+  kube: MigrationClient,
   resource: CustomResource,
   progress: (rewritten: number) => void = () => undefined,
 ): Promise<MigrationReport> {
@@ -76,22 +116,27 @@ export async function migrateStorage(
       `the installed CRD stores ${stored ?? 'nothing'}, the definition ${resource.version}: apply the new CRD (kubebus generate) first`,
     );
   const storedBefore = crd.status?.storedVersions ?? [];
+  const ref = refOf(resource);
   let rewritten = 0;
   let gone = 0;
   let next: string | undefined;
   do {
-    const page = await kube.request<{
-      items: Listed[];
-      metadata: { continue?: string };
-    }>(collection(resource), { query: { limit: PAGE, continue: next } });
+    const page = await pageOf(kube, collectionPath(ref), next);
     for (const object of page.items) {
-      if (await rewrite(kube, pathOf(resource, object), object)) rewritten++;
+      const { name, namespace } = object.metadata;
+      if (await rewrite(kube, objectPath(ref, namespace ?? '', name), object)) rewritten++;
       else gone++;
     }
     progress(rewritten);
     next = page.metadata.continue === '' ? undefined : page.metadata.continue;
   } while (next !== undefined);
-  // every object is now in the storage version: nothing else is stored any longer
+  // every object is now in the storage version: nothing else is stored any longer — if the CRD
+  // still stores it (someone applied another meanwhile) and serves it (Established)
+  const now = await kube.getIfExists<Crd>(crdPath);
+  if (!establishedStoring(now, resource.version))
+    throw new MigrationRefused(
+      `the CRD ${resource.plural}.${resource.group} is not Established with storage version ${resource.version} (now ${now?.spec.versions.find((known) => known.storage)?.name ?? 'not installed'}): storedVersions left as they are; run the migration again`,
+    );
   await kube.request(`${crdPath}/status`, {
     method: 'PATCH',
     contentType: 'application/merge-patch+json',

@@ -10,11 +10,19 @@ export const WebhookEnv = z.object({
   /** the serving certificate and key (tls.crt, tls.key of the Secret); unset: self-signed */
   KUBEBUS_WEBHOOK_CERT: z.string().min(1).optional(),
   KUBEBUS_WEBHOOK_KEY: z.string().min(1).optional(),
+  /** the largest ConversionReview read (8 MiB); a larger one is answered 413 */
+  KUBEBUS_WEBHOOK_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(8 * 1024 * 1024),
 });
 
 export interface WebhookConfig {
   readonly host: string;
   readonly port: number;
+  /** the largest ConversionReview read; default 8 MiB */
+  readonly maxBytes?: number;
   readonly tls?: { readonly certFile: string; readonly keyFile: string };
 }
 
@@ -28,6 +36,7 @@ export function webhookConfig(env: z.output<typeof WebhookEnv>): WebhookConfig {
   return Object.freeze({
     host: env.KUBEBUS_WEBHOOK_HOST,
     port: env.KUBEBUS_WEBHOOK_PORT,
+    maxBytes: env.KUBEBUS_WEBHOOK_MAX_BYTES,
     ...(cert === undefined || key === undefined ? {} : { tls: { certFile: cert, keyFile: key } }),
   });
 }

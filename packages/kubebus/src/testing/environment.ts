@@ -93,16 +93,29 @@ export async function startEnvironment(
     async install(...resources) {
       for (const resource of resources) {
         const local = await localConversion(resource);
-        const crd = crdOf(resource, local?.target);
-        await client.request(
-          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
-          {
-            method: 'PATCH',
-            contentType: 'application/apply-patch+yaml',
-            query: { fieldManager: 'kubebus-testing', force: true },
-            body: crd,
-          },
-        );
+        const generated = crdOf(resource, local?.target);
+        const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${generated.metadata.name}`;
+        // on an existing cluster the CRD's conversion is the cluster's (the deployed webhook):
+        // an installed one keeps its own, never forced over by one this process cannot serve
+        const installed =
+          local === undefined && resource.versions.length > 1
+            ? await client.getIfExists<{ spec?: { conversion?: unknown } }>(path)
+            : undefined;
+        const crd =
+          installed?.spec?.conversion === undefined
+            ? generated
+            : {
+                ...generated,
+                // nor the generated cert-manager annotation, which would inject another CA
+                metadata: { name: generated.metadata.name },
+                spec: { ...generated.spec, conversion: installed.spec.conversion },
+              };
+        await client.request(path, {
+          method: 'PATCH',
+          contentType: 'application/apply-patch+yaml',
+          query: { fieldManager: 'kubebus-testing', force: true },
+          body: crd,
+        });
         await waitUntil(
           async () => {
             const served = await client.request<{ resources?: { name: string }[] }>(

@@ -1,7 +1,9 @@
 // A resource in two versions for the unit tests of conversion: v1alpha1 says
 // a temperature in Celsius; v1 (stored) says a value and its unit. v1 objects
 // in Fahrenheit keep their unit in an annotation when shown as v1alpha1, so
-// a round trip loses nothing (controller-runtime's practice).
+// a round trip loses nothing (controller-runtime's practice), deleted when
+// restored or when there is nothing to keep, so a stale one never restores a
+// unit nobody wrote.
 import { z } from 'zod';
 import { defineResource } from '@kubebus/shared/definition';
 
@@ -33,6 +35,8 @@ export const Thermostat = defineResource({
         const fahrenheit = stored?.startsWith('F:') === true ? Number(stored.slice(2)) : undefined;
         const keep = fahrenheit !== undefined && toCelsius(fahrenheit) === spec.celsius;
         return {
+          // restored (or stale): it goes, so it never restores a unit later
+          annotations: { [UNIT]: null },
           spec: {
             target: keep
               ? { value: fahrenheit, unit: 'F' as const }
@@ -45,7 +49,8 @@ export const Thermostat = defineResource({
         const { value, unit } = spec.target;
         return {
           spec: { celsius: unit === 'C' ? value : toCelsius(value) },
-          ...(unit === 'F' ? { annotations: { [UNIT]: `F:${value}` } } : {}),
+          // nothing to keep in Celsius: a stale one (carried on the stored object) goes too
+          annotations: { [UNIT]: unit === 'F' ? `F:${value}` : null },
           ...(status.current === undefined ? {} : { status: { reading: status.current } }),
         };
       },

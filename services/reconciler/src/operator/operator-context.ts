@@ -26,6 +26,7 @@ import {
 import { refOf, type KnownResources } from './known-resources.js';
 import { labelSelector } from './label-selector.js';
 import type { ObjectLister } from './object-lister.js';
+import type { StorageVersionReader } from './storage-version.js';
 import { CONTROLLER_LABEL, deleteObject, ownedKey } from './owned-objects.js';
 
 export interface ContextDeps {
@@ -40,6 +41,8 @@ export interface ContextDeps {
   /** what the operator's setup made */
   readonly deps: unknown;
   readonly lister: ObjectLister;
+  /** the operator's own resource's objects in its storage version, as the reconcile gets them */
+  readonly storage: Pick<StorageVersionReader, 'needed' | 'convert' | 'all'>;
   /** the owned objects this reconcile applied or created (ownedKey): what pruning keeps */
   readonly touched: Set<string>;
   /** what this process wrote: later reads answer nothing older (read-your-own-writes) */
@@ -134,6 +137,8 @@ export function operatorContext(
     return createIfAbsent(deps.client, refOf(resource), body, deps.fieldManager);
   };
 
+  const isPrimary = (resource: Resource) => sameResource(resource, deps.operator.for);
+
   return {
     // one implementation for both forms (kind + body, or a whole object)
     apply,
@@ -149,8 +154,13 @@ export function operatorContext(
         namespace: resource.scope === 'Namespaced' ? (namespace ?? ownerNamespace) : '',
         name,
       });
+      // the operator's own resource may be recorded in another version: read in the storage one, as typed
+      const typed =
+        found === undefined || !isPrimary(resource) || !deps.storage.needed(found)
+          ? found
+          : await deps.storage.convert(found);
       // the recorded object is one of the resource's objects: its type is what the handle says
-      return found as never;
+      return typed as never;
     },
     async list(resource, options = {}) {
       if (!deps.known.has(resource))
@@ -162,7 +172,8 @@ export function operatorContext(
         resource.scope === 'Namespaced'
           ? (options.namespace ?? (ownerNamespace === '' ? undefined : ownerNamespace))
           : undefined;
-      const objects = await deps.lister.list(resource, namespace);
+      const listed = await deps.lister.list(resource, namespace);
+      const objects = isPrimary(resource) ? await deps.storage.all(listed) : listed;
       // recorded objects of the resource: their type is what the handle says
       return objects.filter((object) => matches(object.metadata.labels ?? {})) as never;
     },

@@ -31,7 +31,7 @@ import type { ReconcileRequest, Reconciler, RuntimeResult } from '@kubebus/share
 import { KnownResources, refOf } from './known-resources.js';
 import { ApiserverLister, BusLister, type ObjectLister } from './object-lister.js';
 import { operatorContext } from './operator-context.js';
-import { inStorageVersion, rereadWith } from './storage-version.js';
+import { StorageVersionReader } from './storage-version.js';
 import { AppliedByOwner, mayHaveDropped, prunedKinds, pruneOwned } from './pruning.js';
 import {
   alreadyInvalid,
@@ -66,6 +66,8 @@ export class OperatorReconciler implements Reconciler {
   readonly #pruned: readonly Resource[];
   /** what each owner's last successful reconcile applied: pruning without listing */
   readonly #applied = new AppliedByOwner();
+  /** the storage apiVersion, computed once: a recorded object in it is used as it is */
+  readonly #storage: StorageVersionReader;
 
   constructor(
     private readonly operator: Operator,
@@ -78,18 +80,15 @@ export class OperatorReconciler implements Reconciler {
         ? new ApiserverLister(deps.client)
         : new BusLister(deps.bus, deps.client, serverAtLeast(deps.bus.nc, '2.11.0'));
     this.#pruned = prunedKinds(operator);
+    this.#storage = new StorageVersionReader(operator.for, deps.client);
   }
 
   async reconcile(request: ReconcileRequest, runtime: RuntimeContext): Promise<RuntimeResult> {
     const recorded = await this.deps.reader.read(request.key);
     const object =
-      recorded === undefined
-        ? undefined
-        : await inStorageVersion(
-            this.operator.for,
-            recorded,
-            rereadWith(this.deps.client, this.operator.for, recorded),
-          );
+      recorded === undefined || !this.#storage.needed(recorded)
+        ? recorded
+        : await this.#storage.convert(recorded);
     // gone: owned objects are garbage-collected
     if (object === undefined) return { skipped: 'the object no longer exists' };
     if (object.metadata.deletionTimestamp !== undefined) return this.#finalize(object, runtime);
@@ -181,6 +180,7 @@ export class OperatorReconciler implements Reconciler {
         dryRun: this.deps.dryRun ?? false,
         deps: this.deps.deps,
         lister: this.#lister,
+        storage: this.#storage,
         touched,
       },
       object,

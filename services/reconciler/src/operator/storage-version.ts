@@ -39,7 +39,49 @@ export async function inStorageVersion(
 }
 
 /** The apiserver read `inStorageVersion` falls back on. */
-export function rereadWith(client: KubeClient, resource: CustomResource, object: KubeObject) {
+export function rereadWith(
+  client: Pick<KubeClient, 'getIfExists'>,
+  resource: CustomResource,
+  object: KubeObject,
+) {
   const { namespace, name } = object.metadata;
   return () => client.getIfExists<KubeObject>(objectPath(refOf(resource), namespace ?? '', name));
+}
+
+/**
+ * The recorded objects of one resource in its storage version, the apiVersion
+ * computed once: an object already in it (every object of a single-version
+ * resource, nearly every one of a versioned resource) comes back as it is,
+ * synchronously, with no closure, no string built and nothing awaited.
+ */
+export class StorageVersionReader {
+  readonly apiVersion: string;
+
+  constructor(
+    private readonly resource: CustomResource,
+    private readonly client: Pick<KubeClient, 'getIfExists'>,
+  ) {
+    this.apiVersion = apiVersionOf(resource);
+  }
+
+  /** Whether a recorded object must be converted (or read again) before use. */
+  needed(object: KubeObject): boolean {
+    return object.apiVersion !== this.apiVersion;
+  }
+
+  /** The object in the storage version: converted here, or read again when this release does not know its version. */
+  convert(object: KubeObject): Promise<KubeObject | undefined> {
+    return inStorageVersion(this.resource, object, rereadWith(this.client, this.resource, object));
+  }
+
+  /** The objects in the storage version (those gone on a re-read left out): the same array when none needs it. */
+  async all(objects: readonly KubeObject[]): Promise<readonly KubeObject[]> {
+    if (!objects.some((object) => this.needed(object))) return objects;
+    const converted = await Promise.all(
+      objects.map((object) =>
+        this.needed(object) ? this.convert(object) : Promise.resolve(object),
+      ),
+    );
+    return converted.filter((object) => object !== undefined);
+  }
 }
