@@ -8,6 +8,16 @@ import { createLogger, Registry, type Listening } from '@kubebus/shared/obs';
 import { Thermostat } from '../testing/thermostat-fixture.js';
 import { startConversionWebhook } from './conversion-webhook.js';
 
+/** A POST of /convert to the loopback webhook (its certificate is self-made). */
+const convertAt = (port: number) =>
+  ({
+    host: '127.0.0.1',
+    port,
+    path: '/convert',
+    method: 'POST',
+    rejectUnauthorized: false,
+  }) as const;
+
 const log = createLogger({ service: 'test', level: 'error' });
 
 function call(port: number, path: string, method: string, body?: string) {
@@ -112,22 +122,13 @@ describe('the conversion webhook over HTTPS', () => {
 
   it('answers 413 to a chunked body past the limit before closing', async () => {
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: server.port,
-          path: '/convert',
-          method: 'POST',
-          rejectUnauthorized: false,
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          res.on('end', () => {
-            resolve({ status: res.statusCode ?? 0, body: text });
-          });
-        },
-      );
+      const req = request(convertAt(server.port), (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body: text });
+        });
+      });
       req.on('error', reject);
       // no content-length: chunked, and more than the limit
       for (let i = 0; i < 8; i++) req.write('x'.repeat(1024));
@@ -141,13 +142,7 @@ describe('the conversion webhook over HTTPS', () => {
     const held: ClientRequest[] = [];
     const heldDone: Promise<number>[] = [];
     for (let i = 0; i < 2; i++) {
-      const req = request({
-        host: '127.0.0.1',
-        port: server.port,
-        path: '/convert',
-        method: 'POST',
-        rejectUnauthorized: false,
-      });
+      const req = request(convertAt(server.port));
       heldDone.push(
         new Promise((resolve, reject) => {
           req.on('response', (res) => {
@@ -163,19 +158,10 @@ describe('the conversion webhook over HTTPS', () => {
     }
     const another = () =>
       new Promise<{ status: number; retryAfter: string | undefined }>((resolve, reject) => {
-        const req = request(
-          {
-            host: '127.0.0.1',
-            port: server.port,
-            path: '/convert',
-            method: 'POST',
-            rejectUnauthorized: false,
-          },
-          (res) => {
-            res.resume();
-            resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] });
-          },
-        );
+        const req = request(convertAt(server.port), (res) => {
+          res.resume();
+          resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] });
+        });
         req.on('error', reject);
         req.end(review);
       });
