@@ -20,9 +20,6 @@ import { partitionOf, subjects } from './subjects.js';
 import { Streams } from './topology.js';
 import { encodeWorkMark } from './work-mark.js';
 
-/** How long one read of the objects serves further partitions taken (objects created since get their own marks). */
-const REUSE_MS = 10_000;
-
 /** What a sweep logs (tests look for it). */
 export const SWEPT = 'upgrade sweep: every object of the partition is reconciled again';
 
@@ -84,7 +81,12 @@ function sweptVersion(text: string): string | undefined {
 }
 
 export class UpgradeSweeper {
-  /** one read of the primary's objects for the partitions taken together (at start, a rebalance) */
+  /**
+   * One read of the primary's objects for the partitions taken together (at
+   * start, a rebalance): it serves only partitions taken before it started.
+   * A read older than the partition would miss an object created since and
+   * already reconciled by the partition's previous holder — an older version.
+   */
   #objects: { read: Promise<{ key: ObjectKey; uid: string }[]>; at: number } | undefined;
 
   constructor(private readonly deps: SweepDeps) {}
@@ -92,11 +94,12 @@ export class UpgradeSweeper {
   /** Sweeps the partition unless this version already did; the number of objects marked. */
   async onAcquired(partition: number): Promise<number> {
     const { deps } = this;
+    const acquired = Date.now();
     const key = sweepKey(deps.controller, partition);
     const recorded = await deps.agreements.get(key);
     const previous = recorded?.operation === 'PUT' ? sweptVersion(recorded.string()) : undefined;
     if (previous === deps.version) return 0;
-    if (this.#objects === undefined || Date.now() - this.#objects.at > REUSE_MS) {
+    if (this.#objects === undefined || this.#objects.at < acquired) {
       const read = primaryObjects(deps);
       this.#objects = { read, at: Date.now() };
       // a failed read is not reused by the partitions taken next
