@@ -3,6 +3,7 @@
 // for kubebus' systems, where each object's time went (breakdown.ts).
 import { summarize, type RequestCounts } from './apiserver-requests.js';
 import { formatStages, type Stages } from './breakdown.js';
+import { formatTraffic, type NatsTraffic } from './nats-traffic.js';
 import type { SystemName } from './systems.js';
 
 export interface Phase {
@@ -27,6 +28,8 @@ export interface Phase {
     /** the rest of the machine meanwhile (other tenants): the run's noise */
     readonly other: number;
   };
+  /** the bus' traffic in the phase (nats-server's monitoring) */
+  readonly nats: NatsTraffic;
   /** per stage, for kubebus' systems */
   readonly stages?: Stages;
 }
@@ -94,6 +97,10 @@ export function report(runs: readonly Run[], o: ReportOptions): string {
       1,
     ],
     ['TLS connections / object', (r) => r.connections / N, 3],
+    ['NATS messages in / created object', (r) => r.create.nats.inMsgs / N, 1],
+    ['NATS messages out / created object', (r) => r.create.nats.outMsgs / N, 1],
+    ['NATS messages in / updated object', (r) => r.update.nats.inMsgs / N, 1],
+    ['NATS messages out / updated object', (r) => r.update.nats.outMsgs / N, 1],
     ['CPU s, system (both phases)', (r) => cpuBoth(r, (c) => c.system), 1],
     ['CPU s, nats-server (both phases)', (r) => cpuBoth(r, (c) => c.nats), 1],
     ['CPU s, system + nats-server', (r) => cpuBoth(r, (c) => c.system + c.nats), 1],
@@ -133,7 +140,7 @@ export function report(runs: readonly Run[], o: ReportOptions): string {
       const processes = r.perProcess
         .map((p) => `${p.role} ${p.cpuSeconds.toFixed(1)} CPU s, ${p.peakRssMb.toFixed(0)} MB`)
         .join('; ');
-      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}\n${lines('never converging', r.failing)}\n  slowest: create ${r.create.slowest.join(', ')}; update ${r.update.slowest.join(', ')}`;
+      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}\n${lines('never converging', r.failing)}\n  slowest: create ${r.create.slowest.join(', ')}; update ${r.update.slowest.join(', ')}\n  NATS per object, create: ${formatTraffic(r.create.nats, N)}\n  NATS per object, update: ${formatTraffic(r.update.nats, N)}`;
     })
     .join('\n');
   const breakdowns = runs

@@ -21,6 +21,9 @@ import {
 import { stagesOf } from './breakdown.js';
 import { readBusRecords } from './bus-records.js';
 import { Observer } from './observer.js';
+import { freePort } from '../test/bed/ports.js';
+import { profileNats } from './nats-profile.js';
+import { natsTraffic, trafficBetween, type NatsTraffic } from './nats-traffic.js';
 import { machineBusySeconds, procStats, serverPid } from './proc-stats.js';
 import { report, type Phase, type Run } from './report.js';
 import { SYSTEMS, startSystem, type SystemName } from './systems.js';
@@ -36,7 +39,7 @@ const { values } = parseArgs({
     timeout: { type: 'string', default: '900' },
     /** seconds to watch objects that can never converge (0: skip that phase) */
     'failing-window': { type: 'string', default: '60' },
-    /** a directory for V8 CPU profiles of kubebus' processes (read them with bench/profile-top.ts) */
+    /** a directory for V8 CPU profiles of kubebus' processes (read them with bench/profile-top.ts) and nats-server's (go tool pprof -top) */
     profile: { type: 'string' },
     /** extra node flags for kubebus' processes, space-separated (e.g. --node-flags=--max-semi-space-size=2) */
     'node-flags': { type: 'string' },
@@ -116,6 +119,7 @@ interface Meters {
   readonly cpu: () => Phase['cpu'];
   readonly reconciles: () => Promise<number>;
   readonly reconcileSeconds: () => Promise<number>;
+  readonly nats: () => Promise<NatsTraffic>;
 }
 
 async function phase(
@@ -132,6 +136,7 @@ async function phase(
   after: RequestCounts;
 }> {
   const cpuBefore = meters.cpu();
+  const natsBefore = await meters.nats();
   const reconcilesBefore = await meters.reconciles();
   const reconcileSecondsBefore = await meters.reconcileSeconds();
   observer.expect(expect);
@@ -152,6 +157,7 @@ async function phase(
   const last = Math.max(...observer.convergedAt.values());
   const after = await quiet(bed, SETTLE_MS);
   const cpuAfter = meters.cpu();
+  const nats = trafficBetween(natsBefore, await meters.nats());
   const requests = difference(after, before);
   // Subtract the driver's own writes.
   const own = expect.generation === 1 ? 'POST databaseclusters 201' : 'PATCH databaseclusters 200';
@@ -182,6 +188,7 @@ async function phase(
         apiserver: cpuAfter.apiserver - cpuBefore.apiserver,
         other: cpuAfter.other - cpuBefore.other,
       },
+      nats,
     },
     sentAt,
     convergedAt: new Map(observer.convergedAt),
@@ -241,7 +248,12 @@ async function failingPhase(
 async function runOnce(system: SystemName): Promise<Run> {
   // kube-controller-manager runs, as in a cluster and in the harness: its
   // garbage collector and service-account controllers share the cores
-  const bed = await TestBed.start({ controllerManager: true });
+  // with --profile, nats-server's own CPU profile too (Go's pprof on loopback)
+  const profPort = values.profile === undefined ? undefined : await freePort();
+  const bed = await TestBed.start({
+    controllerManager: true,
+    ...(profPort === undefined ? {} : { nats: { extraConfig: `prof_port: ${profPort}` } }),
+  });
   try {
     await installDatabaseClusterCrd(bed);
     const core = bed.kubeConfig().makeApiClient(CoreV1Api);
@@ -282,6 +294,7 @@ async function runOnce(system: SystemName): Promise<Run> {
       },
       reconciles: () => running.reconciles(),
       reconcileSeconds: () => running.reconcileSeconds(),
+      nats: () => natsTraffic(bed.nats.monitorPort),
     };
     const observer = new Observer(bed.kubeConfig());
     observer.start();
@@ -304,6 +317,10 @@ async function runOnce(system: SystemName): Promise<Run> {
       // the same pause for every system: initial lists and leases settle first
       await sleep(2_000);
       const baseline = await quiet(bed, 15_000);
+      const natsProfiler =
+        profPort === undefined || values.profile === undefined
+          ? undefined
+          : profileNats(profPort, values.profile, system);
       const create = await phase(
         bed,
         observer,
@@ -326,6 +343,7 @@ async function runOnce(system: SystemName): Promise<Run> {
             contentType: ContentTypes.merge,
           }),
       );
+      await natsProfiler?.stop();
       const processes = running.processes();
       const stats = procStats(processes.flatMap((p) => p.pids));
       const perProcess = processes.map((p) => ({ role: p.role, ...procStats(p.pids) }));

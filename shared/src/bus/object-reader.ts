@@ -11,6 +11,7 @@ import type { KubeObject } from '../events/kube-object.js';
 import { decodeNatsMessage } from '../events/nats-binding.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { OwnWrites, PendingWrite, RecordedRevision, StaleReadOutcome } from './own-writes.js';
+import { StreamReplicas } from './stream-replicas.js';
 import { subjects } from './subjects.js';
 import { Streams } from './topology.js';
 
@@ -30,27 +31,34 @@ interface Recorded {
 }
 
 export class ObjectReader {
+  readonly #replicas: StreamReplicas;
+
   constructor(
     private readonly jsm: JetStreamManager,
     private readonly fetchByReference: FetchByReference,
     /** batched direct gets (multi_last) need nats-server >= 2.11 */
     private readonly batch = false,
     private readonly ownWrites?: ReadYourWrites,
-  ) {}
+  ) {
+    this.#replicas = new StreamReplicas(jsm, Streams.events);
+  }
 
   /**
    * The object as last recorded, or undefined when it was deleted or never
    * seen. Asked of the stream's leader, not with a direct get that any
    * replica may answer: a replica catching up after a restart answers "not
    * there" or an older revision, and a reconcile that believed it would ack
-   * its work for an object it never saw. Reads of what the object owns stay direct and
+   * its work for an object it never saw (a stream of one replica has no
+   * other server to answer: there the direct get is the leader's read, at a
+   * third of its cost). Reads of what the object owns stay direct and
    * batched: a stale one costs a redundant write, never a lost change — and
    * one older than this process' own write of it is caught (OwnWrites).
    */
   async read(key: ObjectKey): Promise<KubeObject | undefined> {
-    const stored = await this.jsm.streams.getMessage(Streams.events, {
-      last_by_subj: subjects.event(key),
-    });
+    const query = { last_by_subj: subjects.event(key) };
+    const stored = (await this.#replicas.single())
+      ? await this.jsm.direct.getMessage(Streams.events, query)
+      : await this.jsm.streams.getMessage(Streams.events, query);
     return this.#answer(key, stored === null ? undefined : stored);
   }
 
