@@ -2,6 +2,7 @@
 // stage, as a histogram per stage: the bus' records (bus-records.ts) joined
 // with the driver's sightings of each write (observer.ts). All clocks are the
 // one machine's wall clock, in ms.
+import { origins } from '@kubebus/shared/bus';
 import type { BusRecords } from './bus-records.js';
 import type { Sightings } from './observer.js';
 
@@ -18,7 +19,8 @@ export interface PhaseTimes {
 export type Stages = Map<string, number[]>;
 
 const OPERATOR = 'databasecluster';
-const STATUS_WRITER = 'status-writer';
+/** the status writer's outcomes name its operator (ADR 0015) */
+const STATUS_WRITER = origins.statusWriter(OPERATOR);
 
 /** One list of durations (ms) per stage, in path order, over the phase's objects. */
 export function stagesOf(
