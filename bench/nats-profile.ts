@@ -15,9 +15,9 @@ export interface NatsProfiler {
 
 export function profileNats(profPort: number, dir: string, label: string): NatsProfiler {
   mkdirSync(dir, { recursive: true });
-  let stopped = false;
+  const state = { stopped: false };
   const loop = (async () => {
-    for (let slice = 0; !stopped; slice++) {
+    for (let slice = 0; !state.stopped; slice++) {
       const file = join(dir, `nats-server-${label}-${String(slice).padStart(3, '0')}.pprof`);
       await new Promise<void>((resolve) => {
         const req = request(
@@ -29,7 +29,7 @@ export function profileNats(profPort: number, dir: string, label: string): NatsP
           },
         );
         req.on('error', () => {
-          stopped = true;
+          state.stopped = true;
           resolve();
         });
         req.end();
@@ -38,7 +38,7 @@ export function profileNats(profPort: number, dir: string, label: string): NatsP
   })();
   return {
     stop: async () => {
-      stopped = true;
+      state.stopped = true;
       await loop;
     },
   };

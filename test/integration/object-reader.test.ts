@@ -75,9 +75,15 @@ describe('the object reader on a stream of one replica', { timeout: 120_000 }, (
     const tap = await connect({ servers: natsUrl(config) });
     const seen = { leader: 0, direct: 0 };
     tap.subscribe(`$JS.API.STREAM.MSG.GET.${Streams.events}`, {
-      callback: () => void seen.leader++,
+      callback: () => {
+        seen.leader++;
+      },
     });
-    tap.subscribe(`$JS.API.DIRECT.GET.${Streams.events}.>`, { callback: () => void seen.direct++ });
+    tap.subscribe(`$JS.API.DIRECT.GET.${Streams.events}.>`, {
+      callback: () => {
+        seen.direct++;
+      },
+    });
     await tap.flush();
     return { seen, close: () => tap.close() };
   }

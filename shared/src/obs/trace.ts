@@ -1,6 +1,6 @@
 // W3C Trace Context: the watcher starts a trace for each change, and every
 // component after it continues that trace with a span of its own.
-import { randomBytes } from 'node:crypto';
+import { randomHex } from './random-hex.js';
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
@@ -25,8 +25,8 @@ export function formatTraceparent(context: TraceContext): string {
 /** A new trace (sampled), for a change that starts here. */
 export function startTrace(): string {
   return formatTraceparent({
-    traceId: randomBytes(16).toString('hex'),
-    spanId: randomBytes(8).toString('hex'),
+    traceId: randomHex(16),
+    spanId: randomHex(8),
     flags: '01',
   });
 }
@@ -35,5 +35,5 @@ export function startTrace(): string {
 export function continueTrace(parent: string | undefined): string {
   const context = parseTraceparent(parent);
   if (context === undefined) return startTrace();
-  return formatTraceparent({ ...context, spanId: randomBytes(8).toString('hex') });
+  return formatTraceparent({ ...context, spanId: randomHex(8) });
 }
