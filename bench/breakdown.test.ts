@@ -16,7 +16,13 @@ const records: BusRecords = {
   ],
   outcomes: [
     // the writer starts before the reconcile's outcome is recorded (it is recorded after the ack)
-    { key: KEY, controller: 'databasecluster.status-writer', result: 'success', startedAt: 1_695, endedAt: 1_760 },
+    {
+      key: KEY,
+      controller: 'databasecluster.status-writer',
+      result: 'success',
+      startedAt: 1_695,
+      endedAt: 1_760,
+    },
     {
       key: KEY,
       controller: 'databasecluster',
@@ -31,7 +37,13 @@ const records: BusRecords = {
       startedAt: 1_710,
       endedAt: 1_730,
     },
-    { key: KEY, controller: 'databasecluster.status-writer', result: 'skipped', startedAt: 1_731, endedAt: 1_740 },
+    {
+      key: KEY,
+      controller: 'databasecluster.status-writer',
+      result: 'skipped',
+      startedAt: 1_731,
+      endedAt: 1_740,
+    },
     // the next phase's reconcile is not counted in this one
     {
       key: KEY,
