@@ -3,7 +3,7 @@
 // stream, so a direct get reads what a leader read would, at a third of
 // nats-server's cost (no JetStream API request, no base64 JSON answer). The
 // answer is refreshed in the background: a stream scaled up while processes
-// run goes back to leader reads within the refresh period.
+// run goes back to leader reads within the refresh period (ADR 0023).
 import type { JetStreamManager } from '@nats-io/jetstream';
 
 const REFRESH_MS = 30_000;
