@@ -1,7 +1,10 @@
-// The object reader's read-your-own-writes on a real nats-server's
-// KUBEBUS_EVENTS (ADR 0019): a read older than this process' own write waits
-// for the bus to record it, or falls back to the apiserver (here a recording
-// callback: the whole path against a real apiserver is
+// The object reader on a real nats-server's KUBEBUS_EVENTS. On a stream of
+// one replica the primary's read is a direct get (the leader is the only
+// server that holds the stream): no JetStream API request, the one whose
+// JSON and base64 answer queued behind stream creates (issue #21).
+// Read-your-own-writes (ADR 0019): a read older than this process' own write
+// waits for the bus to record it, or falls back to the apiserver (here a
+// recording callback: the whole path against a real apiserver is
 // read-your-own-writes.test.ts); a record that comes after the own write, or
 // is the own write, costs nothing more.
 import {
@@ -11,7 +14,7 @@ import {
   subjects,
   type StaleReadOutcome,
 } from '@kubebus/shared/bus';
-import { encodeBinary, kubeEvent, type KubeObject } from '@kubebus/shared/events';
+import { encodeBinary, kubeEvent, type ChangeOp, type KubeObject } from '@kubebus/shared/events';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
@@ -20,7 +23,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { natsConfig, natsUrl, startNats } from '../bed/nats.js';
+import { natsConfig, natsUrl, startNats, type NatsConfig } from '../bed/nats.js';
 import type { ServerProcess } from '../bed/process.js';
 
 const WAIT_MS = 8_000;
@@ -37,21 +40,23 @@ function configMap(resourceVersion: string): KubeObject {
   };
 }
 
-describe('read-your-own-writes in the object reader', { timeout: 120_000 }, () => {
+describe('the object reader on a stream of one replica', { timeout: 120_000 }, () => {
   let dir: string;
+  let config: NatsConfig;
   let server: ServerProcess;
   let nc: NatsConnection;
   let jsm: JetStreamManager;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kubebus-ryow-'));
-    const config = await natsConfig(dir);
+    config = await natsConfig(dir);
     server = await startNats(config);
     nc = await connect({ servers: natsUrl(config) });
     jsm = await jetstreamManager(nc);
     await jsm.streams.add({
       name: Streams.events,
       subjects: [subjects.allEvents],
+      num_replicas: 1,
       allow_direct: true,
     });
   });
@@ -63,11 +68,11 @@ describe('read-your-own-writes in the object reader', { timeout: 120_000 }, () =
   });
 
   /** What the watcher would publish for this revision; answers its stream sequence. */
-  async function record(resourceVersion: string): Promise<number> {
+  async function record(resourceVersion: string, op: ChangeOp = 'update'): Promise<number> {
     const event = kubeEvent({
       resource,
       object: configMap(resourceVersion),
-      op: 'update',
+      op,
       reason: 'watch',
       source: 'https://apiserver',
       time: new Date(),
@@ -103,6 +108,41 @@ describe('read-your-own-writes in the object reader', { timeout: 120_000 }, () =
       },
     };
   }
+
+  /** The reads' requests as nats-server receives them (a second connection's wiretap). */
+  async function wiretap() {
+    const tap = await connect({ servers: natsUrl(config) });
+    const seen = { leader: 0, direct: 0 };
+    tap.subscribe(`$JS.API.STREAM.MSG.GET.${Streams.events}`, {
+      callback: () => {
+        seen.leader++;
+      },
+    });
+    tap.subscribe(`$JS.API.DIRECT.GET.${Streams.events}.>`, {
+      callback: () => {
+        seen.direct++;
+      },
+    });
+    await tap.flush();
+    return { seen, close: () => tap.close() };
+  }
+
+  it('answers the latest revision with direct gets, no leader request per read', async () => {
+    const { objects } = reader();
+    const tap = await wiretap();
+    try {
+      await record('1');
+      assert.equal((await objects.read(key))?.metadata.resourceVersion, '1');
+      await record('2');
+      assert.equal((await objects.read(key))?.metadata.resourceVersion, '2');
+      await record('2', 'delete');
+      assert.equal(await objects.read(key), undefined, 'a deleted object reads as gone');
+      await nc.flush();
+      assert.deepEqual(tap.seen, { leader: 0, direct: 3 });
+    } finally {
+      await tap.close();
+    }
+  });
 
   it('answers the own write, or anything after it, with no more than the read', async () => {
     const r = reader();
