@@ -37,8 +37,14 @@ export async function run(line: CommandLine): Promise<void> {
     env[name] = undefined;
   }
   const { WebhookEnv, webhookConfig } = await import('../host/webhook-config.js');
+  const { HeapEnv, applyHeapGrowth } = await import('../host/heap-growth.js');
   // one parse: unknown variables are warned about once
-  const settings = configOrExit('run', z.object({ ...CommonEnv, ...WebhookEnv.shape }), env);
+  const settings = configOrExit(
+    'run',
+    z.object({ ...CommonEnv, ...WebhookEnv.shape, ...HeapEnv.shape }),
+    env,
+  );
+  applyHeapGrowth(settings.KUBEBUS_HEAP_GROWTH_PERCENT, process.execArgv);
   const common = commonConfig(settings);
   let webhook: ReturnType<typeof webhookConfig>;
   try {
