@@ -124,6 +124,29 @@ describe('partition leases', { timeout: 120_000 }, () => {
     await Promise.all([a.leases.stop(), b.leases.stop()]);
   });
 
+  it('keeps renewing while stopping waits for running work longer than the TTL', async () => {
+    const kv = await bucket('leases_stop');
+    let finishWork: () => void = () => undefined;
+    const work = new Promise<void>((resolve) => (finishWork = resolve));
+    const a = replica(kv, 'a', 'g4', () => work);
+    await a.leases.start();
+    assert.equal(a.consuming.size, PARTITIONS);
+    // A shuts down gracefully while its reconciles run on; B starts meanwhile.
+    const stopped = a.leases.stop();
+    const b = replica(kv, 'b', 'g4', async () => undefined);
+    await b.leases.start();
+    // For three TTLs A cannot finish: its leases are still renewed, so B takes none.
+    const until = Date.now() + 3 * TTL;
+    await neverOverlap(a, b, () => Date.now() > until, 'three TTLs to pass');
+    assert.deepEqual(a.lost, [], 'no lease of A expired while it was stopping');
+    assert.equal(b.consuming.size, 0);
+    finishWork();
+    await stopped;
+    assert.equal(a.consuming.size, 0);
+    await neverOverlap(a, b, () => b.consuming.size === PARTITIONS, 'B to take every partition');
+    await b.leases.stop();
+  });
+
   it('fences a replica that cannot renew before the server gives its partitions away', async () => {
     const real = await bucket('leases_fence');
     let stall = false;

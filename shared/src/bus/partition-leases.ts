@@ -59,6 +59,8 @@ export class PartitionLeases {
   #fence: NodeJS.Timeout | undefined;
   #ticking: Promise<void> = Promise.resolve();
   #stopped = false;
+  /** stopping: rounds only renew what is still held, they take nothing new */
+  #stopping = false;
 
   constructor(
     private readonly kv: KV,
@@ -96,13 +98,19 @@ export class PartitionLeases {
     this.#fence.unref();
   }
 
-  /** Releases every lease after its work is finished (graceful hand-over). */
+  /**
+   * Releases every lease after its work is finished (graceful hand-over). The
+   * leases are renewed, and fenced, until each is released: work that
+   * outlasts the TTL must not find its partition taken by another replica.
+   */
   async stop(): Promise<void> {
+    this.#stopping = true;
+    await this.#ticking; // a round under way may still take a partition: released below too
+    await Promise.all(this.held.map((partition) => this.#release(partition)));
     this.#stopped = true;
     clearTimeout(this.#timer);
     clearInterval(this.#fence);
     await this.#ticking;
-    await Promise.all(this.held.map((partition) => this.#release(partition)));
     await this.kv.delete(this.#memberKey()).catch(() => undefined);
   }
 
@@ -118,6 +126,10 @@ export class PartitionLeases {
   async #tick(): Promise<void> {
     this.#enforceDeadlines();
     try {
+      if (this.#stopping) {
+        await this.#renew();
+        return;
+      }
       const sentAt = this.#now();
       await Promise.all([this.kv.put(this.#memberKey(), new Date().toISOString()), this.#renew()]);
       if (this.#now() - sentAt > this.options.ttlMs / 2) return; // too slow to trust a new lease
