@@ -1,16 +1,18 @@
 // One test bed for a whole `kubebus test` run: the servers, the CRD, the
-// wrapped operator running in-process with all roles (stopped and started
-// again for a crash), and the workload's steps applied to one object in a
-// place of its own per run (its namespace, or its name when cluster-scoped).
+// wrapped operator running in-process — the watcher and reconciler as one
+// process, the status writer as another, so either can crash alone — and the
+// workload's steps applied to one object in a place of its own per run (its
+// namespace, or its name when cluster-scoped).
 import { KubeClient, isNotFound, loadKubeConfig, objectPath } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { apiVersionOf, type Operator, type ResourceObject } from '@kubebus/shared/definition';
-import type { RunningOperatorHandle, TestEnvironment } from '../testing-api.js';
-import { startEnvironment } from '../testing/environment.js';
+import type { RunningOperatorHandle } from '../testing-api.js';
+import { startEnvironment, type InProcessEnvironment } from '../testing/environment.js';
 import { observe, type ObservedState } from './observed-state.js';
 import type { Place } from './place.js';
 import type { RecordingOperator, Seen } from './recording-operator.js';
 import type { PerturbationOptions } from './report.js';
+import { StatusHold } from './status-hold.js';
 import { BusTimeTravel } from './time-travel.js';
 import type { Step } from './workload.js';
 
@@ -18,9 +20,12 @@ export type BedDriverOptions = Pick<PerturbationOptions, 'env' | 'standIn'>;
 
 export class BedDriver {
   #running: RunningOperatorHandle | undefined;
+  #writer: RunningOperatorHandle | undefined;
+  /** where the status writer holds an intent (the status-restart schedule) */
+  readonly statusHold = new StatusHold();
 
   private constructor(
-    private readonly environment: TestEnvironment,
+    private readonly environment: InProcessEnvironment,
     private readonly client: KubeClient,
     private readonly recording: RecordingOperator,
     private readonly options: BedDriverOptions,
@@ -51,17 +56,50 @@ export class BedDriver {
   }
 
   async startOperator(): Promise<void> {
+    await this.#startWriter();
     if (this.#running !== undefined) return;
     this.#running = await this.environment.run(this.recording.incarnation(), {
       logLevel: 'silent',
       env: this.options.env ?? {},
+      roles: ['watcher', 'reconciler'],
     });
   }
 
+  /** The watcher and reconciler first (no new intents), then the status writer. */
   async stopOperator(): Promise<void> {
     const running = this.#running;
     this.#running = undefined;
     await running?.stop();
+    await this.#stopWriter();
+  }
+
+  /**
+   * After the status writer held an intent (statusHold): that writer stopped,
+   * the intent back on the bus unwritten, and a new writer started `downMs`
+   * after the hold — the reconciler runs on meanwhile.
+   */
+  async restartStatusWriter(heldAt: number, downMs: number): Promise<void> {
+    await this.#stopWriter();
+    const left = heldAt + downMs - performance.now();
+    if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+    await this.#startWriter();
+  }
+
+  async #startWriter(): Promise<void> {
+    if (this.#writer !== undefined) return;
+    this.#writer = await this.environment.run(this.recording.definition, {
+      logLevel: 'silent',
+      env: this.options.env ?? {},
+      roles: ['status-writer'],
+      statusIntentTaken: this.statusHold.incarnation(),
+    });
+  }
+
+  async #stopWriter(): Promise<void> {
+    const writer = this.#writer;
+    this.#writer = undefined;
+    this.statusHold.abandon();
+    await writer?.stop();
   }
 
   /** After a crash: the dead incarnation's roles stopped (its work went back to the bus), a new one started. */
@@ -178,6 +216,7 @@ export class BedDriver {
 
   async stop(): Promise<void> {
     this.#running = undefined;
+    this.#writer = undefined;
     await this.travel.close();
     this.client.close();
     await this.environment.stop();

@@ -40,7 +40,12 @@ export function plannedSchedules(
     .slice(1)
     .map((_, index) => ({ kind: 'unobserved' as const, from: index, to: index + 1 }));
   const stale = staleSchedules(workload, reference);
-  const lists = [intermediate, unobserved, stale].filter(
+  const statusRestart: Schedule[] = workload.steps.flatMap((step, index) =>
+    step.action === 'apply' && wroteStatus(reference.states[index])
+      ? [{ kind: 'status-restart' as const, step: index }]
+      : [],
+  );
+  const lists = [intermediate, unobserved, stale, statusRestart].filter(
     (list) => list[0] !== undefined && kinds.includes(list[0].kind),
   );
   const all: Schedule[] = [];
@@ -50,6 +55,12 @@ export function plannedSchedules(
       if (schedule !== undefined) all.push(schedule);
     }
   return all;
+}
+
+/** Whether the reference's object has a status at the end of the step (its writer wrote one). */
+function wroteStatus(state: Reference['states'][number] | undefined): boolean {
+  const status = state?.primary?.status;
+  return typeof status === 'object' && status !== null && Object.keys(status).length > 0;
 }
 
 /**

@@ -40,6 +40,7 @@ export async function runSchedule(run: Run, schedule: Schedule): Promise<Schedul
   await run.driver.prepare(run.place);
   const verdict = await perturbed(run, schedule);
   run.recording.disarm();
+  run.driver.statusHold.disarm();
   return {
     schedule: formatSchedule(schedule),
     seconds: Math.round(performance.now() - started) / 1000,
@@ -55,7 +56,18 @@ function perturbed(run: Run, schedule: Schedule): Promise<Verdict> {
       return unobserved(run, schedule.from, schedule.to);
     case 'stale':
       return stale(run, schedule.step, schedule.target);
+    case 'status-restart':
+      return statusRestart(run, schedule.step);
   }
+}
+
+/** Resolves with `value` after `ms`, unless the other comes first (a bound, not a wait). */
+function within<T>(ms: number, value: T): Promise<T> {
+  return new Promise((resolve) =>
+    setTimeout(() => {
+      resolve(value);
+    }, ms).unref(),
+  );
 }
 
 /** Steps `from`..`until` - 1, unperturbed, each reaching the reference's state. */
@@ -95,14 +107,7 @@ async function intermediate(run: Run, index: number, k: number): Promise<Verdict
     matches: await run.driver.seenAfter(run.place, step),
   });
   await run.driver.apply(run.place, step);
-  const came = await Promise.race([
-    armed,
-    new Promise<'unreached'>((resolve) =>
-      setTimeout(() => {
-        resolve('unreached');
-      }, CRASH_WITHIN_MS).unref(),
-    ),
-  ]);
+  const came = await Promise.race([armed, within(CRASH_WITHIN_MS, 'unreached' as const)]);
   if (came === 'unreached') {
     run.recording.disarm();
     return {
@@ -115,6 +120,49 @@ async function intermediate(run: Run, index: number, k: number): Promise<Verdict
   const reference = run.reference.steps[index];
   const bound = 2 * (reference?.writes ?? 0) + Math.max(k, reference?.maxWritesPerReconcile ?? 0);
   return judge(run, index, bound);
+}
+
+/**
+ * The status writer crashed between intent and write: it takes the object's
+ * first intent of the step and dies holding it (nothing written, nothing
+ * acked); it stays down for the quiet window while the reconciler runs on,
+ * reading the status from before the intent, then a new writer is handed it.
+ */
+async function statusRestart(run: Run, index: number): Promise<Verdict> {
+  const step = run.workload.steps[index];
+  if (step === undefined) return notApplicable(`the workload has no step ${index}`);
+  const failed = await prefix(run, index);
+  if (failed !== undefined) return failed;
+  run.recording.step = index;
+  const seen = await run.driver.seenAfter(run.place, step);
+  const held = run.driver.statusHold.arm({
+    key: run.place.key,
+    matches: (intent) =>
+      seen({
+        uid: intent.uid,
+        generation: intent.observedGeneration,
+        resourceVersion: '',
+        deleting: false,
+      }),
+  });
+  await run.driver.apply(run.place, step);
+  const came = await Promise.race([held, within(CRASH_WITHIN_MS, 'unreached' as const)]);
+  if (came === 'unreached') {
+    run.driver.statusHold.disarm();
+    return {
+      outcome: 'unreached',
+      note: `no status intent of the step's came to the status writer`,
+      reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
+    };
+  }
+  await run.driver.restartStatusWriter(performance.now(), run.timing.quietMs);
+  const reference = run.reference.steps[index];
+  const bound = 2 * (reference?.writes ?? 0) + (reference?.maxWritesPerReconcile ?? 0);
+  const verdict = await judge(run, index, bound);
+  return {
+    ...verdict,
+    note: `the status writer crashed holding the step's first intent, down ${(run.timing.quietMs / 1000).toFixed(1)} s`,
+  };
 }
 
 async function unobserved(run: Run, from: number, to: number): Promise<Verdict> {

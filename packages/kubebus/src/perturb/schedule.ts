@@ -16,13 +16,24 @@
 //                               revisions since are taken out of KUBEBUS_EVENTS),
 //                               so the step's reconciles read an older revision
 //                               until the object changes again
+//   status-restart:s<step>      during workload step <step>, the status writer
+//                               takes the object's first intent of the step and
+//                               crashes before writing it (nothing acked); it is
+//                               down for the quiet window while the reconciler
+//                               runs on, then started again and handed the intent
 export type Schedule =
   | { readonly kind: 'intermediate'; readonly step: number; readonly k: number }
   | { readonly kind: 'unobserved'; readonly from: number; readonly to: number }
-  | { readonly kind: 'stale'; readonly step: number; readonly target: string };
+  | { readonly kind: 'stale'; readonly step: number; readonly target: string }
+  | { readonly kind: 'status-restart'; readonly step: number };
 
 export type ScheduleKind = Schedule['kind'];
-export const SCHEDULE_KINDS: readonly ScheduleKind[] = ['intermediate', 'unobserved', 'stale'];
+export const SCHEDULE_KINDS: readonly ScheduleKind[] = [
+  'intermediate',
+  'unobserved',
+  'stale',
+  'status-restart',
+];
 
 export function formatSchedule(schedule: Schedule): string {
   switch (schedule.kind) {
@@ -32,11 +43,14 @@ export function formatSchedule(schedule: Schedule): string {
       return `unobserved:s${schedule.from}-s${schedule.to}`;
     case 'stale':
       return `stale:s${schedule.step}:${schedule.target}`;
+    case 'status-restart':
+      return `status-restart:s${schedule.step}`;
   }
 }
 
 const INTERMEDIATE = /^intermediate:s(\d+):k(\d+)$/;
 const UNOBSERVED = /^unobserved:s(\d+)-s(\d+)$/;
+const STATUS_RESTART = /^status-restart:s(\d+)$/;
 /** a kind and an object name as Kubernetes spells them */
 const STALE = /^stale:s(\d+):([A-Za-z][A-Za-z0-9]*\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/;
 
@@ -62,7 +76,9 @@ export function parseSchedule(text: string): Schedule | { readonly error: string
     if (step < 1) return { error: `"${text}": a stale step needs one before it to travel back to` };
     return { kind: 'stale', step, target: stale[2] as string };
   }
+  const statusRestart = STATUS_RESTART.exec(trimmed);
+  if (statusRestart !== null) return { kind: 'status-restart', step: Number(statusRestart[1]) };
   return {
-    error: `"${text}" is not a schedule; they look like intermediate:s1:k2, unobserved:s0-s1 or stale:s1:ConfigMap/name (the report prints them)`,
+    error: `"${text}" is not a schedule; they look like intermediate:s1:k2, unobserved:s0-s1, stale:s1:ConfigMap/name or status-restart:s1 (the report prints them)`,
   };
 }
