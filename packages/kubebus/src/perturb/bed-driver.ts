@@ -3,12 +3,15 @@
 // process, the status writer as another, so either can crash alone — and the
 // workload's steps applied to one object in a place of its own per run (its
 // namespace, or its name when cluster-scoped).
+import { partitionOf } from '@kubebus/shared/bus';
 import { KubeClient, isNotFound, loadKubeConfig, objectPath } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { apiVersionOf, type Operator, type ResourceObject } from '@kubebus/shared/definition';
+import { partitionsOf } from '../host/role-configs.js';
 import type { RunningOperatorHandle } from '../testing-api.js';
 import { startEnvironment, type InProcessEnvironment } from '../testing/environment.js';
 import { observe, type ObservedState } from './observed-state.js';
+import { PartitionHandOver } from './partition-handover.js';
 import type { Place } from './place.js';
 import type { RecordingOperator, Seen } from './recording-operator.js';
 import type { PerturbationOptions } from './report.js';
@@ -21,6 +24,9 @@ export type BedDriverOptions = Pick<PerturbationOptions, 'env' | 'standIn'>;
 export class BedDriver {
   #running: RunningOperatorHandle | undefined;
   #writer: RunningOperatorHandle | undefined;
+  /** the second instance a handover gives the object's partition to */
+  #second: RunningOperatorHandle | undefined;
+  #handOvers = 0;
   /** where the status writer holds an intent (the status-restart schedule) */
   readonly statusHold = new StatusHold();
 
@@ -30,22 +36,26 @@ export class BedDriver {
     private readonly recording: RecordingOperator,
     private readonly options: BedDriverOptions,
     private readonly travel: BusTimeTravel,
+    private readonly leases: PartitionHandOver,
   ) {}
 
   static async start(recording: RecordingOperator, options: BedDriverOptions): Promise<BedDriver> {
     // the garbage collector (kube-controller-manager) removes what an owner leaves
     const environment = await startEnvironment({ cluster: 'local', controllerManager: true });
     let travel: BusTimeTravel | undefined;
+    let leases: PartitionHandOver | undefined;
     try {
       const credentials = await loadKubeConfig(environment.kubeconfigPath, {});
       const client = new KubeClient(credentials, restClientMetrics(new Registry()));
       await environment.install(recording.definition.for);
       travel = await BusTimeTravel.connect(environment.natsEnv);
-      const driver = new BedDriver(environment, client, recording, options, travel);
+      leases = await PartitionHandOver.connect(environment.natsEnv);
+      const driver = new BedDriver(environment, client, recording, options, travel, leases);
       await driver.startOperator();
       return driver;
     } catch (error) {
       await travel?.close();
+      await leases?.close();
       await environment.stop();
       throw error;
     }
@@ -105,6 +115,39 @@ export class BedDriver {
   /** After a crash: the dead incarnation's roles stopped (its work went back to the bus), a new one started. */
   async crash(): Promise<void> {
     this.recording.abandon();
+    await this.stopOperator();
+    await this.startOperator();
+  }
+
+  /**
+   * The handover: a second instance of the operator's reconciler joins and is
+   * handed the object's work partition, taken from the first (while the
+   * object's reconcile is paused in it). Answers why not, when it went elsewhere.
+   */
+  async handOver(place: Place): Promise<true | string> {
+    const replicaId = `test-${this.operator.name}-${++this.#handOvers}`;
+    this.#second = await this.environment.run(this.recording.incarnation(), {
+      logLevel: 'silent',
+      // it renews often: the partition is free for it before the first instance's next round
+      env: { ...this.options.env, KUBEBUS_LEASE_RENEW: '500ms' },
+      roles: ['reconciler'],
+      replicaId,
+    });
+    const key = {
+      group: this.operator.for.group,
+      resource: this.operator.for.plural,
+      namespace: place.namespace,
+      name: place.name,
+    };
+    const partition = partitionOf(key, partitionsOf(this.operator));
+    return this.leases.move(this.operator.name, partition, replicaId);
+  }
+
+  /** After a handover: both instances stopped, the operator started again as before. */
+  async endHandOver(): Promise<void> {
+    const second = this.#second;
+    this.#second = undefined;
+    await second?.stop();
     await this.stopOperator();
     await this.startOperator();
   }
@@ -217,7 +260,9 @@ export class BedDriver {
   async stop(): Promise<void> {
     this.#running = undefined;
     this.#writer = undefined;
+    this.#second = undefined;
     await this.travel.close();
+    await this.leases.close();
     this.client.close();
     await this.environment.stop();
   }

@@ -29,13 +29,16 @@ export function plannedSchedules(
   reference: Reference,
   kinds: readonly ScheduleKind[] = SCHEDULE_KINDS,
 ): Schedule[] {
-  const intermediate: Schedule[] = reference.steps.flatMap((step) =>
-    Array.from({ length: step.maxWritesPerReconcile }, (_, index) => ({
-      kind: 'intermediate' as const,
-      step: step.step,
-      k: index + 1,
-    })),
-  );
+  // a reconcile stopped after each of its writes: crashed there, or paused there while its partition is handed over
+  const afterEachWrite = (kind: 'intermediate' | 'handover'): Schedule[] =>
+    reference.steps.flatMap((step) =>
+      Array.from({ length: step.maxWritesPerReconcile }, (_, index) => ({
+        kind,
+        step: step.step,
+        k: index + 1,
+      })),
+    );
+  const intermediate = afterEachWrite('intermediate');
   const unobserved: Schedule[] = workload.steps
     .slice(1)
     .map((_, index) => ({ kind: 'unobserved' as const, from: index, to: index + 1 }));
@@ -45,7 +48,8 @@ export function plannedSchedules(
       ? [{ kind: 'status-restart' as const, step: index }]
       : [],
   );
-  const lists = [intermediate, unobserved, stale, statusRestart].filter(
+  const handover = afterEachWrite('handover');
+  const lists = [intermediate, unobserved, stale, statusRestart, handover].filter(
     (list) => list[0] !== undefined && kinds.includes(list[0].kind),
   );
   const all: Schedule[] = [];

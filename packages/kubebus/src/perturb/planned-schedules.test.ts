@@ -16,8 +16,7 @@ const workload: Workload = {
 
 function state(owned: Record<string, unknown>, status?: object): ObservedState {
   return {
-    primary:
-      status === undefined ? null : { spec: {}, finalizers: [], status, deleting: false },
+    primary: status === undefined ? null : { spec: {}, finalizers: [], status, deleting: false },
     generations: null,
     owned,
     events: {},
@@ -59,16 +58,27 @@ test('status-restart schedules: one per step that keeps the object and whose ref
   assert.deepEqual(restarts, ['status-restart:s0', 'status-restart:s2', 'status-restart:s4']);
 });
 
+test('handover schedules: as the intermediate ones, one per k up to the most writes a reconcile of the step made', () => {
+  const handovers = plannedSchedules(workload, reference, ['handover']).map(formatSchedule);
+  assert.deepEqual(handovers, [
+    'handover:s0:k1',
+    'handover:s1:k1',
+    'handover:s2:k1',
+    'handover:s4:k1',
+  ]);
+});
+
 test('the kinds alternate, and only those asked for are planned', () => {
   const all = plannedSchedules(workload, reference).map(formatSchedule);
-  assert.deepEqual(all.slice(0, 5), [
+  assert.deepEqual(all.slice(0, 6), [
     'intermediate:s0:k1',
     'unobserved:s0-s1',
     'stale:s1:ConfigMap/sample-journal',
     'status-restart:s0',
+    'handover:s0:k1',
     'intermediate:s1:k1',
   ]);
   const two = plannedSchedules(workload, reference, ['intermediate', 'unobserved']);
-  assert.ok(two.every((schedule) => schedule.kind !== 'stale' && schedule.kind !== 'status-restart'));
-  assert.equal(two.length, all.length - 6);
+  assert.ok(two.every((s) => s.kind === 'intermediate' || s.kind === 'unobserved'));
+  assert.equal(two.length, all.length - 3 - 3 - 4);
 });

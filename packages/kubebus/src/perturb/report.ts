@@ -24,7 +24,7 @@ export interface ReconcileSummary {
   /** generation, resourceVersion, and whether it was being deleted */
   readonly saw: string;
   readonly wrote: readonly string[];
-  readonly outcome: 'running' | 'ok' | 'error' | 'crashed';
+  readonly outcome: 'running' | 'ok' | 'error' | 'crashed' | 'handed-over';
 }
 
 export interface ScheduleResult {

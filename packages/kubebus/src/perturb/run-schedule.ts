@@ -14,6 +14,14 @@ import type { Workload } from './workload.js';
 
 /** How long the armed reconcile may take to come (its work is redelivered quickly). */
 const CRASH_WITHIN_MS = 30_000;
+/** How long a released zombie may take to finish. */
+const ZOMBIE_ENDS_WITHIN_MS = 30_000;
+/**
+ * How long the first instance may take to notice it lost the partition: its
+ * next lease renewal fails (every 3 s). Only then is the zombie released — a
+ * lease expires on the server only after the holder's own trust in it ran out.
+ */
+const FENCED_WITHIN_MS = 15_000;
 
 interface Run {
   readonly driver: BedDriver;
@@ -58,6 +66,8 @@ function perturbed(run: Run, schedule: Schedule): Promise<Verdict> {
       return stale(run, schedule.step, schedule.target);
     case 'status-restart':
       return statusRestart(run, schedule.step);
+    case 'handover':
+      return handover(run, schedule.step, schedule.k);
   }
 }
 
@@ -162,6 +172,71 @@ async function statusRestart(run: Run, index: number): Promise<Verdict> {
   return {
     ...verdict,
     note: `the status writer crashed holding the step's first intent, down ${(run.timing.quietMs / 1000).toFixed(1)} s`,
+  };
+}
+
+/**
+ * A partition handed over mid-reconcile: the step's first reconcile pauses
+ * after its k-th write, its work partition goes to a second instance of the
+ * operator, which reconciles the object (its state reaches the reference's,
+ * or the bound passes); then the paused reconcile is released to finish — a
+ * zombie, whose later writes only the runtime's fencing can stop.
+ */
+async function handover(run: Run, index: number, k: number): Promise<Verdict> {
+  const step = run.workload.steps[index];
+  const expected = run.reference.states[index];
+  if (step === undefined || expected === undefined)
+    return notApplicable(`the workload has no step ${index}`);
+  const failed = await prefix(run, index);
+  if (failed !== undefined) return failed;
+  run.recording.step = index;
+  const armed = run.recording.arm({
+    key: run.place.key,
+    step: index,
+    k,
+    matches: await run.driver.seenAfter(run.place, step),
+    mode: 'pause',
+  });
+  await run.driver.apply(run.place, step);
+  const came = await Promise.race([armed, within(CRASH_WITHIN_MS, 'unreached' as const)]);
+  const zombie = run.recording.zombie;
+  if (came !== 'paused' || zombie === undefined) {
+    run.recording.disarm();
+    return {
+      outcome: 'unreached',
+      note: `the step's first reconcile made fewer than ${k} writes this time`,
+      reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
+    };
+  }
+  let moved: true | string;
+  let reachedMeanwhile = false;
+  try {
+    moved = await run.driver.handOver(run.place);
+    if (moved === true) {
+      await zombie.fencedWithin(FENCED_WITHIN_MS);
+      reachedMeanwhile = (await reach(watchOf(run), expected)).ok;
+    }
+  } finally {
+    zombie.release();
+  }
+  const ended = await Promise.race([zombie.ended, within(ZOMBIE_ENDS_WITHIN_MS, 'running')]);
+  const reference = run.reference.steps[index];
+  const bound = 2 * (reference?.writes ?? 0) + Math.max(k, reference?.maxWritesPerReconcile ?? 0);
+  const verdict = moved === true ? await judge(run, index, bound) : notApplicable(moved);
+  await run.driver.endHandOver();
+  const later = zombie.record.writes.slice(zombie.writesAtPause);
+  return {
+    ...verdict,
+    note: [
+      `paused after write ${k}; the second instance ${reachedMeanwhile ? 'reached' : 'did not reach'} the reference's state meanwhile`,
+      `released, the zombie was ${zombie.fenced ? '' : 'not '}fenced`,
+      later.length === 0 ? 'wrote nothing more' : `wrote ${later.join(', ')}`,
+      ended === undefined
+        ? 'and returned'
+        : ended === 'running'
+          ? 'and was still running'
+          : `and failed: ${ended}`,
+    ].join(', '),
   };
 }
 

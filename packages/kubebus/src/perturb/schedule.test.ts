@@ -18,6 +18,11 @@ const schedules: fc.Arbitrary<Schedule> = fc.oneof(
     target: fc.constantFrom('ConfigMap/sample-page', 'Deployment/web', 'Secret/a.b-c'),
   }),
   fc.record({ kind: fc.constant('status-restart' as const), step: fc.nat(50) }),
+  fc.record({
+    kind: fc.constant('handover' as const),
+    step: fc.nat(50),
+    k: fc.integer({ min: 1, max: 50 }),
+  }),
 );
 
 test('a printed schedule parses back to itself', () => {
@@ -37,6 +42,7 @@ test('the strings the report prints', () => {
     'stale:s1:ConfigMap/sample-journal',
   );
   assert.equal(formatSchedule({ kind: 'status-restart', step: 2 }), 'status-restart:s2');
+  assert.equal(formatSchedule({ kind: 'handover', step: 0, k: 1 }), 'handover:s0:k1');
 });
 
 test('what is not a schedule is refused with one line saying what one looks like', () => {
@@ -50,6 +56,8 @@ test('what is not a schedule is refused with one line saying what one looks like
     'stale:s1:ConfigMap/Upper',
     'status-restart:s',
     'status-restart:s1:k1',
+    'handover:s1',
+    'handover:s1:k0',
     '',
   ]) {
     const parsed = parseSchedule(text);
@@ -59,5 +67,5 @@ test('what is not a schedule is refused with one line saying what one looks like
   const unknown = parseSchedule('crash:s1:k1');
   assert.ok('error' in unknown);
   assert.match(unknown.error, /intermediate:s1:k2, unobserved:s0-s1, stale:s1:ConfigMap\/name/);
-  assert.match(unknown.error, /status-restart:s1/);
+  assert.match(unknown.error, /status-restart:s1 or handover:s1:k2/);
 });
