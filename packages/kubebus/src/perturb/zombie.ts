@@ -58,6 +58,6 @@ export class Zombie {
   }
 
   end(error: unknown): void {
-    this.#end(error === undefined ? undefined : ((error as Error).message ?? String(error)));
+    this.#end(error === undefined ? undefined : error instanceof Error ? error.message : 'failed');
   }
 }
