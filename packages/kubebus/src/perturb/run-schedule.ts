@@ -103,29 +103,43 @@ async function prefix(run: Run, until: number, from = 0): Promise<Verdict | unde
   return undefined;
 }
 
-async function intermediate(run: Run, index: number, k: number): Promise<Verdict> {
+/**
+ * The steps before `index`, then step `index` with its first reconcile armed
+ * to stop right after its k-th write — armed before the apply, since the
+ * reconcile may start before apply returns; a verdict when it did not come to that.
+ */
+async function stopAfterWrite(
+  run: Run,
+  index: number,
+  k: number,
+  mode: 'crash' | 'pause',
+): Promise<Verdict | 'stopped'> {
   const step = run.workload.steps[index];
   if (step === undefined) return notApplicable(`the workload has no step ${index}`);
   const failed = await prefix(run, index);
   if (failed !== undefined) return failed;
-  // armed before the apply: the step's reconcile may start before apply returns
   run.recording.step = index;
   const armed = run.recording.arm({
     key: run.place.key,
     step: index,
     k,
     matches: await run.driver.seenAfter(run.place, step),
+    mode,
   });
   await run.driver.apply(run.place, step);
   const came = await Promise.race([armed, within(CRASH_WITHIN_MS, 'unreached' as const)]);
-  if (came === 'unreached') {
-    run.recording.disarm();
-    return {
-      outcome: 'unreached',
-      note: `the step's first reconcile made fewer than ${k} writes this time`,
-      reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
-    };
-  }
+  if (came !== 'unreached') return 'stopped';
+  run.recording.disarm();
+  return {
+    outcome: 'unreached',
+    note: `the step's first reconcile made fewer than ${k} writes this time`,
+    reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
+  };
+}
+
+async function intermediate(run: Run, index: number, k: number): Promise<Verdict> {
+  const stopped = await stopAfterWrite(run, index, k, 'crash');
+  if (stopped !== 'stopped') return stopped;
   await run.driver.crash();
   const reference = run.reference.steps[index];
   const bound = 2 * (reference?.writes ?? 0) + Math.max(k, reference?.maxWritesPerReconcile ?? 0);
@@ -183,31 +197,12 @@ async function statusRestart(run: Run, index: number): Promise<Verdict> {
  * zombie, whose later writes only the runtime's fencing can stop.
  */
 async function handover(run: Run, index: number, k: number): Promise<Verdict> {
-  const step = run.workload.steps[index];
   const expected = run.reference.states[index];
-  if (step === undefined || expected === undefined)
-    return notApplicable(`the workload has no step ${index}`);
-  const failed = await prefix(run, index);
-  if (failed !== undefined) return failed;
-  run.recording.step = index;
-  const armed = run.recording.arm({
-    key: run.place.key,
-    step: index,
-    k,
-    matches: await run.driver.seenAfter(run.place, step),
-    mode: 'pause',
-  });
-  await run.driver.apply(run.place, step);
-  const came = await Promise.race([armed, within(CRASH_WITHIN_MS, 'unreached' as const)]);
+  if (expected === undefined) return notApplicable(`the reference has no step ${index}`);
+  const stopped = await stopAfterWrite(run, index, k, 'pause');
+  if (stopped !== 'stopped') return stopped;
   const zombie = run.recording.zombie;
-  if (came !== 'paused' || zombie === undefined) {
-    run.recording.disarm();
-    return {
-      outcome: 'unreached',
-      note: `the step's first reconcile made fewer than ${k} writes this time`,
-      reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
-    };
-  }
+  if (zombie === undefined) return notApplicable('no reconcile was paused');
   let moved: true | string;
   let reachedMeanwhile = false;
   try {
