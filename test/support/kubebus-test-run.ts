@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { PerturbationReport } from 'kubebus/testing';
+import type { OracleName, PerturbationReport } from 'kubebus/testing';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -31,6 +31,24 @@ export function reportOf(stdout: string, stderr: string): PerturbationReport {
   } catch {
     throw new Error(`kubebus test printed no JSON report; stderr: ${stderr.slice(-2000)}`);
   }
+}
+
+/**
+ * A run that failed: exit 1, its first failure `schedule` breaking `oracle`,
+ * with the replay line `kubebus test <operator> <options> --replay <schedule>`.
+ */
+export function failureOf(
+  run: { readonly code: number; readonly stdout: string; readonly stderr: string },
+  expected: { readonly schedule: string; readonly oracle: OracleName; readonly replay: string },
+): NonNullable<PerturbationReport['failure']> {
+  assert.equal(run.code, 1, `exit ${run.code}; stderr: ${run.stderr.slice(-2000)}`);
+  const report = reportOf(run.stdout, run.stderr);
+  const failure = report.failure;
+  assert.ok(failure !== undefined, JSON.stringify(report.schedules));
+  assert.equal(failure.schedule, expected.schedule);
+  assert.equal(failure.oracle, expected.oracle);
+  assert.equal(failure.replay, expected.replay);
+  return failure;
 }
 
 /**
