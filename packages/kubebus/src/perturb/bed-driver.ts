@@ -128,7 +128,7 @@ export class BedDriver {
     const replicaId = `test-${this.operator.name}-${++this.#handOvers}`;
     this.#second = await this.environment.run(this.recording.incarnation(), {
       logLevel: 'silent',
-      // it renews often: the partition is free for it before the first instance's next round
+      // below its share of partitions, it is the one that takes the freed one; a round every 500 ms takes it soon
       env: { ...this.options.env, KUBEBUS_LEASE_RENEW: '500ms' },
       roles: ['reconciler'],
       replicaId,
