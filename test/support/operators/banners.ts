@@ -1,9 +1,10 @@
 // The resource of the status-restart tests' operators (banner*.ts): a Banner
 // whose status alone carries the rendered text — no owned objects, so nothing
-// but the status write and the operator's own requeue brings a reconcile back.
-// The operator comes back once, a second after a new generation, to check the
-// banner was recorded; the seeded bug also remembers, in its process, what it
-// returned, and counts a status behind that memory as a reset.
+// but the status write, the operator's own requeue and a restart of its roles
+// brings a reconcile back. The operator comes back once, 1.5 s after a new
+// generation, to check the banner was recorded; the seeded bug also remembers,
+// in its process, what it returned, and counts a status still behind that
+// memory a second later as a reset.
 import { defineOperator, defineResource, type ReconcileContext } from 'kubebus';
 import { z } from 'zod';
 
@@ -22,9 +23,14 @@ export const Banner = defineResource({
 /** How the operator tells its own lag from a reset status. */
 export type Memory = 'reads-the-status' | 'remembers-what-it-returned';
 
+/** How long the seeded bug allows the status writer to be behind: it is milliseconds, usually. */
+const GRACE_MS = 1_000;
+/** When the operator comes back to check, past the grace. */
+const CHECK_AFTER_MS = 1_500;
+
 export function bannersOperator(name: string, memory: Memory) {
-  /** object uid → the generation this process last returned as shown */
-  const returned = new Map<string, number>();
+  /** object uid → the generation this process returned as shown, and since when */
+  const returned = new Map<string, { readonly generation: number; readonly at: number }>();
   return defineOperator({
     name,
     for: Banner,
@@ -32,13 +38,17 @@ export function bannersOperator(name: string, memory: Memory) {
       const generation = banner.metadata.generation ?? 0;
       const status = banner.status ?? {};
       const shown = status.shownGeneration === generation;
-      // a status behind what this process returned is taken for a reset (a restore
-      // from backup); but another role writes the status after the reconcile returns
+      // a status still behind what this process returned a second ago is taken for a
+      // reset (a restore from backup); but another role writes the status, and it
+      // may be down for longer than that
+      const remembered = returned.get(banner.metadata.uid);
       const reset =
         memory === 'remembers-what-it-returned' &&
         !shown &&
-        returned.get(banner.metadata.uid) === generation;
-      returned.set(banner.metadata.uid, generation);
+        remembered?.generation === generation &&
+        Date.now() - remembered.at >= GRACE_MS;
+      if (remembered?.generation !== generation)
+        returned.set(banner.metadata.uid, { generation, at: Date.now() });
       const { text, style } = banner.spec;
       return {
         status: {
@@ -47,7 +57,7 @@ export function bannersOperator(name: string, memory: Memory) {
           resets: (status.resets ?? 0) + (reset ? 1 : 0),
         },
         ready: { status: true, reason: 'Shown' },
-        ...(shown ? {} : { requeueAfterMs: 1_000 }),
+        ...(shown ? {} : { requeueAfterMs: CHECK_AFTER_MS }),
       };
     },
   });
