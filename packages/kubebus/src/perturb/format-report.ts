@@ -11,10 +11,17 @@ function judgedStep(schedule: string): number | undefined {
   return parsed.kind === 'unobserved' ? parsed.to : parsed.step;
 }
 
+const OUTCOMES: Record<Exclude<ReconcileSummary['outcome'], 'ok'>, string> = {
+  running: 'running',
+  error: 'error',
+  crashed: 'stopped here by the perturbation',
+  'handed-over': 'paused here while its partition was handed over, then released (a zombie)',
+};
+
 function reconcileLines(reconciles: readonly ReconcileSummary[]): string[] {
   return reconciles.map(
     (r, index) =>
-      `    ${index + 1}. ${r.call} (attempt ${r.attempt}) saw ${r.saw}; wrote ${r.wrote.length === 0 ? 'nothing' : r.wrote.join(', ')}${r.outcome === 'ok' ? '' : ` — ${r.outcome === 'crashed' ? 'stopped here by the perturbation' : r.outcome}`}`,
+      `    ${index + 1}. ${r.call} (attempt ${r.attempt}) saw ${r.saw}; wrote ${r.wrote.length === 0 ? 'nothing' : r.wrote.join(', ')}${r.outcome === 'ok' ? '' : ` — ${OUTCOMES[r.outcome]}`}`,
   );
 }
 

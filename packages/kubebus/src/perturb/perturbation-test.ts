@@ -29,18 +29,27 @@ export function plannedSchedules(
   reference: Reference,
   kinds: readonly ScheduleKind[] = SCHEDULE_KINDS,
 ): Schedule[] {
-  const intermediate: Schedule[] = reference.steps.flatMap((step) =>
-    Array.from({ length: step.maxWritesPerReconcile }, (_, index) => ({
-      kind: 'intermediate' as const,
-      step: step.step,
-      k: index + 1,
-    })),
-  );
+  // a reconcile stopped after each of its writes: crashed there, or paused there while its partition is handed over
+  const afterEachWrite = (kind: 'intermediate' | 'handover'): Schedule[] =>
+    reference.steps.flatMap((step) =>
+      Array.from({ length: step.maxWritesPerReconcile }, (_, index) => ({
+        kind,
+        step: step.step,
+        k: index + 1,
+      })),
+    );
+  const intermediate = afterEachWrite('intermediate');
   const unobserved: Schedule[] = workload.steps
     .slice(1)
     .map((_, index) => ({ kind: 'unobserved' as const, from: index, to: index + 1 }));
   const stale = staleSchedules(workload, reference);
-  const lists = [intermediate, unobserved, stale].filter(
+  const statusRestart: Schedule[] = workload.steps.flatMap((step, index) =>
+    step.action === 'apply' && wroteStatus(reference.states[index])
+      ? [{ kind: 'status-restart' as const, step: index }]
+      : [],
+  );
+  const handover = afterEachWrite('handover');
+  const lists = [intermediate, unobserved, stale, statusRestart, handover].filter(
     (list) => list[0] !== undefined && kinds.includes(list[0].kind),
   );
   const all: Schedule[] = [];
@@ -50,6 +59,12 @@ export function plannedSchedules(
       if (schedule !== undefined) all.push(schedule);
     }
   return all;
+}
+
+/** Whether the reference's object has a status at the end of the step (its writer wrote one). */
+function wroteStatus(state: Reference['states'][number] | undefined): boolean {
+  const status = state?.primary?.status;
+  return typeof status === 'object' && status !== null && Object.keys(status).length > 0;
 }
 
 /**

@@ -108,3 +108,37 @@ test('an armed crash takes only a reconcile of its step that saw the change', as
   abort.abort();
   await assert.rejects(crashed, (error) => isAbandonedReconcile(error));
 });
+
+test('an armed pause holds a reconcile after its k-th write until released: a zombie that goes on', async () => {
+  const recording = new RecordingOperator(operator);
+  const live = recording.incarnation();
+  const written: string[] = [];
+  recording.step = 1;
+  const armed = recording.arm({ key: 'kbt-0', step: 1, k: 1, matches: () => true, mode: 'pause' });
+  const abort = new AbortController();
+  const paused = live.reconcile(object(2), contextOf(abort.signal, written));
+  assert.equal(await armed, 'paused');
+  const zombie = recording.zombie;
+  assert.ok(zombie !== undefined);
+  assert.deepEqual(written, ['page'], 'paused right after the first write');
+  assert.equal(
+    recording.activity('kbt-0').running,
+    0,
+    'the paused one is not what keeps a run busy',
+  );
+  // the instance that takes the partition meanwhile reconciles in full
+  await live.reconcile(object(2), contextOf(new AbortController().signal, written));
+  assert.deepEqual(written, ['page', 'page', 'checkpoint']);
+  // its runtime fences it (the lease lost), then it is released and finishes what it started
+  assert.equal(zombie.fenced, false);
+  abort.abort();
+  assert.equal(await zombie.fencedWithin(1_000), true);
+  zombie.release();
+  await paused;
+  assert.equal(await zombie.ended, undefined);
+  assert.deepEqual(written, ['page', 'page', 'checkpoint', 'checkpoint']);
+  assert.deepEqual(zombie.record.writes.slice(zombie.writesAtPause), [
+    'apply ConfigMap checkpoint',
+  ]);
+  assert.equal(zombie.record.outcome, 'handed-over');
+});

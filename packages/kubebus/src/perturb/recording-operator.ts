@@ -21,6 +21,7 @@ import {
   type ResourceObject,
 } from '@kubebus/shared/definition';
 import { AbandonedReconcile } from '@kubebus/shared/runtime';
+import { Zombie } from './zombie.js';
 
 export interface Seen {
   readonly uid: string;
@@ -37,7 +38,8 @@ export interface ReconcileRecord {
   readonly attempt: number;
   readonly seen: Seen;
   readonly writes: string[];
-  outcome: 'running' | 'ok' | 'error' | 'crashed';
+  /** handed-over: paused by the handover schedule, its partition given to another instance */
+  outcome: 'running' | 'ok' | 'error' | 'crashed' | 'handed-over';
 }
 
 /** What the recording shows of one object's reconciles. */
@@ -53,9 +55,11 @@ export interface CrashArm {
   readonly k: number;
   /** which reconcile of the step to stop: the first one that saw this */
   readonly matches: (seen: Seen) => boolean;
+  /** crash (default): the incarnation dies there; pause: the reconcile waits there (zombie.ts) */
+  readonly mode?: 'crash' | 'pause';
 }
 
-type ArmResult = 'crashed' | 'unreached';
+type ArmResult = 'crashed' | 'paused' | 'unreached';
 
 interface Armed extends CrashArm {
   taken?: ReconcileRecord;
@@ -76,6 +80,8 @@ export class RecordingOperator {
   /** the incarnations up to this one are abandoned: their calls end at once */
   #abandoned = -1;
   readonly #parked = new Set<() => void>();
+  /** the reconcile the last pause took */
+  zombie: Zombie | undefined;
 
   constructor(private readonly operator: Operator) {}
 
@@ -186,14 +192,20 @@ export class RecordingOperator {
       armed.taken = record;
     try {
       const result = await body(this.#context(incarnation, ctx, record));
-      record.outcome = 'ok';
+      if (record.outcome === 'running') record.outcome = 'ok';
+      if (this.zombie?.record === record) this.zombie.end(undefined);
       return result;
     } catch (error) {
       if (record.outcome === 'running')
         record.outcome = error instanceof AbandonedReconcile ? 'crashed' : 'error';
+      if (this.zombie?.record === record) this.zombie.end(error);
       throw error;
     } finally {
-      if (armed?.taken === record && record.outcome !== 'crashed') {
+      if (
+        armed?.taken === record &&
+        record.outcome !== 'crashed' &&
+        record.outcome !== 'handed-over'
+      ) {
         // the armed reconcile ended before its k-th write
         if (this.#armed === armed) this.#armed = undefined;
         armed.settle('unreached');
@@ -218,6 +230,14 @@ export class RecordingOperator {
       if (armed?.taken !== record || record.writes.length !== armed.k) return result;
       this.#armed = undefined;
       await until(() => recorded(result), RECORDED_WITHIN_MS);
+      if (armed.mode === 'pause') {
+        record.outcome = 'handed-over';
+        const zombie = new Zombie(record, ctx.signal);
+        this.zombie = zombie;
+        armed.settle('paused');
+        await zombie.paused();
+        return result;
+      }
       record.outcome = 'crashed';
       this.#dead = incarnation;
       armed.settle('crashed');

@@ -1,6 +1,7 @@
 // What `kubebus test` and `perturbationTest` take and answer: the reference run, each
 // schedule tried and what came of it, and the first failure with what the
 // operator saw and wrote, the oracle it broke, and how to replay it.
+import type { ScheduleKind } from './schedule.js';
 
 /** The oracle a schedule broke. */
 export type OracleName =
@@ -23,7 +24,7 @@ export interface ReconcileSummary {
   /** generation, resourceVersion, and whether it was being deleted */
   readonly saw: string;
   readonly wrote: readonly string[];
-  readonly outcome: 'running' | 'ok' | 'error' | 'crashed';
+  readonly outcome: 'running' | 'ok' | 'error' | 'crashed' | 'handed-over';
 }
 
 export interface ScheduleResult {
@@ -81,8 +82,8 @@ export interface PerturbationOptions {
   readonly budget?: number;
   /** run only this schedule (what a failure's replay line names) */
   readonly replay?: string;
-  /** only schedules of these kinds (default: intermediate, unobserved and stale) */
-  readonly kinds?: readonly ('intermediate' | 'unobserved' | 'stale')[];
+  /** only schedules of these kinds (default: every kind) */
+  readonly kinds?: readonly ScheduleKind[];
   /** a line as each step of the reference and each schedule finishes */
   readonly progress?: (line: string) => void;
   /** the command that re-runs one schedule (default: the perturbationTest call) */

@@ -128,6 +128,8 @@ export class OperatorReconciler implements Reconciler {
         );
       status = checked.data as Status;
     }
+    // revoked meanwhile (the partition's lease lost): its status is another reconcile's to publish
+    runtime.signal.throwIfAborted();
     // only after success (a throw above skips it), never in a dry run (replay)
     if (this.deps.dryRun !== true && this.#pruned.length > 0) {
       const previous = this.#applied.get(object.metadata.uid);
@@ -165,6 +167,8 @@ export class OperatorReconciler implements Reconciler {
     // A failure here throws: retried with backoff, and the object is not released.
     const context = this.#context(object, runtime, new Set());
     await operator.finalize(object as never, context);
+    // revoked meanwhile: releasing the object is the reconcile's that holds the partition now
+    runtime.signal.throwIfAborted();
     await this.#setFinalizer(object, false);
     return undefined;
   }
