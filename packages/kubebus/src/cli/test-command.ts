@@ -28,7 +28,7 @@ export const TEST_COMMAND: CommandSpec = {
     perturb: {
       type: 'string',
       value: 'kinds',
-      help: 'only these kinds of schedule, e.g. stale or intermediate,unobserved (default all three)',
+      help: 'only these kinds of schedule, e.g. stale or intermediate,unobserved (default all four)',
     },
     replay: {
       type: 'string',

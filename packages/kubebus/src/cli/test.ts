@@ -29,7 +29,7 @@ function duration(line: CommandLine, name: string): number | undefined {
   return parsed.data;
 }
 
-const KINDS = ['intermediate', 'unobserved', 'stale'] as const;
+const KINDS = ['intermediate', 'unobserved', 'stale', 'lagging'] as const;
 
 /** --perturb: the kinds of schedule to try, comma-separated. */
 function kindsOf(line: CommandLine): (typeof KINDS)[number][] | undefined {

@@ -2,6 +2,8 @@
 // wrapped operator running in-process with all roles (stopped and started
 // again for a crash), and the workload's steps applied to one object in a
 // place of its own per run (its namespace, or its name when cluster-scoped).
+// The watcher runs apart from the other roles, as a process of its own would,
+// so its feed can be held while the reconciler runs on (the lagging schedule).
 import { KubeClient, isNotFound, loadKubeConfig, objectPath } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { apiVersionOf, type Operator, type ResourceObject } from '@kubebus/shared/definition';
@@ -11,13 +13,16 @@ import { observe, type ObservedState } from './observed-state.js';
 import type { Place } from './place.js';
 import type { RecordingOperator, Seen } from './recording-operator.js';
 import type { PerturbationOptions } from './report.js';
+import { requeue } from './requeue.js';
 import { BusTimeTravel } from './time-travel.js';
 import type { Step } from './workload.js';
 
 export type BedDriverOptions = Pick<PerturbationOptions, 'env' | 'standIn'>;
 
 export class BedDriver {
+  /** the reconciler and the status writer */
   #running: RunningOperatorHandle | undefined;
+  #watcher: RunningOperatorHandle | undefined;
 
   private constructor(
     private readonly environment: TestEnvironment,
@@ -50,18 +55,55 @@ export class BedDriver {
     return this.recording.definition;
   }
 
+  /** The roles, the watcher last (as one process starts them: no work before anyone takes it). */
   async startOperator(): Promise<void> {
-    if (this.#running !== undefined) return;
-    this.#running = await this.environment.run(this.recording.incarnation(), {
-      logLevel: 'silent',
-      env: this.options.env ?? {},
-    });
+    if (this.#running === undefined)
+      this.#running = await this.environment.run(this.recording.incarnation(), {
+        logLevel: 'silent',
+        env: this.options.env ?? {},
+        roles: ['reconciler', 'status-writer'],
+      });
+    await this.releaseWatcher();
   }
 
+  /** The watcher first (no new work), then the others. */
   async stopOperator(): Promise<void> {
+    await this.holdWatcher();
     const running = this.#running;
     this.#running = undefined;
     await running?.stop();
+  }
+
+  /**
+   * The watcher's feed held: the watcher stopped, its cursor kept, so what
+   * changes now reaches the bus only when it is released — the bus stays
+   * behind the apiserver while the reconciler runs on.
+   */
+  async holdWatcher(): Promise<void> {
+    const watcher = this.#watcher;
+    this.#watcher = undefined;
+    await watcher?.stop();
+  }
+
+  /** The watcher started again: it resumes from its cursor and publishes what it held back. */
+  async releaseWatcher(): Promise<void> {
+    if (this.#watcher !== undefined) return;
+    this.#watcher = await this.environment.run(this.operator, {
+      logLevel: 'silent',
+      env: this.options.env ?? {},
+      roles: ['watcher'],
+    });
+  }
+
+  /** A requeue of the place's object, as a requeue-after or a retry makes one. */
+  requeue(place: Place): Promise<void> {
+    const primary = this.operator.for;
+    return requeue(this.travel.connection, this.operator, {
+      group: primary.group,
+      resource: primary.plural,
+      namespace: place.namespaced ? place.namespace : '',
+      name: place.name,
+    });
   }
 
   /** After a crash: the dead incarnation's roles stopped (its work went back to the bus), a new one started. */
@@ -178,6 +220,7 @@ export class BedDriver {
 
   async stop(): Promise<void> {
     this.#running = undefined;
+    this.#watcher = undefined;
     await this.travel.close();
     this.client.close();
     await this.environment.stop();

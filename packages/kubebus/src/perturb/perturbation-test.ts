@@ -40,7 +40,11 @@ export function plannedSchedules(
     .slice(1)
     .map((_, index) => ({ kind: 'unobserved' as const, from: index, to: index + 1 }));
   const stale = staleSchedules(workload, reference);
-  const lists = [intermediate, unobserved, stale].filter(
+  // a feed held behind the writes of a step that made none holds nothing back
+  const lagging: Schedule[] = reference.steps
+    .filter((step) => step.writes > 0)
+    .map((step) => ({ kind: 'lagging' as const, step: step.step }));
+  const lists = [intermediate, unobserved, stale, lagging].filter(
     (list) => list[0] !== undefined && kinds.includes(list[0].kind),
   );
   const all: Schedule[] = [];

@@ -24,7 +24,7 @@ const reference: Reference = {
     step: index,
     why: step.why,
     seconds: 1,
-    writes: 2,
+    writes: index === 3 ? 0 : 2,
     maxWritesPerReconcile: index === 3 ? 0 : 1,
     reconciles: [],
   })),
@@ -47,14 +47,21 @@ test('stale schedules: owned objects the step before changed, in steps that keep
   ]);
 });
 
+test('lagging schedules: every step whose reconciles wrote something', () => {
+  const lagging = plannedSchedules(workload, reference, ['lagging']).map(formatSchedule);
+  // step 3 (the delete) made no write in this reference
+  assert.deepEqual(lagging, ['lagging:s0', 'lagging:s1', 'lagging:s2', 'lagging:s4']);
+});
+
 test('the kinds alternate, and only those asked for are planned', () => {
   const all = plannedSchedules(workload, reference).map(formatSchedule);
-  assert.deepEqual(all.slice(0, 3), [
+  assert.deepEqual(all.slice(0, 4), [
     'intermediate:s0:k1',
     'unobserved:s0-s1',
     'stale:s1:ConfigMap/sample-journal',
+    'lagging:s0',
   ]);
   const two = plannedSchedules(workload, reference, ['intermediate', 'unobserved']);
-  assert.ok(two.every((schedule) => schedule.kind !== 'stale'));
-  assert.equal(two.length, all.length - 3);
+  assert.ok(two.every((schedule) => schedule.kind !== 'stale' && schedule.kind !== 'lagging'));
+  assert.equal(two.length, all.length - 3 - 4);
 });

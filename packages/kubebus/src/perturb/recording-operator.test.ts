@@ -108,3 +108,30 @@ test('an armed crash takes only a reconcile of its step that saw the change', as
   abort.abort();
   await assert.rejects(crashed, (error) => isAbandonedReconcile(error));
 });
+
+test('a start hook runs before the first matching reconcile writes, and names it', async () => {
+  const recording = new RecordingOperator(operator);
+  const live = recording.incarnation();
+  const written: string[] = [];
+  recording.step = 1;
+  const order: string[] = [];
+  const taken = recording.atStart({
+    key: 'kbt-0',
+    step: 1,
+    matches: (seen) => seen.generation > 1,
+    run: () => {
+      order.push(`hook after ${written.length} writes`);
+      return Promise.resolve();
+    },
+  });
+  // a reconcile of the old generation is not the one
+  await live.reconcile(object(1), contextOf(new AbortController().signal, written));
+  assert.deepEqual(order, []);
+  await live.reconcile(object(2), contextOf(new AbortController().signal, written));
+  assert.deepEqual(order, ['hook after 2 writes'], 'ran before the second reconcile wrote');
+  const record = await taken;
+  assert.deepEqual([record.seen.generation, record.writes.length, record.outcome], [2, 2, 'ok']);
+  // once only
+  await live.reconcile(object(3), contextOf(new AbortController().signal, written));
+  assert.equal(order.length, 1);
+});

@@ -55,6 +55,16 @@ export interface CrashArm {
   readonly matches: (seen: Seen) => boolean;
 }
 
+/** Something to do as one reconcile starts, before it reads or writes anything of its own. */
+export interface StartHook {
+  readonly key: string;
+  readonly step: number;
+  /** the first reconcile of the step that saw this */
+  readonly matches: (seen: Seen) => boolean;
+  /** awaited before the reconcile's body runs (the lagging schedule holds the watcher's feed) */
+  readonly run: () => Promise<void>;
+}
+
 type ArmResult = 'crashed' | 'unreached';
 
 interface Armed extends CrashArm {
@@ -70,6 +80,7 @@ export class RecordingOperator {
   /** the workload step now running; set by the driver */
   step = -1;
   #armed: Armed | undefined;
+  #atStart: (StartHook & { readonly taken: (record: ReconcileRecord) => void }) | undefined;
   /** the incarnation that crashed last; it and those before it are dead */
   #dead = -1;
   #incarnations = 0;
@@ -131,9 +142,17 @@ export class RecordingOperator {
     });
   }
 
+  /** Runs the hook as the first matching reconcile starts; answers that reconcile's record. */
+  atStart(hook: StartHook): Promise<ReconcileRecord> {
+    return new Promise((resolve) => {
+      this.#atStart = { ...hook, taken: resolve };
+    });
+  }
+
   disarm(): void {
     this.#armed?.settle('unreached');
     this.#armed = undefined;
+    this.#atStart = undefined;
   }
 
   /** How many reconciles of the object started, and how many still run. */
@@ -184,6 +203,12 @@ export class RecordingOperator {
       armed.matches(record.seen)
     )
       armed.taken = record;
+    const hook = this.#atStart;
+    if (hook?.key === record.key && hook.step === record.step && hook.matches(record.seen)) {
+      this.#atStart = undefined;
+      await hook.run();
+      hook.taken(record);
+    }
     try {
       const result = await body(this.#context(incarnation, ctx, record));
       record.outcome = 'ok';

@@ -81,8 +81,8 @@ export interface PerturbationOptions {
   readonly budget?: number;
   /** run only this schedule (what a failure's replay line names) */
   readonly replay?: string;
-  /** only schedules of these kinds (default: intermediate, unobserved and stale) */
-  readonly kinds?: readonly ('intermediate' | 'unobserved' | 'stale')[];
+  /** only schedules of these kinds (default: intermediate, unobserved, stale and lagging) */
+  readonly kinds?: readonly ('intermediate' | 'unobserved' | 'stale' | 'lagging')[];
   /** a line as each step of the reference and each schedule finishes */
   readonly progress?: (line: string) => void;
   /** the command that re-runs one schedule (default: the perturbationTest call) */

@@ -55,6 +55,8 @@ function perturbed(run: Run, schedule: Schedule): Promise<Verdict> {
       return unobserved(run, schedule.from, schedule.to);
     case 'stale':
       return stale(run, schedule.step, schedule.target);
+    case 'lagging':
+      return lagging(run, schedule.step);
   }
 }
 
@@ -95,14 +97,7 @@ async function intermediate(run: Run, index: number, k: number): Promise<Verdict
     matches: await run.driver.seenAfter(run.place, step),
   });
   await run.driver.apply(run.place, step);
-  const came = await Promise.race([
-    armed,
-    new Promise<'unreached'>((resolve) =>
-      setTimeout(() => {
-        resolve('unreached');
-      }, CRASH_WITHIN_MS).unref(),
-    ),
-  ]);
+  const came = (await within(armed, CRASH_WITHIN_MS)) ?? 'unreached';
   if (came === 'unreached') {
     run.recording.disarm();
     return {
@@ -180,6 +175,81 @@ async function stale(run: Run, index: number, target: string): Promise<Verdict> 
     ...verdict,
     note: `the bus' ${target} taken back ${removed} revision${removed === 1 ? '' : 's'}, to before step ${index - 1}`,
   };
+}
+
+/**
+ * The watcher's feed held behind the reconciler's writes: from the start of
+ * the step's first reconcile (it saw the step's change) the watcher is held,
+ * so neither what that reconcile writes nor the status written for it reaches
+ * the bus; then a requeue reconciles again on the older records (the primary
+ * as the step's change left it, what it owns as before the step), and the
+ * feed is released.
+ */
+async function lagging(run: Run, index: number): Promise<Verdict> {
+  const step = run.workload.steps[index];
+  if (step === undefined) return notApplicable(`the workload has no step ${index}`);
+  const failed = await prefix(run, index);
+  if (failed !== undefined) return failed;
+  run.recording.step = index;
+  const held = run.recording.atStart({
+    key: run.place.key,
+    step: index,
+    matches: await run.driver.seenAfter(run.place, step),
+    run: () => run.driver.holdWatcher(),
+  });
+  await run.driver.apply(run.place, step);
+  let requeued: boolean;
+  try {
+    const first = await within(held, CRASH_WITHIN_MS);
+    if (first === undefined) {
+      run.recording.disarm();
+      return {
+        outcome: 'unreached',
+        note: "no reconcile of the step's change came",
+        reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
+      };
+    }
+    await until(() => first.outcome !== 'running', CRASH_WITHIN_MS);
+    const before = run.recording.recordsOf(run.place.key).length;
+    await run.driver.requeue(run.place);
+    requeued = await until(() => {
+      const activity = run.recording.activity(run.place.key);
+      return activity.started > before && activity.running === 0;
+    }, CRASH_WITHIN_MS);
+  } finally {
+    await run.driver.releaseWatcher();
+  }
+  const reference = run.reference.steps[index];
+  const bound = 2 * (reference?.writes ?? 0) + 2 * (reference?.maxWritesPerReconcile ?? 0);
+  const verdict = await judge(run, index, bound);
+  return {
+    ...verdict,
+    note: requeued
+      ? "the watcher's feed held from the step's first reconcile through a requeue"
+      : "the watcher's feed held from the step's first reconcile; the requeue did not come",
+  };
+}
+
+/** The promise's value, or undefined after `ms`. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  return Promise.race([
+    promise,
+    new Promise<undefined>((resolve) =>
+      setTimeout(() => {
+        resolve(undefined);
+      }, ms).unref(),
+    ),
+  ]);
+}
+
+/** Whether the probe came true within `ms`, looking every 50 ms. */
+async function until(probe: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!probe()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
 }
 
 /** The oracles, against the reference's state at `index` (or what of it is owed, for an unobserved window). */

@@ -17,6 +17,7 @@ const schedules: fc.Arbitrary<Schedule> = fc.oneof(
     step: fc.integer({ min: 1, max: 50 }),
     target: fc.constantFrom('ConfigMap/sample-page', 'Deployment/web', 'Secret/a.b-c'),
   }),
+  fc.record({ kind: fc.constant('lagging' as const), step: fc.nat(50) }),
 );
 
 test('a printed schedule parses back to itself', () => {
@@ -35,6 +36,7 @@ test('the strings the report prints', () => {
     formatSchedule({ kind: 'stale', step: 1, target: 'ConfigMap/sample-journal' }),
     'stale:s1:ConfigMap/sample-journal',
   );
+  assert.equal(formatSchedule({ kind: 'lagging', step: 1 }), 'lagging:s1');
 });
 
 test('what is not a schedule is refused with one line saying what one looks like', () => {
@@ -46,6 +48,8 @@ test('what is not a schedule is refused with one line saying what one looks like
     'stale:s0:ConfigMap/x',
     'stale:s1:ConfigMap',
     'stale:s1:ConfigMap/Upper',
+    'lagging:s1:k1',
+    'lagging:1',
     '',
   ]) {
     const parsed = parseSchedule(text);
@@ -54,5 +58,5 @@ test('what is not a schedule is refused with one line saying what one looks like
   }
   const unknown = parseSchedule('crash:s1:k1');
   assert.ok('error' in unknown);
-  assert.match(unknown.error, /intermediate:s1:k2, unobserved:s0-s1 or stale:s1:ConfigMap\/name/);
+  assert.match(unknown.error, /intermediate:s1:k2, unobserved:s0-s1, stale:s1:ConfigMap\/name or lagging:s1/);
 });

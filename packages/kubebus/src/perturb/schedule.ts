@@ -16,13 +16,26 @@
 //                               revisions since are taken out of KUBEBUS_EVENTS),
 //                               so the step's reconciles read an older revision
 //                               until the object changes again
+//   lagging:s<step>             during workload step <step>, the watcher's
+//                               feed is held from the start of the step's
+//                               first reconcile: the bus stays behind the
+//                               apiserver (the primary and what it owns)
+//                               while the reconciler runs on — it is
+//                               requeued once and reads the older records —
+//                               then the feed is released
 export type Schedule =
   | { readonly kind: 'intermediate'; readonly step: number; readonly k: number }
   | { readonly kind: 'unobserved'; readonly from: number; readonly to: number }
-  | { readonly kind: 'stale'; readonly step: number; readonly target: string };
+  | { readonly kind: 'stale'; readonly step: number; readonly target: string }
+  | { readonly kind: 'lagging'; readonly step: number };
 
 export type ScheduleKind = Schedule['kind'];
-export const SCHEDULE_KINDS: readonly ScheduleKind[] = ['intermediate', 'unobserved', 'stale'];
+export const SCHEDULE_KINDS: readonly ScheduleKind[] = [
+  'intermediate',
+  'unobserved',
+  'stale',
+  'lagging',
+];
 
 export function formatSchedule(schedule: Schedule): string {
   switch (schedule.kind) {
@@ -32,12 +45,15 @@ export function formatSchedule(schedule: Schedule): string {
       return `unobserved:s${schedule.from}-s${schedule.to}`;
     case 'stale':
       return `stale:s${schedule.step}:${schedule.target}`;
+    case 'lagging':
+      return `lagging:s${schedule.step}`;
   }
 }
 
 const INTERMEDIATE = /^intermediate:s(\d+):k(\d+)$/;
 const UNOBSERVED = /^unobserved:s(\d+)-s(\d+)$/;
 /** a kind and an object name as Kubernetes spells them */
+const LAGGING = /^lagging:s(\d+)$/;
 const STALE = /^stale:s(\d+):([A-Za-z][A-Za-z0-9]*\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/;
 
 /** The schedule a string names, or a one-line reason it names none. */
@@ -62,7 +78,9 @@ export function parseSchedule(text: string): Schedule | { readonly error: string
     if (step < 1) return { error: `"${text}": a stale step needs one before it to travel back to` };
     return { kind: 'stale', step, target: stale[2] as string };
   }
+  const lagging = LAGGING.exec(trimmed);
+  if (lagging !== null) return { kind: 'lagging', step: Number(lagging[1]) };
   return {
-    error: `"${text}" is not a schedule; they look like intermediate:s1:k2, unobserved:s0-s1 or stale:s1:ConfigMap/name (the report prints them)`,
+    error: `"${text}" is not a schedule; they look like intermediate:s1:k2, unobserved:s0-s1, stale:s1:ConfigMap/name or lagging:s1 (the report prints them)`,
   };
 }

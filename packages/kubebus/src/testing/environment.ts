@@ -141,14 +141,15 @@ export async function startEnvironment(
           : {}),
       });
       const replicaId = `test-${operator.name}`;
-      const local = await localConversion(operator.for);
+      const roles = runOptions.roles ?? ROLES;
+      const local = roles.includes('reconciler') ? await localConversion(operator.for) : undefined;
       const handle = await runOperator({
         ...(local === undefined ? {} : { webhook: local.config }),
         operator,
-        roles: ROLES,
+        roles,
         configs: roleConfigsOf(
           operator,
-          ROLES,
+          roles,
           {
             ...environment.natsEnv,
             KUBEBUS_HEALTH_PORT: '0',
