@@ -11,6 +11,7 @@ import { referenceRun, type Reference } from './reference-run.js';
 import type { PerturbationOptions, PerturbationReport, ScheduleResult } from './report.js';
 import { runSchedule } from './run-schedule.js';
 import { placeOf } from './place.js';
+import { pruneSchedules } from './prune.js';
 import { parseSchedule, SCHEDULE_KINDS, type Schedule, type ScheduleKind } from './schedule.js';
 import { workloadOf, type Workload } from './workload.js';
 
@@ -108,7 +109,12 @@ export async function perturbationTest(
         `  step ${step.step} ${step.why}: ${step.writes} writes, at most ${step.maxWritesPerReconcile} per reconcile (${step.seconds.toFixed(1)} s)`,
       );
     const planned = plannedSchedules(workload, reference, options.kinds);
-    const chosen = only === undefined ? planned.slice(0, budget) : [only];
+    // a replay runs what it names, pruned or not
+    const { kept, pruned } =
+      only === undefined ? pruneSchedules(planned, reference) : { kept: [only], pruned: [] };
+    if (pruned.length > 0)
+      say(`pruned ${pruned.length} of ${planned.length} schedules: their view is the reference's`);
+    const chosen = kept.slice(0, budget);
     const schedules: ScheduleResult[] = [];
     let failure: PerturbationReport['failure'];
     for (const [index, schedule] of chosen.entries()) {
@@ -144,6 +150,7 @@ export async function perturbationTest(
       workload: { name: workload.name, steps: workload.steps.map((step) => step.why) },
       reference: { seconds: reference.seconds, steps: reference.steps },
       planned: planned.length,
+      pruned,
       schedules,
       unreached,
       passed: failure === undefined && !allUnreached,

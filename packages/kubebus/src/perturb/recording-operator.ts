@@ -1,6 +1,7 @@
 // The user's operator, wrapped: every write its reconcile or finalize makes
 // through ctx (apply, createOnce, delete, event) is counted and recorded with
-// what the reconcile saw, and one reconcile can be armed to crash right after
+// what the reconcile saw (the primary's revision, what it read by name or
+// listed by kind: what pruning decides on), and one reconcile can be armed to crash right after
 // its k-th write — once the bus has recorded that write, so the restarted
 // operator sees it as a real one would after a crash. Each start of the roles
 // runs a new incarnation of the wrapper: once one has crashed it does nothing
@@ -36,6 +37,8 @@ export interface ReconcileRecord {
   readonly call: 'reconcile' | 'finalize';
   readonly attempt: number;
   readonly seen: Seen;
+  /** `get Kind name` and `list Kind`, in the order read */
+  readonly reads: string[];
   readonly writes: string[];
   outcome: 'running' | 'ok' | 'error' | 'crashed';
 }
@@ -190,6 +193,7 @@ export class RecordingOperator {
         resourceVersion: object.metadata.resourceVersion,
         deleting: object.metadata.deletionTimestamp !== undefined,
       },
+      reads: [],
       writes: [],
       outcome: 'running',
     };
@@ -267,6 +271,14 @@ export class RecordingOperator {
     const createOnce = ctx.createOnce.bind(ctx) as Write<'created' | 'exists'>;
     return {
       ...ctx,
+      get: ((resource: Resource, name: string, namespace?: string) => {
+        record.reads.push(`get ${resource.kind} ${name}`);
+        return ctx.get(resource, name, namespace);
+      }) as ReconcileContext<unknown>['get'],
+      list: ((resource: Resource, options?: Parameters<ReconcileContext<unknown>['list']>[1]) => {
+        record.reads.push(`list ${resource.kind}`);
+        return ctx.list(resource, options);
+      }) as ReconcileContext<unknown>['list'],
       apply: async (first: Resource | DesiredObject, body?: unknown) => {
         const resource = resourceOf(first);
         const meta = nameOf(first, body);

@@ -58,5 +58,8 @@ test('what is not a schedule is refused with one line saying what one looks like
   }
   const unknown = parseSchedule('crash:s1:k1');
   assert.ok('error' in unknown);
-  assert.match(unknown.error, /intermediate:s1:k2, unobserved:s0-s1, stale:s1:ConfigMap\/name or lagging:s1/);
+  assert.match(
+    unknown.error,
+    /intermediate:s1:k2, unobserved:s0-s1, stale:s1:ConfigMap\/name or lagging:s1/,
+  );
 });
