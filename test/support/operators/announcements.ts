@@ -42,7 +42,8 @@ export function announcementOperator(name: string, memory: Memory) {
           : mine
             ? Number((marker as { data?: Record<string, string> }).data?.['generation'])
             : undefined;
-      if (announced !== generation) {
+      // a generation never goes back: an older one read (a stale primary) was announced already
+      if (announced === undefined || announced < generation) {
         await ctx.event('Normal', 'Announced', `now: ${text}`);
         if (memory === 'on-a-configmap')
           await ctx.apply(kinds.ConfigMap, {

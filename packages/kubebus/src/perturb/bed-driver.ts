@@ -97,13 +97,26 @@ export class BedDriver {
 
   /** A requeue of the place's object, as a requeue-after or a retry makes one. */
   requeue(place: Place): Promise<void> {
+    return requeue(this.travel.connection, this.operator, this.#keyOf(place));
+  }
+
+  /**
+   * Takes the bus' record of the place's object back to what it was at `to`
+   * (busNow), while the watcher is held (else it would bring it back at
+   * once); answers how many revisions that took out.
+   */
+  travelBackPrimary(place: Place, to: number): Promise<number> {
+    return this.travel.travelBack(this.#keyOf(place), to, undefined);
+  }
+
+  #keyOf(place: Place) {
     const primary = this.operator.for;
-    return requeue(this.travel.connection, this.operator, {
+    return {
       group: primary.group,
       resource: primary.plural,
       namespace: place.namespaced ? place.namespace : '',
       name: place.name,
-    });
+    };
   }
 
   /** After a crash: the dead incarnation's roles stopped (its work went back to the bus), a new one started. */

@@ -41,10 +41,7 @@ export function plannedSchedules(
     .slice(1)
     .map((_, index) => ({ kind: 'unobserved' as const, from: index, to: index + 1 }));
   const stale = staleSchedules(workload, reference);
-  // a feed held behind the writes of a step that made none holds nothing back
-  const lagging: Schedule[] = reference.steps
-    .filter((step) => step.writes > 0)
-    .map((step) => ({ kind: 'lagging' as const, step: step.step }));
+  const lagging = laggingSchedules(workload, reference);
   const lists = [intermediate, unobserved, stale, lagging].filter(
     (list) => list[0] !== undefined && kinds.includes(list[0].kind),
   );
@@ -72,6 +69,23 @@ function staleSchedules(workload: Workload, reference: Reference): Schedule[] {
     for (const target of Object.keys(then).sort())
       if (JSON.stringify(then[target]) !== JSON.stringify(before[target]))
         schedules.push({ kind: 'stale', step, target });
+  }
+  return schedules;
+}
+
+/**
+ * A lagging schedule per step whose reconciles wrote (a feed held behind the
+ * writes of a step that made none holds nothing back); with the primary
+ * taken back too, for each such step that changes a spec the step before
+ * applied.
+ */
+function laggingSchedules(workload: Workload, reference: Reference): Schedule[] {
+  const schedules: Schedule[] = [];
+  for (const { step, writes } of reference.steps) {
+    if (writes === 0) continue;
+    schedules.push({ kind: 'lagging', step, primary: false });
+    if (workload.steps[step]?.action === 'apply' && workload.steps[step - 1]?.action === 'apply')
+      schedules.push({ kind: 'lagging', step, primary: true });
   }
   return schedules;
 }

@@ -56,7 +56,7 @@ function perturbed(run: Run, schedule: Schedule): Promise<Verdict> {
     case 'stale':
       return stale(run, schedule.step, schedule.target);
     case 'lagging':
-      return lagging(run, schedule.step);
+      return lagging(run, schedule.step, schedule.primary);
   }
 }
 
@@ -183,9 +183,12 @@ async function stale(run: Run, index: number, target: string): Promise<Verdict> 
  * so neither what that reconcile writes nor the status written for it reaches
  * the bus; then a requeue reconciles again on the older records (the primary
  * as the step's change left it, what it owns as before the step), and the
- * feed is released.
+ * feed is released. With `primary`, the bus' record of the primary is also
+ * taken back to before the step once that reconcile is done: the requeue
+ * reads the spec the operator already moved on from (time travel of the
+ * primary; the feed held keeps the watcher from bringing it back early).
  */
-async function lagging(run: Run, index: number): Promise<Verdict> {
+async function lagging(run: Run, index: number, primary: boolean): Promise<Verdict> {
   const step = run.workload.steps[index];
   if (step === undefined) return notApplicable(`the workload has no step ${index}`);
   const failed = await prefix(run, index);
@@ -197,8 +200,10 @@ async function lagging(run: Run, index: number): Promise<Verdict> {
     matches: await run.driver.seenAfter(run.place, step),
     run: () => run.driver.holdWatcher(),
   });
+  const then = await run.driver.busNow();
   await run.driver.apply(run.place, step);
   let requeued: boolean;
+  let removed = 0;
   try {
     const first = await within(held, CRASH_WITHIN_MS);
     if (first === undefined) {
@@ -210,6 +215,7 @@ async function lagging(run: Run, index: number): Promise<Verdict> {
       };
     }
     await until(() => first.outcome !== 'running', CRASH_WITHIN_MS);
+    if (primary) removed = await run.driver.travelBackPrimary(run.place, then);
     const before = run.recording.recordsOf(run.place.key).length;
     await run.driver.requeue(run.place);
     requeued = await until(() => {
@@ -222,11 +228,14 @@ async function lagging(run: Run, index: number): Promise<Verdict> {
   const reference = run.reference.steps[index];
   const bound = 2 * (reference?.writes ?? 0) + 2 * (reference?.maxWritesPerReconcile ?? 0);
   const verdict = await judge(run, index, bound);
+  const back = primary
+    ? `, the bus' primary taken back ${removed} revision${removed === 1 ? '' : 's'}, to before the step`
+    : '';
   return {
     ...verdict,
     note: requeued
-      ? "the watcher's feed held from the step's first reconcile through a requeue"
-      : "the watcher's feed held from the step's first reconcile; the requeue did not come",
+      ? `the watcher's feed held from the step's first reconcile through a requeue${back}`
+      : `the watcher's feed held from the step's first reconcile${back}; the requeue did not come`,
   };
 }
 

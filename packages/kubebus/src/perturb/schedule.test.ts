@@ -17,7 +17,16 @@ const schedules: fc.Arbitrary<Schedule> = fc.oneof(
     step: fc.integer({ min: 1, max: 50 }),
     target: fc.constantFrom('ConfigMap/sample-page', 'Deployment/web', 'Secret/a.b-c'),
   }),
-  fc.record({ kind: fc.constant('lagging' as const), step: fc.nat(50) }),
+  fc.record({
+    kind: fc.constant('lagging' as const),
+    step: fc.nat(50),
+    primary: fc.constant(false),
+  }),
+  fc.record({
+    kind: fc.constant('lagging' as const),
+    step: fc.integer({ min: 1, max: 50 }),
+    primary: fc.constant(true),
+  }),
 );
 
 test('a printed schedule parses back to itself', () => {
@@ -36,7 +45,8 @@ test('the strings the report prints', () => {
     formatSchedule({ kind: 'stale', step: 1, target: 'ConfigMap/sample-journal' }),
     'stale:s1:ConfigMap/sample-journal',
   );
-  assert.equal(formatSchedule({ kind: 'lagging', step: 1 }), 'lagging:s1');
+  assert.equal(formatSchedule({ kind: 'lagging', step: 1, primary: false }), 'lagging:s1');
+  assert.equal(formatSchedule({ kind: 'lagging', step: 2, primary: true }), 'lagging:s2:primary');
 });
 
 test('what is not a schedule is refused with one line saying what one looks like', () => {
@@ -49,6 +59,7 @@ test('what is not a schedule is refused with one line saying what one looks like
     'stale:s1:ConfigMap',
     'stale:s1:ConfigMap/Upper',
     'lagging:s1:k1',
+    'lagging:s0:primary',
     'lagging:1',
     '',
   ]) {

@@ -23,11 +23,15 @@
 //                               while the reconciler runs on — it is
 //                               requeued once and reads the older records —
 //                               then the feed is released
+//   lagging:s<step>:primary     the same, and while the feed is held the bus'
+//                               record of the primary goes back to before the
+//                               step (time travel of the primary itself): the
+//                               requeue reads the older spec
 export type Schedule =
   | { readonly kind: 'intermediate'; readonly step: number; readonly k: number }
   | { readonly kind: 'unobserved'; readonly from: number; readonly to: number }
   | { readonly kind: 'stale'; readonly step: number; readonly target: string }
-  | { readonly kind: 'lagging'; readonly step: number };
+  | { readonly kind: 'lagging'; readonly step: number; readonly primary: boolean };
 
 export type ScheduleKind = Schedule['kind'];
 export const SCHEDULE_KINDS: readonly ScheduleKind[] = [
@@ -46,14 +50,14 @@ export function formatSchedule(schedule: Schedule): string {
     case 'stale':
       return `stale:s${schedule.step}:${schedule.target}`;
     case 'lagging':
-      return `lagging:s${schedule.step}`;
+      return `lagging:s${schedule.step}${schedule.primary ? ':primary' : ''}`;
   }
 }
 
 const INTERMEDIATE = /^intermediate:s(\d+):k(\d+)$/;
 const UNOBSERVED = /^unobserved:s(\d+)-s(\d+)$/;
 /** a kind and an object name as Kubernetes spells them */
-const LAGGING = /^lagging:s(\d+)$/;
+const LAGGING = /^lagging:s(\d+)(:primary)?$/;
 const STALE = /^stale:s(\d+):([A-Za-z][A-Za-z0-9]*\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/;
 
 /** The schedule a string names, or a one-line reason it names none. */
@@ -79,7 +83,13 @@ export function parseSchedule(text: string): Schedule | { readonly error: string
     return { kind: 'stale', step, target: stale[2] as string };
   }
   const lagging = LAGGING.exec(trimmed);
-  if (lagging !== null) return { kind: 'lagging', step: Number(lagging[1]) };
+  if (lagging !== null) {
+    const step = Number(lagging[1]);
+    const primary = lagging[2] !== undefined;
+    if (primary && step < 1)
+      return { error: `"${text}": the primary needs a step before it to travel back to` };
+    return { kind: 'lagging', step, primary };
+  }
   return {
     error: `"${text}" is not a schedule; they look like intermediate:s1:k2, unobserved:s0-s1, stale:s1:ConfigMap/name or lagging:s1 (the report prints them)`,
   };
