@@ -43,16 +43,16 @@ export function announcementOperator(name: string, memory: Memory) {
             ? Number((marker as { data?: Record<string, string> }).data?.['generation'])
             : undefined;
       // a generation never goes back: an older one read (a stale primary) was announced already
-      if (announced === undefined || announced < generation) {
-        await ctx.event('Normal', 'Announced', `now: ${text}`);
-        if (memory === 'on-a-configmap')
-          await ctx.apply(kinds.ConfigMap, {
-            metadata: { name: `${object}-announced` },
-            data: { generation: String(generation) },
-          });
-      }
+      const due = announced === undefined || announced < generation;
+      if (due) await ctx.event('Normal', 'Announced', `now: ${text}`);
+      // applied every time: what a reconcile does not apply, the runtime prunes
+      if (memory === 'on-a-configmap')
+        await ctx.apply(kinds.ConfigMap, {
+          metadata: { name: `${object}-announced` },
+          data: { generation: String(due ? generation : announced) },
+        });
       return {
-        status: { length: text.length, announced: generation },
+        status: { length: text.length, announced: Math.max(announced ?? 0, generation) },
         ready: { status: true, reason: 'Announced' },
       };
     },
