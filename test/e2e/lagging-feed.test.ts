@@ -49,11 +49,20 @@ describe('kubebus test: a watcher lagging behind the writes', { timeout: SUITE_M
       for (const schedule of report.schedules) {
         assert.equal(schedule.outcome, 'passed', JSON.stringify(schedule));
         assert.match(schedule.note ?? '', /held from the step's first reconcile through a requeue/);
-        if (schedule.schedule.endsWith(':primary'))
+        if (schedule.schedule.endsWith(':primary')) {
           assert.match(
             schedule.note ?? '',
             /primary taken back [1-9]\d* revisions?, to before the step/,
           );
+          // the requeue read the spec from before the step: an older generation than the first saw
+          const generations = (schedule.reconciles ?? []).map((call) =>
+            Number(/generation (\d+)/.exec(call.saw)?.[1]),
+          );
+          assert.ok(
+            generations.slice(1).some((g) => g < (generations[0] ?? 0)),
+            JSON.stringify(schedule.reconciles),
+          );
+        }
         // the held reconcile and the requeue's, at least: the feed really was held
         const calls = schedule.reconciles ?? [];
         assert.ok(calls.length >= 2, JSON.stringify(calls));
