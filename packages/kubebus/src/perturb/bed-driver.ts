@@ -95,8 +95,8 @@ export class BedDriver {
     });
   }
 
-  /** A requeue of the place's object, as a requeue-after or a retry makes one. */
-  requeue(place: Place): Promise<void> {
+  /** A requeue of the place's object, as a requeue-after or a retry makes one; answers whether it is handled yet. */
+  requeue(place: Place): Promise<() => Promise<boolean>> {
     return requeue(this.travel.connection, this.operator, this.#keyOf(place));
   }
 

@@ -216,12 +216,11 @@ async function lagging(run: Run, index: number, primary: boolean): Promise<Verdi
     }
     await until(() => first.outcome !== 'running', CRASH_WITHIN_MS);
     if (primary) removed = await run.driver.travelBackPrimary(run.place, then);
-    const before = run.recording.recordsOf(run.place.key).length;
-    await run.driver.requeue(run.place);
-    requeued = await until(() => {
-      const activity = run.recording.activity(run.place.key);
-      return activity.started > before && activity.running === 0;
-    }, CRASH_WITHIN_MS);
+    const handled = await run.driver.requeue(run.place);
+    requeued = await until(
+      async () => run.recording.activity(run.place.key).running === 0 && (await handled()),
+      CRASH_WITHIN_MS,
+    );
   } finally {
     await run.driver.releaseWatcher();
   }
@@ -252,9 +251,9 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
 }
 
 /** Whether the probe came true within `ms`, looking every 50 ms. */
-async function until(probe: () => boolean, ms: number): Promise<boolean> {
+async function until(probe: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
-  while (!probe()) {
+  while (!(await probe())) {
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
