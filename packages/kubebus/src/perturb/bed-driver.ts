@@ -190,7 +190,8 @@ export class BedDriver {
 
   async observe(place: Place): Promise<ObservedState> {
     if (this.options.standIn !== false) await this.environment.markWorkloadsReady();
-    return observe(this.client, this.operator, place);
+    const state = await observe(this.client, this.operator, place);
+    return { ...state, effects: this.recording.effectsOf(place.key) };
   }
 
   /** Now, on the bus: where a stale schedule travels back to. */

@@ -135,3 +135,36 @@ test('a start hook runs before the first matching reconcile writes, and names it
   await live.reconcile(object(3), contextOf(new AbortController().signal, written));
   assert.equal(order.length, 1);
 });
+
+test('a declared external call is a write when made, counted per key; found done, neither', async () => {
+  const keys: string[] = [];
+  const context = (done: boolean) =>
+    ({
+      ...contextOf(new AbortController().signal, []),
+      once: async (key: string, effect: { perform(id: string): Promise<void> }) => {
+        if (done) return 'done';
+        keys.push(key);
+        await effect.perform(`op/u1/${key}`);
+        return 'performed';
+      },
+    }) as unknown as ReconcileContext<unknown>;
+  const charging = {
+    ...operator,
+    async reconcile(_object: unknown, ctx: ReconcileContext<unknown>) {
+      await ctx.once('charge', { perform: () => Promise.resolve() });
+      return {};
+    },
+  } as unknown as Operator;
+  const wrapped = new RecordingOperator(charging);
+  wrapped.step = 0;
+  const run = wrapped.incarnation();
+  await run.reconcile(object(1), context(false));
+  await run.reconcile(object(1), context(true));
+  assert.deepEqual(keys, ['charge']);
+  assert.deepEqual(
+    wrapped.recordsOf('kbt-0').map((r) => r.writes),
+    [['once charge'], []],
+  );
+  assert.deepEqual(wrapped.effectsOf('kbt-0'), { charge: 1 });
+  assert.deepEqual(wrapped.effectsOf('kbt-1'), {}, 'per place');
+});

@@ -1,5 +1,6 @@
 // The user's operator, wrapped: every write its reconcile or finalize makes
-// through ctx (apply, createOnce, delete, event) is counted and recorded with
+// through ctx (apply, createOnce, delete, event, a declared call made by
+// once) is counted and recorded with
 // what the reconcile saw (the primary's revision, what it read by name or
 // listed by kind: what pruning decides on), and one reconcile can be armed to crash right after
 // its k-th write — once the bus has recorded that write, so the restarted
@@ -90,6 +91,8 @@ export class RecordingOperator {
   /** the incarnations up to this one are abandoned: their calls end at once */
   #abandoned = -1;
   readonly #parked = new Set<() => void>();
+  /** place key → declared external call → how many times it was made */
+  readonly #effects = new Map<string, Map<string, number>>();
 
   constructor(private readonly operator: Operator) {}
 
@@ -156,6 +159,17 @@ export class RecordingOperator {
     this.#armed?.settle('unreached');
     this.#armed = undefined;
     this.#atStart = undefined;
+  }
+
+  /** How many times each declared external call (ctx.once) was made for the place, by key. */
+  effectsOf(key: string): Readonly<Record<string, number>> {
+    return Object.fromEntries(this.#effects.get(key) ?? []);
+  }
+
+  #performed(place: string, effect: string): void {
+    const counts = this.#effects.get(place) ?? new Map<string, number>();
+    counts.set(effect, (counts.get(effect) ?? 0) + 1);
+    this.#effects.set(place, counts);
   }
 
   /** How many reconciles of the object started, and how many still run. */
@@ -239,9 +253,12 @@ export class RecordingOperator {
       what: string,
       write: () => Promise<T>,
       recorded: (result: T) => Promise<boolean>,
+      /** whether it wrote anything (a declared call found done did not) */
+      made: (result: T) => boolean = () => true,
     ): Promise<T> => {
       if (incarnation <= this.#dead) return this.#park(incarnation, ctx.signal);
       const result = await write();
+      if (!made(result)) return result;
       record.writes.push(what);
       const armed = this.#armed;
       if (armed?.taken !== record || record.writes.length !== armed.k) return result;
@@ -308,6 +325,17 @@ export class RecordingOperator {
           async () =>
             (await onBus(resource, { name, ...(namespace === undefined ? {} : { namespace }) })) ===
             undefined,
+        ),
+      once: (key, effect) =>
+        written(
+          `once ${key}`,
+          async () => {
+            const result = await ctx.once(key, effect);
+            if (result === 'performed') this.#performed(record.key, key);
+            return result;
+          },
+          () => Promise.resolve(true),
+          (result) => result === 'performed',
         ),
       event: (type, reason, message) =>
         written(

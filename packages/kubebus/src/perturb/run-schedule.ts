@@ -312,7 +312,7 @@ function oracleOf(
     return 'nothing-left-behind';
   if (lines.length > 0 && lines.every((line) => line.startsWith('status.observedGeneration')))
     return 'observed-generation';
-  if (lines.length > 0 && lines.every((line) => line.startsWith('Event ')))
+  if (lines.length > 0 && lines.every((line) => /^(Event|Effect) /.test(line)))
     return 'side-effects-once';
   return 'converges';
 }
