@@ -1,5 +1,6 @@
 // `kubebus test` as a user runs it, from the repository root: its exit
 // status, stdout and stderr, and the JSON report it printed (-o json).
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { PerturbationReport } from 'kubebus/testing';
@@ -30,4 +31,19 @@ export function reportOf(stdout: string, stderr: string): PerturbationReport {
   } catch {
     throw new Error(`kubebus test printed no JSON report; stderr: ${stderr.slice(-2000)}`);
   }
+}
+
+/**
+ * A failure's replay line run as printed (`kubebus test … --replay <schedule>`):
+ * exit 1 with only that schedule tried; answers the report for a person.
+ */
+export async function replayed(replay: string, timeoutMs: number): Promise<string> {
+  const again = await kubebus(replay.split(' ').slice(1), timeoutMs);
+  assert.equal(again.code, 1, again.stderr.slice(-2000));
+  assert.equal(
+    again.stdout.match(/^ {2}(passed|failed|unreached|not-applicable) /gm)?.length,
+    1,
+    'only that schedule',
+  );
+  return again.stdout;
 }
