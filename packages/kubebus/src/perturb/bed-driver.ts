@@ -1,8 +1,9 @@
 // One test bed for a whole `kubebus test` run: the servers, the CRD, the
-// wrapped operator running in-process — the watcher and reconciler as one
-// process, the status writer as another, so either can crash alone — and the
-// workload's steps applied to one object in a place of its own per run (its
-// namespace, or its name when cluster-scoped).
+// wrapped operator running in-process — each role apart, as a process of its
+// own would run it, so the watcher's feed can be held while the reconciler
+// runs on (lagging) and the status writer can crash alone (status-restart) —
+// and the workload's steps applied to one object in a place of its own per
+// run (its namespace, or its name when cluster-scoped).
 import { partitionOf } from '@kubebus/shared/bus';
 import { KubeClient, isNotFound, loadKubeConfig, objectPath } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
@@ -15,6 +16,7 @@ import { PartitionHandOver } from './partition-handover.js';
 import type { Place } from './place.js';
 import type { RecordingOperator, Seen } from './recording-operator.js';
 import type { PerturbationOptions } from './report.js';
+import { requeue } from './requeue.js';
 import { StatusHold } from './status-hold.js';
 import { BusTimeTravel } from './time-travel.js';
 import type { Step } from './workload.js';
@@ -22,7 +24,9 @@ import type { Step } from './workload.js';
 export type BedDriverOptions = Pick<PerturbationOptions, 'env' | 'standIn'>;
 
 export class BedDriver {
+  /** the reconciler and the status writer */
   #running: RunningOperatorHandle | undefined;
+  #watcher: RunningOperatorHandle | undefined;
   #writer: RunningOperatorHandle | undefined;
   /** the second instance a handover gives the object's partition to */
   #second: RunningOperatorHandle | undefined;
@@ -65,18 +69,21 @@ export class BedDriver {
     return this.recording.definition;
   }
 
+  /** The roles, the watcher last (as one process starts them: no work before anyone takes it). */
   async startOperator(): Promise<void> {
     await this.#startWriter();
-    if (this.#running !== undefined) return;
-    this.#running = await this.environment.run(this.recording.incarnation(), {
-      logLevel: 'silent',
-      env: this.options.env ?? {},
-      roles: ['watcher', 'reconciler'],
-    });
+    if (this.#running === undefined)
+      this.#running = await this.environment.run(this.recording.incarnation(), {
+        logLevel: 'silent',
+        env: this.options.env ?? {},
+        roles: ['reconciler'],
+      });
+    await this.releaseWatcher();
   }
 
-  /** The watcher and reconciler first (no new intents), then the status writer. */
+  /** The watcher first (no new work), the reconciler (no new intents), then the status writer. */
   async stopOperator(): Promise<void> {
+    await this.holdWatcher();
     const running = this.#running;
     this.#running = undefined;
     await running?.stop();
@@ -110,6 +117,51 @@ export class BedDriver {
     this.#writer = undefined;
     this.statusHold.abandon();
     await writer?.stop();
+  }
+
+  /**
+   * The watcher's feed held: the watcher stopped, its cursor kept, so what
+   * changes now reaches the bus only when it is released — the bus stays
+   * behind the apiserver while the reconciler runs on.
+   */
+  async holdWatcher(): Promise<void> {
+    const watcher = this.#watcher;
+    this.#watcher = undefined;
+    await watcher?.stop();
+  }
+
+  /** The watcher started again: it resumes from its cursor and publishes what it held back. */
+  async releaseWatcher(): Promise<void> {
+    if (this.#watcher !== undefined) return;
+    this.#watcher = await this.environment.run(this.operator, {
+      logLevel: 'silent',
+      env: this.options.env ?? {},
+      roles: ['watcher'],
+    });
+  }
+
+  /** A requeue of the place's object, as a requeue-after or a retry makes one; answers whether it is handled yet. */
+  requeue(place: Place): Promise<() => Promise<boolean>> {
+    return requeue(this.travel.connection, this.operator, this.#keyOf(place));
+  }
+
+  /**
+   * Takes the bus' record of the place's object back to what it was at `to`
+   * (busNow), while the watcher is held (else it would bring it back at
+   * once); answers how many revisions that took out.
+   */
+  travelBackPrimary(place: Place, to: number): Promise<number> {
+    return this.travel.travelBack(this.#keyOf(place), to, undefined);
+  }
+
+  #keyOf(place: Place) {
+    const primary = this.operator.for;
+    return {
+      group: primary.group,
+      resource: primary.plural,
+      namespace: place.namespaced ? place.namespace : '',
+      name: place.name,
+    };
   }
 
   /** After a crash: the dead incarnation's roles stopped (its work went back to the bus), a new one started. */
@@ -216,7 +268,8 @@ export class BedDriver {
 
   async observe(place: Place): Promise<ObservedState> {
     if (this.options.standIn !== false) await this.environment.markWorkloadsReady();
-    return observe(this.client, this.operator, place);
+    const state = await observe(this.client, this.operator, place);
+    return { ...state, effects: this.recording.effectsOf(place.key) };
   }
 
   /** Now, on the bus: where a stale schedule travels back to. */
@@ -259,6 +312,7 @@ export class BedDriver {
 
   async stop(): Promise<void> {
     this.#running = undefined;
+    this.#watcher = undefined;
     this.#writer = undefined;
     this.#second = undefined;
     await this.travel.close();

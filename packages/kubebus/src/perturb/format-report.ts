@@ -29,8 +29,10 @@ export function formatReport(report: PerturbationReport): string {
   const lines: string[] = [];
   lines.push(
     `operator ${report.operator}: reference ${report.reference.seconds.toFixed(1)} s over ${report.workload.steps.length} steps, ` +
-      `${report.schedules.length} of ${report.planned} schedules tried (budget ${report.budget}, seed ${report.seed}), ${report.seconds.toFixed(1)} s in all`,
+      `${report.schedules.length} of ${report.planned} schedules tried (${report.pruned.length} pruned, budget ${report.budget}, seed ${report.seed}), ${report.seconds.toFixed(1)} s in all`,
   );
+  for (const pruned of report.pruned)
+    lines.push(`  ${'pruned'.padEnd(14)} ${pruned.schedule.padEnd(26)}          (${pruned.why})`);
   for (const result of report.schedules)
     lines.push(
       `  ${result.outcome.padEnd(14)} ${result.schedule.padEnd(26)} ${result.seconds.toFixed(1).padStart(5)} s${result.note === undefined ? '' : `  (${result.note})`}`,

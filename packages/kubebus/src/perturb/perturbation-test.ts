@@ -11,6 +11,7 @@ import { referenceRun, type Reference } from './reference-run.js';
 import type { PerturbationOptions, PerturbationReport, ScheduleResult } from './report.js';
 import { runSchedule } from './run-schedule.js';
 import { placeOf } from './place.js';
+import { pruneSchedules } from './prune.js';
 import { parseSchedule, SCHEDULE_KINDS, type Schedule, type ScheduleKind } from './schedule.js';
 import { workloadOf, type Workload } from './workload.js';
 
@@ -49,7 +50,8 @@ export function plannedSchedules(
       : [],
   );
   const handover = afterEachWrite('handover');
-  const lists = [intermediate, unobserved, stale, statusRestart, handover].filter(
+  const lagging = laggingSchedules(workload, reference);
+  const lists = [intermediate, unobserved, stale, statusRestart, handover, lagging].filter(
     (list) => list[0] !== undefined && kinds.includes(list[0].kind),
   );
   const all: Schedule[] = [];
@@ -82,6 +84,23 @@ function staleSchedules(workload: Workload, reference: Reference): Schedule[] {
     for (const target of Object.keys(then).sort())
       if (JSON.stringify(then[target]) !== JSON.stringify(before[target]))
         schedules.push({ kind: 'stale', step, target });
+  }
+  return schedules;
+}
+
+/**
+ * A lagging schedule per step whose reconciles wrote (a feed held behind the
+ * writes of a step that made none holds nothing back); with the primary
+ * taken back too, for each such step that changes a spec the step before
+ * applied.
+ */
+function laggingSchedules(workload: Workload, reference: Reference): Schedule[] {
+  const schedules: Schedule[] = [];
+  for (const { step, writes } of reference.steps) {
+    if (writes === 0) continue;
+    schedules.push({ kind: 'lagging', step, primary: false });
+    if (workload.steps[step]?.action === 'apply' && workload.steps[step - 1]?.action === 'apply')
+      schedules.push({ kind: 'lagging', step, primary: true });
   }
   return schedules;
 }
@@ -119,7 +138,12 @@ export async function perturbationTest(
         `  step ${step.step} ${step.why}: ${step.writes} writes, at most ${step.maxWritesPerReconcile} per reconcile (${step.seconds.toFixed(1)} s)`,
       );
     const planned = plannedSchedules(workload, reference, options.kinds);
-    const chosen = only === undefined ? planned.slice(0, budget) : [only];
+    // a replay runs what it names, pruned or not
+    const { kept, pruned } =
+      only === undefined ? pruneSchedules(planned, reference) : { kept: [only], pruned: [] };
+    if (pruned.length > 0)
+      say(`pruned ${pruned.length} of ${planned.length} schedules: their view is the reference's`);
+    const chosen = kept.slice(0, budget);
     const schedules: ScheduleResult[] = [];
     let failure: PerturbationReport['failure'];
     for (const [index, schedule] of chosen.entries()) {
@@ -155,6 +179,7 @@ export async function perturbationTest(
       workload: { name: workload.name, steps: workload.steps.map((step) => step.why) },
       reference: { seconds: reference.seconds, steps: reference.steps },
       planned: planned.length,
+      pruned,
       schedules,
       unreached,
       passed: failure === undefined && !allUnreached,

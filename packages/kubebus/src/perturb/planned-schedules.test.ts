@@ -29,7 +29,7 @@ const reference: Reference = {
     step: index,
     why: step.why,
     seconds: 1,
-    writes: 2,
+    writes: index === 3 ? 0 : 2,
     maxWritesPerReconcile: index === 3 ? 0 : 1,
     reconciles: [],
   })),
@@ -68,17 +68,31 @@ test('handover schedules: as the intermediate ones, one per k up to the most wri
   ]);
 });
 
+test('lagging schedules: every step whose reconciles wrote something, the primary taken back in changes', () => {
+  const lagging = plannedSchedules(workload, reference, ['lagging']).map(formatSchedule);
+  // step 3 (the delete) made no write in this reference; step 4 follows a delete
+  assert.deepEqual(lagging, [
+    'lagging:s0',
+    'lagging:s1',
+    'lagging:s1:primary',
+    'lagging:s2',
+    'lagging:s2:primary',
+    'lagging:s4',
+  ]);
+});
+
 test('the kinds alternate, and only those asked for are planned', () => {
   const all = plannedSchedules(workload, reference).map(formatSchedule);
-  assert.deepEqual(all.slice(0, 6), [
+  assert.deepEqual(all.slice(0, 7), [
     'intermediate:s0:k1',
     'unobserved:s0-s1',
     'stale:s1:ConfigMap/sample-journal',
     'status-restart:s0',
     'handover:s0:k1',
+    'lagging:s0',
     'intermediate:s1:k1',
   ]);
   const two = plannedSchedules(workload, reference, ['intermediate', 'unobserved']);
   assert.ok(two.every((s) => s.kind === 'intermediate' || s.kind === 'unobserved'));
-  assert.equal(two.length, all.length - 3 - 3 - 4);
+  assert.equal(two.length, all.length - 3 - 3 - 4 - 6);
 });

@@ -23,6 +23,8 @@ export interface ReconcileSummary {
   readonly attempt: number;
   /** generation, resourceVersion, and whether it was being deleted */
   readonly saw: string;
+  /** what it read by name (`get Kind name`) or listed (`list Kind`) */
+  readonly read: readonly string[];
   readonly wrote: readonly string[];
   readonly outcome: 'running' | 'ok' | 'error' | 'crashed' | 'handed-over';
 }
@@ -41,6 +43,13 @@ export interface ScheduleResult {
   readonly note?: string;
 }
 
+/** A schedule not run: what the operator would see is what the reference saw. */
+export interface PrunedSchedule {
+  readonly schedule: string;
+  /** why its view is one the reference already had, one line */
+  readonly why: string;
+}
+
 export interface ReferenceStep {
   readonly step: number;
   readonly why: string;
@@ -57,8 +66,10 @@ export interface PerturbationReport {
   readonly budget: number;
   readonly workload: { readonly name: string; readonly steps: readonly string[] };
   readonly reference: { readonly seconds: number; readonly steps: readonly ReferenceStep[] };
-  /** how many schedules the reference allows, before the budget */
+  /** how many schedules the reference allows, before pruning and the budget */
   readonly planned: number;
+  /** schedules not run: what the operator would see is what the reference saw (prune.ts) */
+  readonly pruned: readonly PrunedSchedule[];
   readonly schedules: readonly ScheduleResult[];
   /** intermediate schedules whose reconcile made fewer than k writes this time */
   readonly unreached: number;

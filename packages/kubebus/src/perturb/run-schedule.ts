@@ -68,11 +68,13 @@ function perturbed(run: Run, schedule: Schedule): Promise<Verdict> {
       return statusRestart(run, schedule.step);
     case 'handover':
       return handover(run, schedule.step, schedule.k);
+    case 'lagging':
+      return lagging(run, schedule.step, schedule.primary);
   }
 }
 
 /** Resolves with `value` after `ms`, unless the other comes first (a bound, not a wait). */
-function within<T>(ms: number, value: T): Promise<T> {
+function after<T>(ms: number, value: T): Promise<T> {
   return new Promise((resolve) =>
     setTimeout(() => {
       resolve(value);
@@ -127,7 +129,7 @@ async function stopAfterWrite(
     mode,
   });
   await run.driver.apply(run.place, step);
-  const came = await Promise.race([armed, within(CRASH_WITHIN_MS, 'unreached' as const)]);
+  const came = await Promise.race([armed, after(CRASH_WITHIN_MS, 'unreached' as const)]);
   if (came !== 'unreached') return 'stopped';
   run.recording.disarm();
   return {
@@ -170,7 +172,7 @@ async function statusRestart(run: Run, index: number): Promise<Verdict> {
       }),
   });
   await run.driver.apply(run.place, step);
-  const came = await Promise.race([held, within(CRASH_WITHIN_MS, 'unreached' as const)]);
+  const came = await Promise.race([held, after(CRASH_WITHIN_MS, 'unreached' as const)]);
   if (came === 'unreached') {
     run.driver.statusHold.disarm();
     return {
@@ -214,7 +216,7 @@ async function handover(run: Run, index: number, k: number): Promise<Verdict> {
   } finally {
     zombie.release();
   }
-  const ended = await Promise.race([zombie.ended, within(ZOMBIE_ENDS_WITHIN_MS, 'running')]);
+  const ended = await Promise.race([zombie.ended, after(ZOMBIE_ENDS_WITHIN_MS, 'running')]);
   const reference = run.reference.steps[index];
   const bound = 2 * (reference?.writes ?? 0) + Math.max(k, reference?.maxWritesPerReconcile ?? 0);
   const verdict = moved === true ? await judge(run, index, bound) : notApplicable(moved);
@@ -300,6 +302,89 @@ async function stale(run: Run, index: number, target: string): Promise<Verdict> 
   };
 }
 
+/**
+ * The watcher's feed held behind the reconciler's writes: from the start of
+ * the step's first reconcile (it saw the step's change) the watcher is held,
+ * so neither what that reconcile writes nor the status written for it reaches
+ * the bus; then a requeue reconciles again on the older records (the primary
+ * as the step's change left it, what it owns as before the step), and the
+ * feed is released. With `primary`, the bus' record of the primary is also
+ * taken back to before the step once that reconcile is done: the requeue
+ * reads the spec the operator already moved on from (time travel of the
+ * primary; the feed held keeps the watcher from bringing it back early).
+ */
+async function lagging(run: Run, index: number, primary: boolean): Promise<Verdict> {
+  const step = run.workload.steps[index];
+  if (step === undefined) return notApplicable(`the workload has no step ${index}`);
+  const failed = await prefix(run, index);
+  if (failed !== undefined) return failed;
+  run.recording.step = index;
+  const held = run.recording.atStart({
+    key: run.place.key,
+    step: index,
+    matches: await run.driver.seenAfter(run.place, step),
+    run: () => run.driver.holdWatcher(),
+  });
+  const then = await run.driver.busNow();
+  await run.driver.apply(run.place, step);
+  let requeued: boolean;
+  let removed = 0;
+  try {
+    const first = await within(held, CRASH_WITHIN_MS);
+    if (first === undefined) {
+      run.recording.disarm();
+      return {
+        outcome: 'unreached',
+        note: "no reconcile of the step's change came",
+        reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
+      };
+    }
+    await until(() => first.outcome !== 'running', CRASH_WITHIN_MS);
+    if (primary) removed = await run.driver.travelBackPrimary(run.place, then);
+    const handled = await run.driver.requeue(run.place);
+    requeued = await until(
+      async () => run.recording.activity(run.place.key).running === 0 && (await handled()),
+      CRASH_WITHIN_MS,
+    );
+  } finally {
+    await run.driver.releaseWatcher();
+  }
+  const reference = run.reference.steps[index];
+  const bound = 2 * (reference?.writes ?? 0) + 2 * (reference?.maxWritesPerReconcile ?? 0);
+  const verdict = await judge(run, index, bound);
+  const back = primary
+    ? `, the bus' primary taken back ${removed} revision${removed === 1 ? '' : 's'}, to before the step`
+    : '';
+  return {
+    ...verdict,
+    note: requeued
+      ? `the watcher's feed held from the step's first reconcile through a requeue${back}`
+      : `the watcher's feed held from the step's first reconcile${back}; the requeue did not come`,
+  };
+}
+
+/** The promise's value, or undefined after `ms`. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  return Promise.race([
+    promise,
+    new Promise<undefined>((resolve) =>
+      setTimeout(() => {
+        resolve(undefined);
+      }, ms).unref(),
+    ),
+  ]);
+}
+
+/** Whether the probe came true within `ms`, looking every 50 ms. */
+async function until(probe: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
 /** The oracles, against the reference's state at `index` (or what of it is owed, for an unobserved window). */
 async function judge(
   run: Run,
@@ -352,7 +437,7 @@ function oracleOf(
     return 'nothing-left-behind';
   if (lines.length > 0 && lines.every((line) => line.startsWith('status.observedGeneration')))
     return 'observed-generation';
-  if (lines.length > 0 && lines.every((line) => line.startsWith('Event ')))
+  if (lines.length > 0 && lines.every((line) => /^(Event|Effect) /.test(line)))
     return 'side-effects-once';
   return 'converges';
 }

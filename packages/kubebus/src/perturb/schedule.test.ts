@@ -23,6 +23,16 @@ const schedules: fc.Arbitrary<Schedule> = fc.oneof(
     step: fc.nat(50),
     k: fc.integer({ min: 1, max: 50 }),
   }),
+  fc.record({
+    kind: fc.constant('lagging' as const),
+    step: fc.nat(50),
+    primary: fc.constant(false),
+  }),
+  fc.record({
+    kind: fc.constant('lagging' as const),
+    step: fc.integer({ min: 1, max: 50 }),
+    primary: fc.constant(true),
+  }),
 );
 
 test('a printed schedule parses back to itself', () => {
@@ -43,6 +53,8 @@ test('the strings the report prints', () => {
   );
   assert.equal(formatSchedule({ kind: 'status-restart', step: 2 }), 'status-restart:s2');
   assert.equal(formatSchedule({ kind: 'handover', step: 0, k: 1 }), 'handover:s0:k1');
+  assert.equal(formatSchedule({ kind: 'lagging', step: 1, primary: false }), 'lagging:s1');
+  assert.equal(formatSchedule({ kind: 'lagging', step: 2, primary: true }), 'lagging:s2:primary');
 });
 
 test('what is not a schedule is refused with one line saying what one looks like', () => {
@@ -58,6 +70,9 @@ test('what is not a schedule is refused with one line saying what one looks like
     'status-restart:s1:k1',
     'handover:s1',
     'handover:s1:k0',
+    'lagging:s1:k1',
+    'lagging:s0:primary',
+    'lagging:1',
     '',
   ]) {
     const parsed = parseSchedule(text);
@@ -67,5 +82,5 @@ test('what is not a schedule is refused with one line saying what one looks like
   const unknown = parseSchedule('crash:s1:k1');
   assert.ok('error' in unknown);
   assert.match(unknown.error, /intermediate:s1:k2, unobserved:s0-s1, stale:s1:ConfigMap\/name/);
-  assert.match(unknown.error, /status-restart:s1 or handover:s1:k2/);
+  assert.match(unknown.error, /status-restart:s1, handover:s1:k2 or lagging:s1/);
 });

@@ -165,7 +165,7 @@ export async function startEnvironment(
           : {}),
       });
       const replicaId = runOptions.replicaId ?? `test-${operator.name}`;
-      const local = await localConversion(operator.for);
+      const local = roles.includes('reconciler') ? await localConversion(operator.for) : undefined;
       const handle = await runOperator({
         ...(local === undefined ? {} : { webhook: local.config }),
         operator,
