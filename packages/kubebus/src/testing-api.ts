@@ -51,6 +51,8 @@ export interface RunOptions {
   readonly logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** JSON lines (default) or lines for a person, on stdout */
   readonly log?: 'json' | 'readable';
+  /** only these roles (default all three): a role run apart stops and starts on its own */
+  readonly roles?: readonly ('watcher' | 'reconciler' | 'status-writer')[];
 }
 
 export interface RunningOperatorHandle {
@@ -77,7 +79,7 @@ export interface TestEnvironment {
   readonly dir: string;
   /** Installs the CRDs of these resources and waits until they are served. */
   install(...resources: readonly CustomResource[]): Promise<void>;
-  /** Runs the operator in this process, all roles, until stop(). */
+  /** Runs the operator in this process, all roles (or those given), until stop(). */
   run(operator: Operator, options?: RunOptions): Promise<RunningOperatorHandle>;
   /** Server-side apply as the admin (namespace defaults to "default"). */
   apply(object: {

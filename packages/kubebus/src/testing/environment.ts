@@ -23,7 +23,6 @@ import type {
 } from '../testing-api.js';
 import type { Operator } from '@kubebus/shared/definition';
 import type { IntentTaken } from '@kubebus/status-writer/service';
-import type { Role } from '../host/role-configs.js';
 import { readableDestination } from '../cli/readable-log.js';
 import { markWorkloadsReady } from './workload-stand-in.js';
 import { localWebhook, type LocalWebhook } from './local-webhook.js';
@@ -45,8 +44,6 @@ export function clusterOf(options: TestEnvironmentOptions, env: Env): 'local' | 
 
 /** What `kubebus test` asks of a run beyond the test kit's options (not public). */
 export interface InProcessRunOptions extends RunOptions {
-  /** these roles only, as a process of one role would run them (default: all) */
-  readonly roles?: readonly Role[];
   /** another replica of the operator (default: test-<operator>) */
   readonly replicaId?: string;
   readonly statusIntentTaken?: IntentTaken;
