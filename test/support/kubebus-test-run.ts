@@ -1,8 +1,9 @@
 // `kubebus test` as a user runs it, from the repository root: its exit
 // status, stdout and stderr, and the JSON report it printed (-o json).
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { PerturbationReport } from 'kubebus/testing';
+import type { OracleName, PerturbationReport } from 'kubebus/testing';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -30,4 +31,44 @@ export function reportOf(stdout: string, stderr: string): PerturbationReport {
   } catch {
     throw new Error(`kubebus test printed no JSON report; stderr: ${stderr.slice(-2000)}`);
   }
+}
+
+/**
+ * A run that failed: exit 1, its first failure `schedule` breaking `oracle`,
+ * with the replay line `kubebus test <operator> <options> --replay <schedule>`.
+ */
+export function failureOf(
+  run: { readonly code: number; readonly stdout: string; readonly stderr: string },
+  expected: { readonly schedule: string; readonly oracle: OracleName; readonly replay: string },
+): NonNullable<PerturbationReport['failure']> {
+  assert.equal(run.code, 1, `exit ${run.code}; stderr: ${run.stderr.slice(-2000)}`);
+  const report = reportOf(run.stdout, run.stderr);
+  const failure = report.failure;
+  assert.ok(failure !== undefined, JSON.stringify(report.schedules));
+  assert.equal(failure.schedule, expected.schedule);
+  assert.equal(failure.oracle, expected.oracle);
+  assert.equal(failure.replay, expected.replay);
+  return failure;
+}
+
+/**
+ * A failure's replay line run as printed: it fails that schedule alone, with
+ * the same oracle, in the report for a person (answered, for more checks).
+ */
+export async function replayed(
+  failure: { readonly replay: string; readonly schedule: string; readonly oracle?: string },
+  timeoutMs: number,
+): Promise<string> {
+  const again = await kubebus(failure.replay.split(' ').slice(1), timeoutMs);
+  assert.equal(again.code, 1, again.stderr.slice(-2000));
+  assert.equal(
+    again.stdout.match(/^ {2}(passed|failed|unreached|not-applicable) /gm)?.length,
+    1,
+    'only that schedule',
+  );
+  assert.match(
+    again.stdout,
+    new RegExp(`^FAIL ${failure.schedule}: oracle ${failure.oracle ?? 'converges'}$`, 'm'),
+  );
+  return again.stdout;
 }

@@ -31,6 +31,7 @@ export type {
   InvalidSpecReport,
   ListOptions,
   Log,
+  OnceEffect,
   OperatorHost,
   Operator,
   OperatorDefinition,

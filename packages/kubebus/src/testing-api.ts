@@ -51,6 +51,8 @@ export interface RunOptions {
   readonly logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** JSON lines (default) or lines for a person, on stdout */
   readonly log?: 'json' | 'readable';
+  /** only these roles (default all three): a role run apart stops and starts on its own */
+  readonly roles?: readonly ('watcher' | 'reconciler' | 'status-writer')[];
 }
 
 export interface RunningOperatorHandle {
@@ -77,7 +79,7 @@ export interface TestEnvironment {
   readonly dir: string;
   /** Installs the CRDs of these resources and waits until they are served. */
   install(...resources: readonly CustomResource[]): Promise<void>;
-  /** Runs the operator in this process, all roles, until stop(). */
+  /** Runs the operator in this process, all roles (or those given), until stop(). */
   run(operator: Operator, options?: RunOptions): Promise<RunningOperatorHandle>;
   /** Server-side apply as the admin (namespace defaults to "default"). */
   apply(object: {
@@ -130,9 +132,11 @@ export type * from './perturb/report.js';
 
 /**
  * Perturbation testing (`kubebus test` as a function): the operator on its own
- * test bed over a workload, unperturbed, then crashed after each write and
- * with changes it never sees; the report says whether every run converged to
- * the unperturbed one's state, and the first that did not.
+ * test bed over a workload, unperturbed, then crashed after each write, with
+ * changes it never sees, with older revisions on the bus, with its status
+ * writer restarted and its partition handed over mid-reconcile; the report
+ * says whether every run converged to the unperturbed one's state, and the
+ * first that did not.
  */
 export declare function perturbationTest(
   operator: Operator,

@@ -3,3 +3,4 @@ export { StatusWriterConfigSchema } from './config.js';
 export type { StatusWriterConfig } from './config.js';
 export { startStatusWriter } from './status-writer.js';
 export type { RunningStatusWriter } from './status-writer.js';
+export type { IntentTaken } from './status-applier.js';

@@ -81,7 +81,15 @@ export interface StatusApplierDeps {
   readonly read: (key: StatusIntent['key']) => Promise<KubeObject | undefined>;
   readonly fieldManager: string;
   readonly metrics: StatusWriterMetrics;
+  /**
+   * Told of each intent as it is taken, before anything is judged or written:
+   * `kubebus test` parks one here to restart the writer between intent and write.
+   */
+  readonly taken?: IntentTaken;
 }
+
+/** A hold point for tests: the writer waits on it before it judges an intent. */
+export type IntentTaken = (intent: StatusIntent, signal: AbortSignal) => Promise<void>;
 
 export class StatusApplier implements Reconciler {
   readonly #written = new WrittenStatus();
@@ -90,6 +98,7 @@ export class StatusApplier implements Reconciler {
 
   async reconcile(request: ReconcileRequest, context: RuntimeContext): Promise<RuntimeResult> {
     const intent = parseIntent(request.body);
+    await this.deps.taken?.(intent, context.signal);
     const resource = resourceOf(intent);
     const { client, metrics } = this.deps;
     let current: KubeObject | undefined;

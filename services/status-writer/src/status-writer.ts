@@ -31,7 +31,7 @@ import { Controller, runtimeMetrics, type WorkItem } from '@kubebus/shared/runti
 import { Kvm } from '@nats-io/kv';
 import type { StatusWriterConfig } from './config.js';
 import { statusWriterMetrics } from './metrics.js';
-import { StatusApplier, parseIntent } from './status-applier.js';
+import { StatusApplier, parseIntent, type IntentTaken } from './status-applier.js';
 
 /**
  * The name of its work loop (metrics' `controller` label). Its dead letters
@@ -54,6 +54,8 @@ export async function startStatusWriter(deps: {
   readonly registry: Registry;
   /** a span per reconcile; traceparents only without it */
   readonly spans?: Spans;
+  /** told of each intent before it is judged (a test's hold point: status-applier.ts) */
+  readonly taken?: IntentTaken;
 }): Promise<RunningStatusWriter> {
   const { config, bus, log, registry } = deps;
   const { js, jsm } = await openJetStream(
@@ -100,6 +102,7 @@ export async function startStatusWriter(deps: {
       read: (key) => reader.read(key),
       fieldManager: config.fieldManager,
       metrics,
+      ...(deps.taken === undefined ? {} : { taken: deps.taken }),
     }),
     {
       name: CONTROLLER_NAME,

@@ -37,6 +37,14 @@ export interface ListOptions {
 }
 
 /** What an operator's reconcile can do besides computing a status. */
+/** A declared external call (ctx.once). */
+export interface OnceEffect {
+  /** makes the call */
+  perform(idempotencyKey: string): Promise<void>;
+  /** whether the receiver already had the call with this key */
+  done?(idempotencyKey: string): Promise<boolean>;
+}
+
 export interface ReconcileContext<Deps = undefined> extends RuntimeContext {
   /**
    * Server-side apply of an object this operator owns (declared in `owns`):
@@ -77,6 +85,17 @@ export interface ReconcileContext<Deps = undefined> extends RuntimeContext {
   delete(resource: Resource, name: string, namespace?: string): Promise<'deleted' | 'absent'>;
   /** Records a Kubernetes Event about the object being reconciled. */
   event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
+  /**
+   * An external call this object owes once (a charge, a webhook, a mail),
+   * declared: `kubebus test` counts each one made and fails a schedule that
+   * makes it more or fewer times than the unperturbed run
+   * (`side-effects-once`), and `kubebus replay` never makes it ('done').
+   * `perform` gets an idempotency key, `<operator>/<uid>/<key>`: the same on
+   * every retry, restart and replica, for the receiver to know a call again.
+   * With `done`, the receiver is asked first and the call made only if it has
+   * not had it: the one way a crash right after the call does not repeat it.
+   */
+  once(key: string, effect: OnceEffect): Promise<'performed' | 'done'>;
   /**
    * true under `kubebus replay`: apiserver writes are sent as dry runs and
    * statuses are compared, not written; touch nothing outside Kubernetes

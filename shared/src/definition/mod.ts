@@ -35,7 +35,7 @@ export type {
 export { declaredResources, defineOperator, isOperator } from './operator.js';
 export type { Operator, OperatorDefinition, OperatorHost, Watch } from './operator.js';
 export type { OperatorRbac, RbacRule, RoleReference, RuleVerb } from './rbac.js';
-export type { ListOptions, Log, ReconcileContext, RuntimeContext } from './context.js';
+export type { ListOptions, Log, OnceEffect, ReconcileContext, RuntimeContext } from './context.js';
 export type { ConditionReport, InvalidSpecReport, ReconcileResult } from './result.js';
 export type {
   Condition,

@@ -40,12 +40,14 @@ export async function createIfAbsent(
   resource: ResourceRef,
   object: ApplyBody,
   fieldManager: string,
+  signal?: AbortSignal,
 ): Promise<'created' | 'exists'> {
   try {
     await client.request(collectionPath(resource, object.metadata.namespace), {
       method: 'POST',
       query: { fieldManager },
       body: object,
+      ...(signal === undefined ? {} : { signal }),
     });
     return 'created';
   } catch (error) {
@@ -131,10 +133,12 @@ export async function recordEvent(
   client: KubeClient,
   object: KubeObject,
   input: EventInput,
+  signal?: AbortSignal,
 ): Promise<void> {
   const namespace = object.metadata.namespace ?? 'default';
   const now = new Date().toISOString().replace('Z', '000Z'); // MicroTime
   await client.request(collectionPath(EVENTS, namespace), {
+    ...(signal === undefined ? {} : { signal }),
     method: 'POST',
     body: {
       apiVersion: 'events.k8s.io/v1',

@@ -11,8 +11,9 @@ export const TEST_COMMAND: CommandSpec = {
   summary: [
     'perturbation testing on real servers: the operator over a workload (your samples,',
     'specs generated from the zod schema) unperturbed, then crashed after each write',
-    'with changes it never sees and with older revisions read from the bus; exit 1 at',
-    'the first schedule that fails an oracle',
+    'with changes it never sees, with older revisions read from the bus, with its status',
+    'writer restarted and its partition handed over mid-reconcile; exit 1 at the first',
+    'schedule that fails an oracle',
   ],
   options: {
     budget: {
@@ -28,7 +29,7 @@ export const TEST_COMMAND: CommandSpec = {
     perturb: {
       type: 'string',
       value: 'kinds',
-      help: 'only these kinds of schedule, e.g. stale or intermediate,unobserved (default all three)',
+      help: 'only these kinds of schedule, e.g. stale or intermediate,status-restart (default all)',
     },
     replay: {
       type: 'string',

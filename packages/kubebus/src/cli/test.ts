@@ -7,6 +7,7 @@ import { machine } from '@kubebus/cli/commands';
 import { outputFormatOf } from './bus-options.js';
 import { ExitCodes, type Exit, type Host } from './command-spec.js';
 import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
+import { SCHEDULE_KINDS, type ScheduleKind } from '../perturb/schedule.js';
 
 const USAGE =
   'kubebus test <operator.ts|.js> [--budget n] [--perturb kinds] [--reach-within 60s] [--replay <schedule>] [--samples file.yaml] [--seed n] [-o json]';
@@ -29,17 +30,15 @@ function duration(line: CommandLine, name: string): number | undefined {
   return parsed.data;
 }
 
-const KINDS = ['intermediate', 'unobserved', 'stale'] as const;
-
 /** --perturb: the kinds of schedule to try, comma-separated. */
-function kindsOf(line: CommandLine): (typeof KINDS)[number][] | undefined {
+function kindsOf(line: CommandLine): ScheduleKind[] | undefined {
   const text = stringOption(line, 'perturb');
   if (text === undefined) return undefined;
   const kinds = text.split(',').map((kind) => kind.trim());
-  const unknown = kinds.find((kind) => !(KINDS as readonly string[]).includes(kind));
+  const unknown = kinds.find((kind) => !(SCHEDULE_KINDS as readonly string[]).includes(kind));
   if (unknown !== undefined || kinds.length === 0)
-    return usageError(`--perturb "${text}": the kinds are ${KINDS.join(', ')}`);
-  return kinds as (typeof KINDS)[number][];
+    return usageError(`--perturb "${text}": the kinds are ${SCHEDULE_KINDS.join(', ')}`);
+  return kinds as ScheduleKind[];
 }
 
 /** The documents of a YAML file, each an object. */

@@ -13,7 +13,11 @@ import {
   startReconcilerService,
   type ReconcilerConfig,
 } from '@kubebus/reconciler/service';
-import { startStatusWriter, type StatusWriterConfig } from '@kubebus/status-writer/service';
+import {
+  startStatusWriter,
+  type IntentTaken,
+  type StatusWriterConfig,
+} from '@kubebus/status-writer/service';
 import { startWatcher, type WatcherConfig } from '@kubebus/watcher/service';
 import type { Operator } from '@kubebus/shared/definition';
 import { reconcilerConfig, statusWriterConfig, watcherConfig, type Role } from './role-configs.js';
@@ -63,6 +67,8 @@ export async function runOperator(options: {
   readonly operatorVersion?: string;
   /** where the conversion webhook is served, for a resource in several versions; absent: not served */
   readonly webhook?: WebhookConfig;
+  /** the status writer's hold point (`kubebus test` only) */
+  readonly statusIntentTaken?: IntentTaken;
 }): Promise<RunningOperator> {
   const { operator, roles, configs, shell } = options;
   const log: Logger = shell.log;
@@ -112,6 +118,7 @@ export async function runOperator(options: {
       ...common,
       config: configs.statusWriter,
       log: log.child({ role: 'status-writer' }),
+      ...(options.statusIntentTaken === undefined ? {} : { taken: options.statusIntentTaken }),
     });
     shell.checks.ready('status-writer', () => writer.ready());
     stops.push(() => writer.stop());

@@ -1,46 +1,65 @@
 // One test bed for a whole `kubebus test` run: the servers, the CRD, the
-// wrapped operator running in-process with all roles (stopped and started
-// again for a crash), and the workload's steps applied to one object in a
-// place of its own per run (its namespace, or its name when cluster-scoped).
+// wrapped operator running in-process — each role apart, as a process of its
+// own would run it, so the watcher's feed can be held while the reconciler
+// runs on (lagging) and the status writer can crash alone (status-restart) —
+// and the workload's steps applied to one object in a place of its own per
+// run (its namespace, or its name when cluster-scoped).
+import { partitionOf } from '@kubebus/shared/bus';
 import { KubeClient, isNotFound, loadKubeConfig, objectPath } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { apiVersionOf, type Operator, type ResourceObject } from '@kubebus/shared/definition';
-import type { RunningOperatorHandle, TestEnvironment } from '../testing-api.js';
-import { startEnvironment } from '../testing/environment.js';
+import { partitionsOf } from '../host/role-configs.js';
+import type { RunningOperatorHandle } from '../testing-api.js';
+import { startEnvironment, type InProcessEnvironment } from '../testing/environment.js';
 import { observe, type ObservedState } from './observed-state.js';
+import { PartitionHandOver } from './partition-handover.js';
 import type { Place } from './place.js';
 import type { RecordingOperator, Seen } from './recording-operator.js';
 import type { PerturbationOptions } from './report.js';
+import { requeue } from './requeue.js';
+import { StatusHold } from './status-hold.js';
 import { BusTimeTravel } from './time-travel.js';
 import type { Step } from './workload.js';
 
 export type BedDriverOptions = Pick<PerturbationOptions, 'env' | 'standIn'>;
 
 export class BedDriver {
+  /** the reconciler and the status writer */
   #running: RunningOperatorHandle | undefined;
+  #watcher: RunningOperatorHandle | undefined;
+  #writer: RunningOperatorHandle | undefined;
+  /** the second instance a handover gives the object's partition to */
+  #second: RunningOperatorHandle | undefined;
+  #handOvers = 0;
+  /** where the status writer holds an intent (the status-restart schedule) */
+  readonly statusHold = new StatusHold();
 
   private constructor(
-    private readonly environment: TestEnvironment,
+    private readonly environment: InProcessEnvironment,
     private readonly client: KubeClient,
     private readonly recording: RecordingOperator,
     private readonly options: BedDriverOptions,
     private readonly travel: BusTimeTravel,
+    private readonly leases: PartitionHandOver,
   ) {}
 
   static async start(recording: RecordingOperator, options: BedDriverOptions): Promise<BedDriver> {
     // the garbage collector (kube-controller-manager) removes what an owner leaves
     const environment = await startEnvironment({ cluster: 'local', controllerManager: true });
     let travel: BusTimeTravel | undefined;
+    let leases: PartitionHandOver | undefined;
     try {
       const credentials = await loadKubeConfig(environment.kubeconfigPath, {});
       const client = new KubeClient(credentials, restClientMetrics(new Registry()));
       await environment.install(recording.definition.for);
       travel = await BusTimeTravel.connect(environment.natsEnv);
-      const driver = new BedDriver(environment, client, recording, options, travel);
+      leases = await PartitionHandOver.connect(environment.natsEnv);
+      const driver = new BedDriver(environment, client, recording, options, travel, leases);
       await driver.startOperator();
       return driver;
     } catch (error) {
       await travel?.close();
+      await leases?.close();
       await environment.stop();
       throw error;
     }
@@ -50,23 +69,137 @@ export class BedDriver {
     return this.recording.definition;
   }
 
+  /** The roles, the watcher last (as one process starts them: no work before anyone takes it). */
   async startOperator(): Promise<void> {
-    if (this.#running !== undefined) return;
-    this.#running = await this.environment.run(this.recording.incarnation(), {
-      logLevel: 'silent',
-      env: this.options.env ?? {},
-    });
+    await this.#startWriter();
+    if (this.#running === undefined)
+      this.#running = await this.environment.run(this.recording.incarnation(), {
+        logLevel: 'silent',
+        env: this.options.env ?? {},
+        roles: ['reconciler'],
+      });
+    await this.releaseWatcher();
   }
 
+  /** The watcher first (no new work), the reconciler (no new intents), then the status writer. */
   async stopOperator(): Promise<void> {
+    await this.holdWatcher();
     const running = this.#running;
     this.#running = undefined;
     await running?.stop();
+    await this.#stopWriter();
+  }
+
+  /**
+   * After the status writer held an intent (statusHold): that writer stopped,
+   * the intent back on the bus unwritten, and a new writer started `downMs`
+   * after the hold — the reconciler runs on meanwhile.
+   */
+  async restartStatusWriter(heldAt: number, downMs: number): Promise<void> {
+    await this.#stopWriter();
+    const left = heldAt + downMs - performance.now();
+    if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+    await this.#startWriter();
+  }
+
+  async #startWriter(): Promise<void> {
+    if (this.#writer !== undefined) return;
+    this.#writer = await this.environment.run(this.recording.definition, {
+      logLevel: 'silent',
+      env: this.options.env ?? {},
+      roles: ['status-writer'],
+      statusIntentTaken: this.statusHold.incarnation(),
+    });
+  }
+
+  async #stopWriter(): Promise<void> {
+    const writer = this.#writer;
+    this.#writer = undefined;
+    this.statusHold.abandon();
+    await writer?.stop();
+  }
+
+  /**
+   * The watcher's feed held: the watcher stopped, its cursor kept, so what
+   * changes now reaches the bus only when it is released — the bus stays
+   * behind the apiserver while the reconciler runs on.
+   */
+  async holdWatcher(): Promise<void> {
+    const watcher = this.#watcher;
+    this.#watcher = undefined;
+    await watcher?.stop();
+  }
+
+  /** The watcher started again: it resumes from its cursor and publishes what it held back. */
+  async releaseWatcher(): Promise<void> {
+    if (this.#watcher !== undefined) return;
+    this.#watcher = await this.environment.run(this.operator, {
+      logLevel: 'silent',
+      env: this.options.env ?? {},
+      roles: ['watcher'],
+    });
+  }
+
+  /** A requeue of the place's object, as a requeue-after or a retry makes one; answers whether it is handled yet. */
+  requeue(place: Place): Promise<() => Promise<boolean>> {
+    return requeue(this.travel.connection, this.operator, this.#keyOf(place));
+  }
+
+  /**
+   * Takes the bus' record of the place's object back to what it was at `to`
+   * (busNow), while the watcher is held (else it would bring it back at
+   * once); answers how many revisions that took out.
+   */
+  travelBackPrimary(place: Place, to: number): Promise<number> {
+    return this.travel.travelBack(this.#keyOf(place), to, undefined);
+  }
+
+  #keyOf(place: Place) {
+    const primary = this.operator.for;
+    return {
+      group: primary.group,
+      resource: primary.plural,
+      namespace: place.namespaced ? place.namespace : '',
+      name: place.name,
+    };
   }
 
   /** After a crash: the dead incarnation's roles stopped (its work went back to the bus), a new one started. */
   async crash(): Promise<void> {
     this.recording.abandon();
+    await this.stopOperator();
+    await this.startOperator();
+  }
+
+  /**
+   * The handover: a second instance of the operator's reconciler joins and is
+   * handed the object's work partition, taken from the first (while the
+   * object's reconcile is paused in it). Answers why not, when it went elsewhere.
+   */
+  async handOver(place: Place): Promise<true | string> {
+    const replicaId = `test-${this.operator.name}-${++this.#handOvers}`;
+    this.#second = await this.environment.run(this.recording.incarnation(), {
+      logLevel: 'silent',
+      // below its share of partitions, it is the one that takes the freed one; a round every 500 ms takes it soon
+      env: { ...this.options.env, KUBEBUS_LEASE_RENEW: '500ms' },
+      roles: ['reconciler'],
+      replicaId,
+    });
+    const key = {
+      group: this.operator.for.group,
+      resource: this.operator.for.plural,
+      namespace: place.namespace,
+      name: place.name,
+    };
+    const partition = partitionOf(key, partitionsOf(this.operator));
+    return this.leases.move(this.operator.name, partition, replicaId);
+  }
+
+  /** After a handover: both instances stopped, the operator started again as before. */
+  async endHandOver(): Promise<void> {
+    const second = this.#second;
+    this.#second = undefined;
+    await second?.stop();
     await this.stopOperator();
     await this.startOperator();
   }
@@ -135,7 +268,8 @@ export class BedDriver {
 
   async observe(place: Place): Promise<ObservedState> {
     if (this.options.standIn !== false) await this.environment.markWorkloadsReady();
-    return observe(this.client, this.operator, place);
+    const state = await observe(this.client, this.operator, place);
+    return { ...state, effects: this.recording.effectsOf(place.key) };
   }
 
   /** Now, on the bus: where a stale schedule travels back to. */
@@ -178,7 +312,11 @@ export class BedDriver {
 
   async stop(): Promise<void> {
     this.#running = undefined;
+    this.#watcher = undefined;
+    this.#writer = undefined;
+    this.#second = undefined;
     await this.travel.close();
+    await this.leases.close();
     this.client.close();
     await this.environment.stop();
   }

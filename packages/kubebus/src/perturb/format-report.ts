@@ -11,10 +11,17 @@ function judgedStep(schedule: string): number | undefined {
   return parsed.kind === 'unobserved' ? parsed.to : parsed.step;
 }
 
+const OUTCOMES: Record<Exclude<ReconcileSummary['outcome'], 'ok'>, string> = {
+  running: 'running',
+  error: 'error',
+  crashed: 'stopped here by the perturbation',
+  'handed-over': 'paused here while its partition was handed over, then released (a zombie)',
+};
+
 function reconcileLines(reconciles: readonly ReconcileSummary[]): string[] {
   return reconciles.map(
     (r, index) =>
-      `    ${index + 1}. ${r.call} (attempt ${r.attempt}) saw ${r.saw}; wrote ${r.wrote.length === 0 ? 'nothing' : r.wrote.join(', ')}${r.outcome === 'ok' ? '' : ` — ${r.outcome === 'crashed' ? 'stopped here by the perturbation' : r.outcome}`}`,
+      `    ${index + 1}. ${r.call} (attempt ${r.attempt}) saw ${r.saw}; wrote ${r.wrote.length === 0 ? 'nothing' : r.wrote.join(', ')}${r.outcome === 'ok' ? '' : ` — ${OUTCOMES[r.outcome]}`}`,
   );
 }
 
@@ -22,8 +29,10 @@ export function formatReport(report: PerturbationReport): string {
   const lines: string[] = [];
   lines.push(
     `operator ${report.operator}: reference ${report.reference.seconds.toFixed(1)} s over ${report.workload.steps.length} steps, ` +
-      `${report.schedules.length} of ${report.planned} schedules tried (budget ${report.budget}, seed ${report.seed}), ${report.seconds.toFixed(1)} s in all`,
+      `${report.schedules.length} of ${report.planned} schedules tried (${report.pruned.length} pruned, budget ${report.budget}, seed ${report.seed}), ${report.seconds.toFixed(1)} s in all`,
   );
+  for (const pruned of report.pruned)
+    lines.push(`  ${'pruned'.padEnd(14)} ${pruned.schedule.padEnd(26)}          (${pruned.why})`);
   for (const result of report.schedules)
     lines.push(
       `  ${result.outcome.padEnd(14)} ${result.schedule.padEnd(26)} ${result.seconds.toFixed(1).padStart(5)} s${result.note === undefined ? '' : `  (${result.note})`}`,

@@ -87,6 +87,11 @@ test('what an oracle must see: a missing object, a changed field, a lost Event, 
     'Service/db: missing',
     'Event CredentialsCreated: 1 in the reference, 0 here',
   ]);
+  // a declared external call (ctx.once) made again
+  assert.deepEqual(
+    differences({ ...reference, effects: { charge: 1 } }, { ...reference, effects: { charge: 2 } }),
+    ['Effect charge: 1 in the reference, 2 here'],
+  );
   const gone = stateOf(operator, at('b'), { object: undefined, owned: {}, events: [] });
   assert.deepEqual(differences(gone, perturbed).slice(0, 2), [
     'the object still exists',

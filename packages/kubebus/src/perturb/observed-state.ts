@@ -33,6 +33,8 @@ export interface ObservedState {
   readonly owned: Readonly<Record<string, unknown>>;
   /** Event reason → how many the operator recorded about the object */
   readonly events: Readonly<Record<string, number>>;
+  /** declared external call (ctx.once) → how many times it was made, as the recording counted */
+  readonly effects?: Readonly<Record<string, number>>;
 }
 
 function refOf(resource: Resource) {
@@ -214,6 +216,8 @@ export function stateOf(
   });
 }
 
+type Counts = Readonly<Record<string, number>>;
+
 /** The differences that matter, one line each ("" none): what the oracle reports. */
 export function differences(expected: ObservedState, actual: ObservedState): string[] {
   const lines: string[] = [];
@@ -230,11 +234,13 @@ export function differences(expected: ObservedState, actual: ObservedState): str
       lines.push(`${key}: not in the reference (left behind or extra)`);
     else compare(key, expected.owned[key], actual.owned[key]);
   }
-  for (const reason of new Set([...Object.keys(expected.events), ...Object.keys(actual.events)])) {
-    const want = expected.events[reason] ?? 0;
-    const got = actual.events[reason] ?? 0;
-    if (want !== got) lines.push(`Event ${reason}: ${want} in the reference, ${got} here`);
-  }
+  const counted = (what: string, want: Counts, got: Counts) => {
+    for (const name of new Set([...Object.keys(want), ...Object.keys(got)]))
+      if ((want[name] ?? 0) !== (got[name] ?? 0))
+        lines.push(`${what} ${name}: ${want[name] ?? 0} in the reference, ${got[name] ?? 0} here`);
+  };
+  counted('Event', expected.events, actual.events);
+  counted('Effect', expected.effects ?? {}, actual.effects ?? {});
   return lines;
 }
 

@@ -11,6 +11,7 @@ import { referenceRun, type Reference } from './reference-run.js';
 import type { PerturbationOptions, PerturbationReport, ScheduleResult } from './report.js';
 import { runSchedule } from './run-schedule.js';
 import { placeOf } from './place.js';
+import { pruneSchedules } from './prune.js';
 import { parseSchedule, SCHEDULE_KINDS, type Schedule, type ScheduleKind } from './schedule.js';
 import { workloadOf, type Workload } from './workload.js';
 
@@ -29,18 +30,28 @@ export function plannedSchedules(
   reference: Reference,
   kinds: readonly ScheduleKind[] = SCHEDULE_KINDS,
 ): Schedule[] {
-  const intermediate: Schedule[] = reference.steps.flatMap((step) =>
-    Array.from({ length: step.maxWritesPerReconcile }, (_, index) => ({
-      kind: 'intermediate' as const,
-      step: step.step,
-      k: index + 1,
-    })),
-  );
+  // a reconcile stopped after each of its writes: crashed there, or paused there while its partition is handed over
+  const afterEachWrite = (kind: 'intermediate' | 'handover'): Schedule[] =>
+    reference.steps.flatMap((step) =>
+      Array.from({ length: step.maxWritesPerReconcile }, (_, index) => ({
+        kind,
+        step: step.step,
+        k: index + 1,
+      })),
+    );
+  const intermediate = afterEachWrite('intermediate');
   const unobserved: Schedule[] = workload.steps
     .slice(1)
     .map((_, index) => ({ kind: 'unobserved' as const, from: index, to: index + 1 }));
   const stale = staleSchedules(workload, reference);
-  const lists = [intermediate, unobserved, stale].filter(
+  const statusRestart: Schedule[] = workload.steps.flatMap((step, index) =>
+    step.action === 'apply' && wroteStatus(reference.states[index])
+      ? [{ kind: 'status-restart' as const, step: index }]
+      : [],
+  );
+  const handover = afterEachWrite('handover');
+  const lagging = laggingSchedules(workload, reference);
+  const lists = [intermediate, unobserved, stale, statusRestart, handover, lagging].filter(
     (list) => list[0] !== undefined && kinds.includes(list[0].kind),
   );
   const all: Schedule[] = [];
@@ -50,6 +61,12 @@ export function plannedSchedules(
       if (schedule !== undefined) all.push(schedule);
     }
   return all;
+}
+
+/** Whether the reference's object has a status at the end of the step (its writer wrote one). */
+function wroteStatus(state: Reference['states'][number] | undefined): boolean {
+  const status = state?.primary?.status;
+  return typeof status === 'object' && status !== null && Object.keys(status).length > 0;
 }
 
 /**
@@ -67,6 +84,23 @@ function staleSchedules(workload: Workload, reference: Reference): Schedule[] {
     for (const target of Object.keys(then).sort())
       if (JSON.stringify(then[target]) !== JSON.stringify(before[target]))
         schedules.push({ kind: 'stale', step, target });
+  }
+  return schedules;
+}
+
+/**
+ * A lagging schedule per step whose reconciles wrote (a feed held behind the
+ * writes of a step that made none holds nothing back); with the primary
+ * taken back too, for each such step that changes a spec the step before
+ * applied.
+ */
+function laggingSchedules(workload: Workload, reference: Reference): Schedule[] {
+  const schedules: Schedule[] = [];
+  for (const { step, writes } of reference.steps) {
+    if (writes === 0) continue;
+    schedules.push({ kind: 'lagging', step, primary: false });
+    if (workload.steps[step]?.action === 'apply' && workload.steps[step - 1]?.action === 'apply')
+      schedules.push({ kind: 'lagging', step, primary: true });
   }
   return schedules;
 }
@@ -104,7 +138,12 @@ export async function perturbationTest(
         `  step ${step.step} ${step.why}: ${step.writes} writes, at most ${step.maxWritesPerReconcile} per reconcile (${step.seconds.toFixed(1)} s)`,
       );
     const planned = plannedSchedules(workload, reference, options.kinds);
-    const chosen = only === undefined ? planned.slice(0, budget) : [only];
+    // a replay runs what it names, pruned or not
+    const { kept, pruned } =
+      only === undefined ? pruneSchedules(planned, reference) : { kept: [only], pruned: [] };
+    if (pruned.length > 0)
+      say(`pruned ${pruned.length} of ${planned.length} schedules: their view is the reference's`);
+    const chosen = kept.slice(0, budget);
     const schedules: ScheduleResult[] = [];
     let failure: PerturbationReport['failure'];
     for (const [index, schedule] of chosen.entries()) {
@@ -140,6 +179,7 @@ export async function perturbationTest(
       workload: { name: workload.name, steps: workload.steps.map((step) => step.why) },
       reference: { seconds: reference.seconds, steps: reference.steps },
       planned: planned.length,
+      pruned,
       schedules,
       unreached,
       passed: failure === undefined && !allUnreached,

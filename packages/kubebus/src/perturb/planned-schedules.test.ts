@@ -14,8 +14,13 @@ const workload: Workload = {
   steps: [apply(0), apply(1), apply(0), remove, apply(1)],
 };
 
-function state(owned: Record<string, unknown>): ObservedState {
-  return { primary: null, generations: null, owned, events: {} };
+function state(owned: Record<string, unknown>, status?: object): ObservedState {
+  return {
+    primary: status === undefined ? null : { spec: {}, finalizers: [], status, deleting: false },
+    generations: null,
+    owned,
+    events: {},
+  };
 }
 
 const reference: Reference = {
@@ -24,16 +29,16 @@ const reference: Reference = {
     step: index,
     why: step.why,
     seconds: 1,
-    writes: 2,
+    writes: index === 3 ? 0 : 2,
     maxWritesPerReconcile: index === 3 ? 0 : 1,
     reconciles: [],
   })),
   states: [
-    state({ 'ConfigMap/sample-journal': ['a'], 'ConfigMap/sample-page': 'x' }),
-    state({ 'ConfigMap/sample-journal': ['a', 'b'], 'ConfigMap/sample-page': 'x' }),
-    state({ 'ConfigMap/sample-journal': ['a', 'b', 'c'], 'ConfigMap/sample-page': 'x' }),
+    state({ 'ConfigMap/sample-journal': ['a'], 'ConfigMap/sample-page': 'x' }, { length: 1 }),
+    state({ 'ConfigMap/sample-journal': ['a', 'b'], 'ConfigMap/sample-page': 'x' }, {}),
+    state({ 'ConfigMap/sample-journal': ['a', 'b', 'c'], 'ConfigMap/sample-page': 'x' }, { n: 3 }),
     state({}),
-    state({ 'ConfigMap/sample-journal': ['b'] }),
+    state({ 'ConfigMap/sample-journal': ['b'] }, { length: 1 }),
   ],
 };
 
@@ -47,14 +52,47 @@ test('stale schedules: owned objects the step before changed, in steps that keep
   ]);
 });
 
+test('status-restart schedules: one per step that keeps the object and whose reference wrote a status', () => {
+  const restarts = plannedSchedules(workload, reference, ['status-restart']).map(formatSchedule);
+  // step 1's status is empty (nothing written), step 3 deletes
+  assert.deepEqual(restarts, ['status-restart:s0', 'status-restart:s2', 'status-restart:s4']);
+});
+
+test('handover schedules: as the intermediate ones, one per k up to the most writes a reconcile of the step made', () => {
+  const handovers = plannedSchedules(workload, reference, ['handover']).map(formatSchedule);
+  assert.deepEqual(handovers, [
+    'handover:s0:k1',
+    'handover:s1:k1',
+    'handover:s2:k1',
+    'handover:s4:k1',
+  ]);
+});
+
+test('lagging schedules: every step whose reconciles wrote something, the primary taken back in changes', () => {
+  const lagging = plannedSchedules(workload, reference, ['lagging']).map(formatSchedule);
+  // step 3 (the delete) made no write in this reference; step 4 follows a delete
+  assert.deepEqual(lagging, [
+    'lagging:s0',
+    'lagging:s1',
+    'lagging:s1:primary',
+    'lagging:s2',
+    'lagging:s2:primary',
+    'lagging:s4',
+  ]);
+});
+
 test('the kinds alternate, and only those asked for are planned', () => {
   const all = plannedSchedules(workload, reference).map(formatSchedule);
-  assert.deepEqual(all.slice(0, 3), [
+  assert.deepEqual(all.slice(0, 7), [
     'intermediate:s0:k1',
     'unobserved:s0-s1',
     'stale:s1:ConfigMap/sample-journal',
+    'status-restart:s0',
+    'handover:s0:k1',
+    'lagging:s0',
+    'intermediate:s1:k1',
   ]);
   const two = plannedSchedules(workload, reference, ['intermediate', 'unobserved']);
-  assert.ok(two.every((schedule) => schedule.kind !== 'stale'));
-  assert.equal(two.length, all.length - 3);
+  assert.ok(two.every((s) => s.kind === 'intermediate' || s.kind === 'unobserved'));
+  assert.equal(two.length, all.length - 3 - 3 - 4 - 6);
 });

@@ -108,3 +108,97 @@ test('an armed crash takes only a reconcile of its step that saw the change', as
   abort.abort();
   await assert.rejects(crashed, (error) => isAbandonedReconcile(error));
 });
+
+test('an armed pause holds a reconcile after its k-th write until released: a zombie that goes on', async () => {
+  const recording = new RecordingOperator(operator);
+  const live = recording.incarnation();
+  const written: string[] = [];
+  recording.step = 1;
+  const armed = recording.arm({ key: 'kbt-0', step: 1, k: 1, matches: () => true, mode: 'pause' });
+  const abort = new AbortController();
+  const paused = live.reconcile(object(2), contextOf(abort.signal, written));
+  assert.equal(await armed, 'paused');
+  const zombie = recording.zombie;
+  assert.ok(zombie !== undefined);
+  assert.deepEqual(written, ['page'], 'paused right after the first write');
+  assert.equal(
+    recording.activity('kbt-0').running,
+    0,
+    'the paused one is not what keeps a run busy',
+  );
+  // the instance that takes the partition meanwhile reconciles in full
+  await live.reconcile(object(2), contextOf(new AbortController().signal, written));
+  assert.deepEqual(written, ['page', 'page', 'checkpoint']);
+  // its runtime fences it (the lease lost), then it is released and finishes what it started
+  assert.equal(zombie.fenced, false);
+  abort.abort();
+  assert.equal(await zombie.fencedWithin(1_000), true);
+  zombie.release();
+  await paused;
+  assert.equal(await zombie.ended, undefined);
+  assert.deepEqual(written, ['page', 'page', 'checkpoint', 'checkpoint']);
+  assert.deepEqual(zombie.record.writes.slice(zombie.writesAtPause), [
+    'apply ConfigMap checkpoint',
+  ]);
+  assert.equal(zombie.record.outcome, 'handed-over');
+});
+
+test('a start hook runs before the first matching reconcile writes, and names it', async () => {
+  const recording = new RecordingOperator(operator);
+  const live = recording.incarnation();
+  const written: string[] = [];
+  recording.step = 1;
+  const order: string[] = [];
+  const taken = recording.atStart({
+    key: 'kbt-0',
+    step: 1,
+    matches: (seen) => seen.generation > 1,
+    run: () => {
+      order.push(`hook after ${written.length} writes`);
+      return Promise.resolve();
+    },
+  });
+  // a reconcile of the old generation is not the one
+  await live.reconcile(object(1), contextOf(new AbortController().signal, written));
+  assert.deepEqual(order, []);
+  await live.reconcile(object(2), contextOf(new AbortController().signal, written));
+  assert.deepEqual(order, ['hook after 2 writes'], 'ran before the second reconcile wrote');
+  const record = await taken;
+  assert.deepEqual([record.seen.generation, record.writes.length, record.outcome], [2, 2, 'ok']);
+  // once only
+  await live.reconcile(object(3), contextOf(new AbortController().signal, written));
+  assert.equal(order.length, 1);
+});
+
+test('a declared external call is a write when made, counted per key; found done, neither', async () => {
+  const keys: string[] = [];
+  const context = (done: boolean) =>
+    ({
+      ...contextOf(new AbortController().signal, []),
+      once: async (key: string, effect: { perform(id: string): Promise<void> }) => {
+        if (done) return 'done';
+        keys.push(key);
+        await effect.perform(`op/u1/${key}`);
+        return 'performed';
+      },
+    }) as unknown as ReconcileContext<unknown>;
+  const charging = {
+    ...operator,
+    async reconcile(_object: unknown, ctx: ReconcileContext<unknown>) {
+      await ctx.once('charge', { perform: () => Promise.resolve() });
+      return {};
+    },
+  } as unknown as Operator;
+  const wrapped = new RecordingOperator(charging);
+  wrapped.step = 0;
+  const run = wrapped.incarnation();
+  await run.reconcile(object(1), context(false));
+  await run.reconcile(object(1), context(true));
+  assert.deepEqual(keys, ['charge']);
+  assert.deepEqual(
+    wrapped.recordsOf('kbt-0').map((r) => r.writes),
+    [['once charge'], []],
+  );
+  assert.deepEqual(wrapped.effectsOf('kbt-0'), { charge: 1 });
+  assert.deepEqual(wrapped.effectsOf('kbt-1'), {}, 'per place');
+});

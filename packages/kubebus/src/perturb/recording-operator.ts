@@ -1,6 +1,8 @@
 // The user's operator, wrapped: every write its reconcile or finalize makes
-// through ctx (apply, createOnce, delete, event) is counted and recorded with
-// what the reconcile saw, and one reconcile can be armed to crash right after
+// through ctx (apply, createOnce, delete, event, a declared call made by
+// once) is counted and recorded with
+// what the reconcile saw (the primary's revision, what it read by name or
+// listed by kind: what pruning decides on), and one reconcile can be armed to crash right after
 // its k-th write — once the bus has recorded that write, so the restarted
 // operator sees it as a real one would after a crash. Each start of the roles
 // runs a new incarnation of the wrapper: once one has crashed it does nothing
@@ -21,6 +23,7 @@ import {
   type ResourceObject,
 } from '@kubebus/shared/definition';
 import { AbandonedReconcile } from '@kubebus/shared/runtime';
+import { Zombie } from './zombie.js';
 
 export interface Seen {
   readonly uid: string;
@@ -36,8 +39,11 @@ export interface ReconcileRecord {
   readonly call: 'reconcile' | 'finalize';
   readonly attempt: number;
   readonly seen: Seen;
+  /** `get Kind name` and `list Kind`, in the order read */
+  readonly reads: string[];
   readonly writes: string[];
-  outcome: 'running' | 'ok' | 'error' | 'crashed';
+  /** handed-over: paused by the handover schedule, its partition given to another instance */
+  outcome: 'running' | 'ok' | 'error' | 'crashed' | 'handed-over';
 }
 
 /** What the recording shows of one object's reconciles. */
@@ -53,9 +59,21 @@ export interface CrashArm {
   readonly k: number;
   /** which reconcile of the step to stop: the first one that saw this */
   readonly matches: (seen: Seen) => boolean;
+  /** crash (default): the incarnation dies there; pause: the reconcile waits there (zombie.ts) */
+  readonly mode?: 'crash' | 'pause';
 }
 
-type ArmResult = 'crashed' | 'unreached';
+/** Something to do as one reconcile starts, before it reads or writes anything of its own. */
+export interface StartHook {
+  readonly key: string;
+  readonly step: number;
+  /** the first reconcile of the step that saw this */
+  readonly matches: (seen: Seen) => boolean;
+  /** awaited before the reconcile's body runs (the lagging schedule holds the watcher's feed) */
+  readonly run: () => Promise<void>;
+}
+
+type ArmResult = 'crashed' | 'paused' | 'unreached';
 
 interface Armed extends CrashArm {
   taken?: ReconcileRecord;
@@ -70,12 +88,17 @@ export class RecordingOperator {
   /** the workload step now running; set by the driver */
   step = -1;
   #armed: Armed | undefined;
+  #atStart: (StartHook & { readonly taken: (record: ReconcileRecord) => void }) | undefined;
   /** the incarnation that crashed last; it and those before it are dead */
   #dead = -1;
   #incarnations = 0;
   /** the incarnations up to this one are abandoned: their calls end at once */
   #abandoned = -1;
   readonly #parked = new Set<() => void>();
+  /** the reconcile the last pause took */
+  zombie: Zombie | undefined;
+  /** place key → declared external call → how many times it was made */
+  readonly #effects = new Map<string, Map<string, number>>();
 
   constructor(private readonly operator: Operator) {}
 
@@ -131,9 +154,28 @@ export class RecordingOperator {
     });
   }
 
+  /** Runs the hook as the first matching reconcile starts; answers that reconcile's record. */
+  atStart(hook: StartHook): Promise<ReconcileRecord> {
+    return new Promise((resolve) => {
+      this.#atStart = { ...hook, taken: resolve };
+    });
+  }
+
   disarm(): void {
     this.#armed?.settle('unreached');
     this.#armed = undefined;
+    this.#atStart = undefined;
+  }
+
+  /** How many times each declared external call (ctx.once) was made for the place, by key. */
+  effectsOf(key: string): Readonly<Record<string, number>> {
+    return Object.fromEntries(this.#effects.get(key) ?? []);
+  }
+
+  #performed(place: string, effect: string): void {
+    const counts = this.#effects.get(place) ?? new Map<string, number>();
+    counts.set(effect, (counts.get(effect) ?? 0) + 1);
+    this.#effects.set(place, counts);
   }
 
   /** How many reconciles of the object started, and how many still run. */
@@ -171,6 +213,7 @@ export class RecordingOperator {
         resourceVersion: object.metadata.resourceVersion,
         deleting: object.metadata.deletionTimestamp !== undefined,
       },
+      reads: [],
       writes: [],
       outcome: 'running',
     };
@@ -184,16 +227,28 @@ export class RecordingOperator {
       armed.matches(record.seen)
     )
       armed.taken = record;
+    const hook = this.#atStart;
+    if (hook?.key === record.key && hook.step === record.step && hook.matches(record.seen)) {
+      this.#atStart = undefined;
+      await hook.run();
+      hook.taken(record);
+    }
     try {
       const result = await body(this.#context(incarnation, ctx, record));
-      record.outcome = 'ok';
+      if (record.outcome === 'running') record.outcome = 'ok';
+      if (this.zombie?.record === record) this.zombie.end(undefined);
       return result;
     } catch (error) {
       if (record.outcome === 'running')
         record.outcome = error instanceof AbandonedReconcile ? 'crashed' : 'error';
+      if (this.zombie?.record === record) this.zombie.end(error);
       throw error;
     } finally {
-      if (armed?.taken === record && record.outcome !== 'crashed') {
+      if (
+        armed?.taken === record &&
+        record.outcome !== 'crashed' &&
+        record.outcome !== 'handed-over'
+      ) {
         // the armed reconcile ended before its k-th write
         if (this.#armed === armed) this.#armed = undefined;
         armed.settle('unreached');
@@ -210,14 +265,25 @@ export class RecordingOperator {
       what: string,
       write: () => Promise<T>,
       recorded: (result: T) => Promise<boolean>,
+      /** whether it wrote anything (a declared call found done did not) */
+      made: (result: T) => boolean = () => true,
     ): Promise<T> => {
       if (incarnation <= this.#dead) return this.#park(incarnation, ctx.signal);
       const result = await write();
+      if (!made(result)) return result;
       record.writes.push(what);
       const armed = this.#armed;
       if (armed?.taken !== record || record.writes.length !== armed.k) return result;
       this.#armed = undefined;
       await until(() => recorded(result), RECORDED_WITHIN_MS);
+      if (armed.mode === 'pause') {
+        record.outcome = 'handed-over';
+        const zombie = new Zombie(record, ctx.signal);
+        this.zombie = zombie;
+        armed.settle('paused');
+        await zombie.paused();
+        return result;
+      }
       record.outcome = 'crashed';
       this.#dead = incarnation;
       armed.settle('crashed');
@@ -242,6 +308,14 @@ export class RecordingOperator {
     const createOnce = ctx.createOnce.bind(ctx) as Write<'created' | 'exists'>;
     return {
       ...ctx,
+      get: ((resource: Resource, name: string, namespace?: string) => {
+        record.reads.push(`get ${resource.kind} ${name}`);
+        return ctx.get(resource, name, namespace);
+      }) as ReconcileContext<unknown>['get'],
+      list: ((resource: Resource, options?: Parameters<ReconcileContext<unknown>['list']>[1]) => {
+        record.reads.push(`list ${resource.kind}`);
+        return ctx.list(resource, options);
+      }) as ReconcileContext<unknown>['list'],
       apply: async (first: Resource | DesiredObject, body?: unknown) => {
         const resource = resourceOf(first);
         const meta = nameOf(first, body);
@@ -271,6 +345,17 @@ export class RecordingOperator {
           async () =>
             (await onBus(resource, { name, ...(namespace === undefined ? {} : { namespace }) })) ===
             undefined,
+        ),
+      once: (key, effect) =>
+        written(
+          `once ${key}`,
+          async () => {
+            const result = await ctx.once(key, effect);
+            if (result === 'performed') this.#performed(record.key, key);
+            return result;
+          },
+          () => Promise.resolve(true),
+          (result) => result === 'performed',
         ),
       event: (type, reason, message) =>
         written(

@@ -4,7 +4,7 @@
 import type { BedDriver } from './bed-driver.js';
 import { settle, type Timing } from './convergence.js';
 import type { ObservedState } from './observed-state.js';
-import { placeOf, type Place } from './place.js';
+import { generalized, placeOf, type Place } from './place.js';
 import type { ReconcileRecord, RecordingOperator } from './recording-operator.js';
 import type { ReconcileSummary, ReferenceStep } from './report.js';
 import type { Workload } from './workload.js';
@@ -26,6 +26,7 @@ export function summaryOf(record: ReconcileRecord): ReconcileSummary {
     call: record.call,
     attempt: record.attempt,
     saw: `generation ${seen.generation}, resourceVersion ${seen.resourceVersion}${seen.deleting ? ', being deleted' : ''}`,
+    read: [...record.reads],
     wrote: [...record.writes],
     outcome: record.outcome,
   };
@@ -55,7 +56,8 @@ export async function referenceRun(
       seconds: (performance.now() - stepStarted) / 1000,
       writes: records.reduce((sum, record) => sum + record.writes.length, 0),
       maxWritesPerReconcile: Math.max(0, ...records.map((record) => record.writes.length)),
-      reconciles: records.map(summaryOf),
+      // in every run's names: what a perturbed run and pruning compare with
+      reconciles: generalized(place, records.map(summaryOf)),
     });
   }
   return { steps, states, seconds: (performance.now() - started) / 1000 };

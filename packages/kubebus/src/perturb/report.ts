@@ -1,6 +1,7 @@
 // What `kubebus test` and `perturbationTest` take and answer: the reference run, each
 // schedule tried and what came of it, and the first failure with what the
 // operator saw and wrote, the oracle it broke, and how to replay it.
+import type { ScheduleKind } from './schedule.js';
 
 /** The oracle a schedule broke. */
 export type OracleName =
@@ -22,8 +23,10 @@ export interface ReconcileSummary {
   readonly attempt: number;
   /** generation, resourceVersion, and whether it was being deleted */
   readonly saw: string;
+  /** what it read by name (`get Kind name`) or listed (`list Kind`) */
+  readonly read: readonly string[];
   readonly wrote: readonly string[];
-  readonly outcome: 'running' | 'ok' | 'error' | 'crashed';
+  readonly outcome: 'running' | 'ok' | 'error' | 'crashed' | 'handed-over';
 }
 
 export interface ScheduleResult {
@@ -38,6 +41,13 @@ export interface ScheduleResult {
   /** the object's reconciles during the perturbed step */
   readonly reconciles?: readonly ReconcileSummary[];
   readonly note?: string;
+}
+
+/** A schedule not run: what the operator would see is what the reference saw. */
+export interface PrunedSchedule {
+  readonly schedule: string;
+  /** why its view is one the reference already had, one line */
+  readonly why: string;
 }
 
 export interface ReferenceStep {
@@ -56,8 +66,10 @@ export interface PerturbationReport {
   readonly budget: number;
   readonly workload: { readonly name: string; readonly steps: readonly string[] };
   readonly reference: { readonly seconds: number; readonly steps: readonly ReferenceStep[] };
-  /** how many schedules the reference allows, before the budget */
+  /** how many schedules the reference allows, before pruning and the budget */
   readonly planned: number;
+  /** schedules not run: what the operator would see is what the reference saw (prune.ts) */
+  readonly pruned: readonly PrunedSchedule[];
   readonly schedules: readonly ScheduleResult[];
   /** intermediate schedules whose reconcile made fewer than k writes this time */
   readonly unreached: number;
@@ -81,8 +93,8 @@ export interface PerturbationOptions {
   readonly budget?: number;
   /** run only this schedule (what a failure's replay line names) */
   readonly replay?: string;
-  /** only schedules of these kinds (default: intermediate, unobserved and stale) */
-  readonly kinds?: readonly ('intermediate' | 'unobserved' | 'stale')[];
+  /** only schedules of these kinds (default: every kind) */
+  readonly kinds?: readonly ScheduleKind[];
   /** a line as each step of the reference and each schedule finishes */
   readonly progress?: (line: string) => void;
   /** the command that re-runs one schedule (default: the perturbationTest call) */

@@ -14,6 +14,14 @@ import type { Workload } from './workload.js';
 
 /** How long the armed reconcile may take to come (its work is redelivered quickly). */
 const CRASH_WITHIN_MS = 30_000;
+/** How long a released zombie may take to finish. */
+const ZOMBIE_ENDS_WITHIN_MS = 30_000;
+/**
+ * How long the first instance may take to notice it lost the partition: its
+ * next lease renewal fails (every 3 s). Only then is the zombie released — a
+ * lease expires on the server only after the holder's own trust in it ran out.
+ */
+const FENCED_WITHIN_MS = 15_000;
 
 interface Run {
   readonly driver: BedDriver;
@@ -40,6 +48,7 @@ export async function runSchedule(run: Run, schedule: Schedule): Promise<Schedul
   await run.driver.prepare(run.place);
   const verdict = await perturbed(run, schedule);
   run.recording.disarm();
+  run.driver.statusHold.disarm();
   return {
     schedule: formatSchedule(schedule),
     seconds: Math.round(performance.now() - started) / 1000,
@@ -55,7 +64,22 @@ function perturbed(run: Run, schedule: Schedule): Promise<Verdict> {
       return unobserved(run, schedule.from, schedule.to);
     case 'stale':
       return stale(run, schedule.step, schedule.target);
+    case 'status-restart':
+      return statusRestart(run, schedule.step);
+    case 'handover':
+      return handover(run, schedule.step, schedule.k);
+    case 'lagging':
+      return lagging(run, schedule.step, schedule.primary);
   }
+}
+
+/** Resolves with `value` after `ms`, unless the other comes first (a bound, not a wait). */
+function after<T>(ms: number, value: T): Promise<T> {
+  return new Promise((resolve) =>
+    setTimeout(() => {
+      resolve(value);
+    }, ms).unref(),
+  );
 }
 
 /** Steps `from`..`until` - 1, unperturbed, each reaching the reference's state. */
@@ -81,40 +105,136 @@ async function prefix(run: Run, until: number, from = 0): Promise<Verdict | unde
   return undefined;
 }
 
-async function intermediate(run: Run, index: number, k: number): Promise<Verdict> {
+/**
+ * The steps before `index`, then step `index` with its first reconcile armed
+ * to stop right after its k-th write — armed before the apply, since the
+ * reconcile may start before apply returns; a verdict when it did not come to that.
+ */
+async function stopAfterWrite(
+  run: Run,
+  index: number,
+  k: number,
+  mode: 'crash' | 'pause',
+): Promise<Verdict | 'stopped'> {
   const step = run.workload.steps[index];
   if (step === undefined) return notApplicable(`the workload has no step ${index}`);
   const failed = await prefix(run, index);
   if (failed !== undefined) return failed;
-  // armed before the apply: the step's reconcile may start before apply returns
   run.recording.step = index;
   const armed = run.recording.arm({
     key: run.place.key,
     step: index,
     k,
     matches: await run.driver.seenAfter(run.place, step),
+    mode,
   });
   await run.driver.apply(run.place, step);
-  const came = await Promise.race([
-    armed,
-    new Promise<'unreached'>((resolve) =>
-      setTimeout(() => {
-        resolve('unreached');
-      }, CRASH_WITHIN_MS).unref(),
-    ),
-  ]);
-  if (came === 'unreached') {
-    run.recording.disarm();
-    return {
-      outcome: 'unreached',
-      note: `the step's first reconcile made fewer than ${k} writes this time`,
-      reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
-    };
-  }
+  const came = await Promise.race([armed, after(CRASH_WITHIN_MS, 'unreached' as const)]);
+  if (came !== 'unreached') return 'stopped';
+  run.recording.disarm();
+  return {
+    outcome: 'unreached',
+    note: `the step's first reconcile made fewer than ${k} writes this time`,
+    reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
+  };
+}
+
+async function intermediate(run: Run, index: number, k: number): Promise<Verdict> {
+  const stopped = await stopAfterWrite(run, index, k, 'crash');
+  if (stopped !== 'stopped') return stopped;
   await run.driver.crash();
   const reference = run.reference.steps[index];
   const bound = 2 * (reference?.writes ?? 0) + Math.max(k, reference?.maxWritesPerReconcile ?? 0);
   return judge(run, index, bound);
+}
+
+/**
+ * The status writer crashed between intent and write: it takes the object's
+ * first intent of the step and dies holding it (nothing written, nothing
+ * acked); it stays down for the quiet window while the reconciler runs on,
+ * reading the status from before the intent, then a new writer is handed it.
+ */
+async function statusRestart(run: Run, index: number): Promise<Verdict> {
+  const step = run.workload.steps[index];
+  if (step === undefined) return notApplicable(`the workload has no step ${index}`);
+  const failed = await prefix(run, index);
+  if (failed !== undefined) return failed;
+  run.recording.step = index;
+  const seen = await run.driver.seenAfter(run.place, step);
+  const held = run.driver.statusHold.arm({
+    key: run.place.key,
+    matches: (intent) =>
+      seen({
+        uid: intent.uid,
+        generation: intent.observedGeneration,
+        resourceVersion: '',
+        deleting: false,
+      }),
+  });
+  await run.driver.apply(run.place, step);
+  const came = await Promise.race([held, after(CRASH_WITHIN_MS, 'unreached' as const)]);
+  if (came === 'unreached') {
+    run.driver.statusHold.disarm();
+    return {
+      outcome: 'unreached',
+      note: `no status intent of the step's came to the status writer`,
+      reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
+    };
+  }
+  await run.driver.restartStatusWriter(performance.now(), run.timing.quietMs);
+  const reference = run.reference.steps[index];
+  const bound = 2 * (reference?.writes ?? 0) + (reference?.maxWritesPerReconcile ?? 0);
+  const verdict = await judge(run, index, bound);
+  return {
+    ...verdict,
+    note: `the status writer crashed holding the step's first intent, down ${(run.timing.quietMs / 1000).toFixed(1)} s`,
+  };
+}
+
+/**
+ * A partition handed over mid-reconcile: the step's first reconcile pauses
+ * after its k-th write, its work partition goes to a second instance of the
+ * operator, which reconciles the object (its state reaches the reference's,
+ * or the bound passes); then the paused reconcile is released to finish — a
+ * zombie, whose later writes only the runtime's fencing can stop.
+ */
+async function handover(run: Run, index: number, k: number): Promise<Verdict> {
+  const expected = run.reference.states[index];
+  if (expected === undefined) return notApplicable(`the reference has no step ${index}`);
+  const stopped = await stopAfterWrite(run, index, k, 'pause');
+  if (stopped !== 'stopped') return stopped;
+  const zombie = run.recording.zombie;
+  if (zombie === undefined) return notApplicable('no reconcile was paused');
+  let moved: true | string;
+  let reachedMeanwhile = false;
+  try {
+    moved = await run.driver.handOver(run.place);
+    if (moved === true) {
+      await zombie.fencedWithin(FENCED_WITHIN_MS);
+      reachedMeanwhile = (await reach(watchOf(run), expected)).ok;
+    }
+  } finally {
+    zombie.release();
+  }
+  const ended = await Promise.race([zombie.ended, after(ZOMBIE_ENDS_WITHIN_MS, 'running')]);
+  const reference = run.reference.steps[index];
+  const bound = 2 * (reference?.writes ?? 0) + Math.max(k, reference?.maxWritesPerReconcile ?? 0);
+  const verdict = moved === true ? await judge(run, index, bound) : notApplicable(moved);
+  await run.driver.endHandOver();
+  const later = zombie.record.writes.slice(zombie.writesAtPause);
+  return {
+    ...verdict,
+    note: [
+      `paused after write ${k}; the second instance ${reachedMeanwhile ? 'reached' : 'did not reach'} the reference's state meanwhile`,
+      `released, the zombie was ${zombie.fenced ? '' : 'not '}fenced`,
+      later.length === 0 ? 'wrote nothing more' : `wrote ${later.join(', ')}`,
+      ended === undefined
+        ? 'and returned'
+        : ended === 'running'
+          ? 'and was still running'
+          : `and failed: ${ended}`,
+    ].join(', '),
+  };
 }
 
 async function unobserved(run: Run, from: number, to: number): Promise<Verdict> {
@@ -182,6 +302,89 @@ async function stale(run: Run, index: number, target: string): Promise<Verdict> 
   };
 }
 
+/**
+ * The watcher's feed held behind the reconciler's writes: from the start of
+ * the step's first reconcile (it saw the step's change) the watcher is held,
+ * so neither what that reconcile writes nor the status written for it reaches
+ * the bus; then a requeue reconciles again on the older records (the primary
+ * as the step's change left it, what it owns as before the step), and the
+ * feed is released. With `primary`, the bus' record of the primary is also
+ * taken back to before the step once that reconcile is done: the requeue
+ * reads the spec the operator already moved on from (time travel of the
+ * primary; the feed held keeps the watcher from bringing it back early).
+ */
+async function lagging(run: Run, index: number, primary: boolean): Promise<Verdict> {
+  const step = run.workload.steps[index];
+  if (step === undefined) return notApplicable(`the workload has no step ${index}`);
+  const failed = await prefix(run, index);
+  if (failed !== undefined) return failed;
+  run.recording.step = index;
+  const held = run.recording.atStart({
+    key: run.place.key,
+    step: index,
+    matches: await run.driver.seenAfter(run.place, step),
+    run: () => run.driver.holdWatcher(),
+  });
+  const then = await run.driver.busNow();
+  await run.driver.apply(run.place, step);
+  let requeued: boolean;
+  let removed = 0;
+  try {
+    const first = await within(held, CRASH_WITHIN_MS);
+    if (first === undefined) {
+      run.recording.disarm();
+      return {
+        outcome: 'unreached',
+        note: "no reconcile of the step's change came",
+        reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
+      };
+    }
+    await until(() => first.outcome !== 'running', CRASH_WITHIN_MS);
+    if (primary) removed = await run.driver.travelBackPrimary(run.place, then);
+    const handled = await run.driver.requeue(run.place);
+    requeued = await until(
+      async () => run.recording.activity(run.place.key).running === 0 && (await handled()),
+      CRASH_WITHIN_MS,
+    );
+  } finally {
+    await run.driver.releaseWatcher();
+  }
+  const reference = run.reference.steps[index];
+  const bound = 2 * (reference?.writes ?? 0) + 2 * (reference?.maxWritesPerReconcile ?? 0);
+  const verdict = await judge(run, index, bound);
+  const back = primary
+    ? `, the bus' primary taken back ${removed} revision${removed === 1 ? '' : 's'}, to before the step`
+    : '';
+  return {
+    ...verdict,
+    note: requeued
+      ? `the watcher's feed held from the step's first reconcile through a requeue${back}`
+      : `the watcher's feed held from the step's first reconcile${back}; the requeue did not come`,
+  };
+}
+
+/** The promise's value, or undefined after `ms`. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  return Promise.race([
+    promise,
+    new Promise<undefined>((resolve) =>
+      setTimeout(() => {
+        resolve(undefined);
+      }, ms).unref(),
+    ),
+  ]);
+}
+
+/** Whether the probe came true within `ms`, looking every 50 ms. */
+async function until(probe: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
 /** The oracles, against the reference's state at `index` (or what of it is owed, for an unobserved window). */
 async function judge(
   run: Run,
@@ -234,7 +437,7 @@ function oracleOf(
     return 'nothing-left-behind';
   if (lines.length > 0 && lines.every((line) => line.startsWith('status.observedGeneration')))
     return 'observed-generation';
-  if (lines.length > 0 && lines.every((line) => line.startsWith('Event ')))
+  if (lines.length > 0 && lines.every((line) => /^(Event|Effect) /.test(line)))
     return 'side-effects-once';
   return 'converges';
 }

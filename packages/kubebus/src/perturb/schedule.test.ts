@@ -17,6 +17,22 @@ const schedules: fc.Arbitrary<Schedule> = fc.oneof(
     step: fc.integer({ min: 1, max: 50 }),
     target: fc.constantFrom('ConfigMap/sample-page', 'Deployment/web', 'Secret/a.b-c'),
   }),
+  fc.record({ kind: fc.constant('status-restart' as const), step: fc.nat(50) }),
+  fc.record({
+    kind: fc.constant('handover' as const),
+    step: fc.nat(50),
+    k: fc.integer({ min: 1, max: 50 }),
+  }),
+  fc.record({
+    kind: fc.constant('lagging' as const),
+    step: fc.nat(50),
+    primary: fc.constant(false),
+  }),
+  fc.record({
+    kind: fc.constant('lagging' as const),
+    step: fc.integer({ min: 1, max: 50 }),
+    primary: fc.constant(true),
+  }),
 );
 
 test('a printed schedule parses back to itself', () => {
@@ -35,6 +51,10 @@ test('the strings the report prints', () => {
     formatSchedule({ kind: 'stale', step: 1, target: 'ConfigMap/sample-journal' }),
     'stale:s1:ConfigMap/sample-journal',
   );
+  assert.equal(formatSchedule({ kind: 'status-restart', step: 2 }), 'status-restart:s2');
+  assert.equal(formatSchedule({ kind: 'handover', step: 0, k: 1 }), 'handover:s0:k1');
+  assert.equal(formatSchedule({ kind: 'lagging', step: 1, primary: false }), 'lagging:s1');
+  assert.equal(formatSchedule({ kind: 'lagging', step: 2, primary: true }), 'lagging:s2:primary');
 });
 
 test('what is not a schedule is refused with one line saying what one looks like', () => {
@@ -46,6 +66,13 @@ test('what is not a schedule is refused with one line saying what one looks like
     'stale:s0:ConfigMap/x',
     'stale:s1:ConfigMap',
     'stale:s1:ConfigMap/Upper',
+    'status-restart:s',
+    'status-restart:s1:k1',
+    'handover:s1',
+    'handover:s1:k0',
+    'lagging:s1:k1',
+    'lagging:s0:primary',
+    'lagging:1',
     '',
   ]) {
     const parsed = parseSchedule(text);
@@ -54,5 +81,6 @@ test('what is not a schedule is refused with one line saying what one looks like
   }
   const unknown = parseSchedule('crash:s1:k1');
   assert.ok('error' in unknown);
-  assert.match(unknown.error, /intermediate:s1:k2, unobserved:s0-s1 or stale:s1:ConfigMap\/name/);
+  assert.match(unknown.error, /intermediate:s1:k2, unobserved:s0-s1, stale:s1:ConfigMap\/name/);
+  assert.match(unknown.error, /status-restart:s1, handover:s1:k2 or lagging:s1/);
 });

@@ -34,6 +34,11 @@ export class BusTimeTravel {
     }
   }
 
+  /** The connection it travels on (the driver's other hands on the bus share it). */
+  get connection(): NatsConnection {
+    return this.nc;
+  }
+
   /** The last sequence of KUBEBUS_EVENTS: a point in time to travel back to. */
   async now(): Promise<number> {
     return (await this.jsm.streams.info(Streams.events)).state.last_seq;

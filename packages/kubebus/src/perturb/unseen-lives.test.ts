@@ -43,6 +43,9 @@ describe('unseen lives of an unobserved window', () => {
       Removed: 1,
     });
     assert.deepEqual(withoutUnseenEvents(states, [], 4)?.events, { Created: 2, Removed: 2 });
+    // the declared external calls (ctx.once) the same way
+    const charged = states.map((s, index) => ({ ...s, effects: { charge: index < 3 ? 1 : 2 } }));
+    assert.deepEqual(withoutUnseenEvents(charged, [[3, 4]], 4)?.effects, { charge: 1 });
     assert.deepEqual(
       withoutUnseenEvents(
         states,

@@ -1,8 +1,9 @@
 // An unobserved window may hold a whole life of the object: created and
 // deleted again while the operator was stopped (and gone before it came
 // back). No operator can see that object, so the Events the reference posted
-// for it are not owed; the Events of every life it did see still are, once
-// each (the once-only oracle stays exact for them).
+// for it, and the external calls it made for it (ctx.once), are not owed;
+// those of every life it did see still are, once each (the once-only oracle
+// stays exact for them).
 import type { ObservedState } from './observed-state.js';
 import type { Step } from './workload.js';
 
@@ -33,13 +34,20 @@ export function withoutUnseenEvents(
 ): ObservedState | undefined {
   const end = states[to];
   if (end === undefined) return undefined;
-  const owed = new Map(Object.entries(end.events));
-  for (const [born, deleted] of lives) {
-    const before = born === 0 ? {} : (states[born - 1]?.events ?? {});
-    const after = states[deleted]?.events ?? {};
-    for (const [reason, count] of Object.entries(after))
-      owed.set(reason, (owed.get(reason) ?? 0) - (count - (before[reason] ?? 0)));
-  }
-  const events = Object.fromEntries([...owed].filter(([, count]) => count > 0));
-  return { ...end, events };
+  const owedOf = (counts: (state: ObservedState | undefined) => Counts) => {
+    const owed = new Map(Object.entries(counts(end)));
+    for (const [born, deleted] of lives) {
+      const before = born === 0 ? {} : counts(states[born - 1]);
+      for (const [name, count] of Object.entries(counts(states[deleted])))
+        owed.set(name, (owed.get(name) ?? 0) - (count - (before[name] ?? 0)));
+    }
+    return Object.fromEntries([...owed].filter(([, count]) => count > 0));
+  };
+  return {
+    ...end,
+    events: owedOf((state) => state?.events ?? {}),
+    effects: owedOf((state) => state?.effects ?? {}),
+  };
 }
+
+type Counts = Readonly<Record<string, number>>;

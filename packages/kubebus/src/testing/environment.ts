@@ -14,7 +14,15 @@ import { roleConfigsOf, runOperator } from '../host/run-operator.js';
 import { ROLES } from '../host/role-configs.js';
 import { VERSION } from '../cli/version.js';
 import { refOf } from '@kubebus/reconciler/service';
-import type { ObjectOf, TestEnvironment, TestEnvironmentOptions } from '../testing-api.js';
+import type {
+  ObjectOf,
+  RunningOperatorHandle,
+  RunOptions,
+  TestEnvironment,
+  TestEnvironmentOptions,
+} from '../testing-api.js';
+import type { Operator } from '@kubebus/shared/definition';
+import type { IntentTaken } from '@kubebus/status-writer/service';
 import { readableDestination } from '../cli/readable-log.js';
 import { markWorkloadsReady } from './workload-stand-in.js';
 import { localWebhook, type LocalWebhook } from './local-webhook.js';
@@ -32,6 +40,18 @@ export function clusterOf(options: TestEnvironmentOptions, env: Env): 'local' | 
   if (options.cluster !== undefined) return options.cluster;
   const flag = env['KUBEBUS_USE_EXISTING_CLUSTER']?.toLowerCase();
   return flag === '1' || flag === 'true' ? 'existing' : 'local';
+}
+
+/** What `kubebus test` asks of a run beyond the test kit's options (not public). */
+export interface InProcessRunOptions extends RunOptions {
+  /** another replica of the operator (default: test-<operator>) */
+  readonly replicaId?: string;
+  readonly statusIntentTaken?: IntentTaken;
+}
+
+/** The test environment as `kubebus test` drives it. */
+export interface InProcessEnvironment extends TestEnvironment {
+  run(operator: Operator, options?: InProcessRunOptions): Promise<RunningOperatorHandle>;
 }
 
 /** The servers the options name: the loopback test bed, or an existing cluster. */
@@ -63,7 +83,7 @@ function serversOf(options: TestEnvironmentOptions, env: Env): Promise<Servers> 
 export async function startEnvironment(
   options: TestEnvironmentOptions = {},
   env: Env = {},
-): Promise<TestEnvironment> {
+): Promise<InProcessEnvironment> {
   const servers = await serversOf(options, env);
   const { credentials } = servers;
   const client = new KubeClient(credentials, restClientMetrics(new Registry()));
@@ -81,7 +101,7 @@ export async function startEnvironment(
   const pathOf = (resource: Resource, name: string, namespace = 'default') =>
     objectPath(refOf(resource), resource.scope === 'Namespaced' ? namespace : '', name);
 
-  const environment: TestEnvironment = {
+  const environment: InProcessEnvironment = {
     cluster: servers.cluster,
     kubeconfigPath: servers.kubeconfigPath,
     context: servers.context,
@@ -131,7 +151,8 @@ export async function startEnvironment(
       }
     },
 
-    async run(operator, runOptions = {}) {
+    async run(operator, runOptions: InProcessRunOptions = {}) {
+      const roles = runOptions.roles ?? ROLES;
       const shell = await startServiceShell({
         service: operator.name,
         logLevel: runOptions.logLevel ?? 'warn',
@@ -140,15 +161,15 @@ export async function startEnvironment(
           ? { destination: readableDestination(process.stdout) }
           : {}),
       });
-      const replicaId = `test-${operator.name}`;
-      const local = await localConversion(operator.for);
+      const replicaId = runOptions.replicaId ?? `test-${operator.name}`;
+      const local = roles.includes('reconciler') ? await localConversion(operator.for) : undefined;
       const handle = await runOperator({
         ...(local === undefined ? {} : { webhook: local.config }),
         operator,
-        roles: ROLES,
+        roles,
         configs: roleConfigsOf(
           operator,
-          ROLES,
+          roles,
           {
             ...environment.natsEnv,
             KUBEBUS_HEALTH_PORT: '0',
@@ -163,6 +184,9 @@ export async function startEnvironment(
         kubeConfig: credentials,
         shell,
         version: VERSION,
+        ...(runOptions.statusIntentTaken === undefined
+          ? {}
+          : { statusIntentTaken: runOptions.statusIntentTaken }),
       });
       shell.started();
       const stoppable = {

@@ -1,6 +1,9 @@
 // The `ctx` a reconcile gets: applies with the owner reference and field
 // manager set, create-once, reads and lists from the bus, deletes, Events
-// about the object. What it applies is remembered for pruning.
+// about the object, declared external calls. What it applies is remembered
+// for pruning. Every write carries the reconcile's signal: once the runtime
+// revokes the reconcile (its partition's lease lost, the process stopping)
+// the write is refused — a zombie reconcile writes nothing more (ADR 0005).
 import type { ObjectReader, OwnWrites } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
@@ -134,7 +137,7 @@ export function operatorContext(
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
     if (recorded !== undefined) return 'exists';
-    return createIfAbsent(deps.client, refOf(resource), body, deps.fieldManager);
+    return createIfAbsent(deps.client, refOf(resource), body, deps.fieldManager, runtime.signal);
   };
 
   const isPrimary = (resource: Resource) => sameResource(resource, deps.operator.for);
@@ -187,15 +190,29 @@ export function operatorContext(
         throw new TypeError(`ctx.delete: ${resource.kind} ${name} needs a namespace`);
       return deleteObject(deps.client, resource, where, name, runtime.signal);
     },
+    async once(key, effect) {
+      // replay touches nothing outside Kubernetes
+      if (deps.dryRun) return 'done';
+      const idempotencyKey = `${deps.operator.name}/${owner.metadata.uid}/${key}`;
+      if (effect.done !== undefined && (await effect.done(idempotencyKey))) return 'done';
+      await effect.perform(idempotencyKey);
+      runtime.log.info({ effect: key }, 'external side effect performed');
+      return 'performed';
+    },
     async event(type, reason, message) {
-      await recordEvent(deps.client, owner, {
-        type,
-        reason,
-        note: message,
-        action: 'Reconcile',
-        reportingController: `kubebus.dev/${deps.operator.name}`,
-        reportingInstance: deps.instance.slice(0, 128),
-      });
+      await recordEvent(
+        deps.client,
+        owner,
+        {
+          type,
+          reason,
+          note: message,
+          action: 'Reconcile',
+          reportingController: `kubebus.dev/${deps.operator.name}`,
+          reportingInstance: deps.instance.slice(0, 128),
+        },
+        runtime.signal,
+      );
     },
     log: runtime.log,
     signal: runtime.signal,

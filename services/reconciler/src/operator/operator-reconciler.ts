@@ -33,6 +33,7 @@ import { ApiserverLister, BusLister, type ObjectLister } from './object-lister.j
 import { operatorContext } from './operator-context.js';
 import { StorageVersionReader } from './storage-version.js';
 import { AppliedByOwner, mayHaveDropped, prunedKinds, pruneOwned } from './pruning.js';
+import { ReleasedFinalizers } from './released-finalizers.js';
 import {
   alreadyInvalid,
   describeIssues,
@@ -66,6 +67,8 @@ export class OperatorReconciler implements Reconciler {
   readonly #pruned: readonly Resource[];
   /** what each owner's last successful reconcile applied: pruning without listing */
   readonly #applied = new AppliedByOwner();
+  /** whose finalizer this process released: a lagging record of them is not finalized again */
+  readonly #released = new ReleasedFinalizers();
   /** the storage apiVersion, computed once: a recorded object in it is used as it is */
   readonly #storage: StorageVersionReader;
 
@@ -128,6 +131,8 @@ export class OperatorReconciler implements Reconciler {
         );
       status = checked.data as Status;
     }
+    // revoked meanwhile (the partition's lease lost): its status is another reconcile's to publish
+    runtime.signal.throwIfAborted();
     // only after success (a throw above skips it), never in a dry run (replay)
     if (this.deps.dryRun !== true && this.#pruned.length > 0) {
       const previous = this.#applied.get(object.metadata.uid);
@@ -161,10 +166,15 @@ export class OperatorReconciler implements Reconciler {
     const operator = this.operator;
     if (operator.finalize === undefined || !hasFinalizer(object, operator.finalizer))
       return undefined;
+    // the record is older than this process' own release of it (the bus behind)
+    if (this.#released.has(object.metadata.uid))
+      return { skipped: 'its finalizer was released here: the object is going' };
     if (this.deps.dryRun === true) return undefined; // finalize touches what replay must not
     // A failure here throws: retried with backoff, and the object is not released.
     const context = this.#context(object, runtime, new Set());
     await operator.finalize(object as never, context);
+    // revoked meanwhile: releasing the object is the reconcile's that holds the partition now
+    runtime.signal.throwIfAborted();
     await this.#setFinalizer(object, false);
     return undefined;
   }
@@ -198,8 +208,12 @@ export class OperatorReconciler implements Reconciler {
       present,
       this.deps.fieldManager,
     );
-    // a released object is going: its deletion is what later reads find
-    if (!present) return;
+    // a released object is going: its deletion is what later reads find, and
+    // until then a record still showing the finalizer is not finalized again
+    if (!present) {
+      this.#released.released(object.metadata.uid);
+      return;
+    }
     const namespace = object.metadata.namespace ?? '';
     const { name } = object.metadata;
     this.deps.ownWrites?.wrote(

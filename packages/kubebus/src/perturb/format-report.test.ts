@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { formatReport } from './format-report.js';
+import type { PerturbationReport } from './report.js';
+
+const report: PerturbationReport = {
+  operator: 'greetings',
+  seed: 1,
+  budget: 24,
+  workload: { name: 'sample', steps: ['create with spec 0'] },
+  reference: { seconds: 40, steps: [] },
+  planned: 3,
+  pruned: [
+    {
+      schedule: 'intermediate:s0:k2',
+      why: "write 2 is the reconcile's last, and the next reconcile saw the same revision after it",
+    },
+  ],
+  schedules: [{ schedule: 'lagging:s0', outcome: 'passed', seconds: 6 }],
+  unreached: 0,
+  passed: true,
+  seconds: 60,
+};
+
+test('the pruned schedules are counted and listed with why, beside those tried', () => {
+  const lines = formatReport(report).split('\n');
+  assert.match(lines[0] ?? '', /1 of 3 schedules tried \(1 pruned, budget 24, seed 1\)/);
+  assert.match(
+    lines[1] ?? '',
+    /^ {2}pruned +intermediate:s0:k2 +\(write 2 is the reconcile's last, and the next reconcile saw the same revision after it\)$/,
+  );
+  assert.match(lines[2] ?? '', /^ {2}passed +lagging:s0 +6\.0 s$/);
+});

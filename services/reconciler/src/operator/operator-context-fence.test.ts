@@ -1,0 +1,97 @@
+// The fence in the `ctx` a reconcile gets: every write hands the apiserver
+// client the reconcile's signal, which the client checks before it sends —
+// so once the runtime aborts a reconcile (its partition's lease lost), the
+// write is refused. Found missing for events and create-once by kubebus
+// test's handover schedule (ADR 0005, 0017).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { z } from 'zod';
+import {
+  defineOperator,
+  defineResource,
+  kinds,
+  type RuntimeContext,
+} from '@kubebus/shared/definition';
+import type { KubeObject } from '@kubebus/shared/events';
+import type { KubeClient } from '@kubebus/shared/kube';
+import { KnownResources } from './known-resources.js';
+import { operatorContext } from './operator-context.js';
+
+const Site = defineResource({
+  group: 'sites.example.com',
+  version: 'v1',
+  kind: 'Site',
+  scope: 'Namespaced',
+  spec: z.object({}),
+  status: z.object({}),
+});
+const operator = defineOperator({
+  name: 'sites',
+  for: Site,
+  owns: [kinds.ConfigMap],
+  reconcile: () => Promise.resolve(undefined),
+});
+const owner: KubeObject = {
+  apiVersion: 'sites.example.com/v1',
+  kind: 'Site',
+  metadata: { name: 's', namespace: 'ns', uid: 'u1', resourceVersion: '5', generation: 1 },
+};
+
+/** What the client was asked to send, and with which signal; it refuses as the real one does. */
+function recordingClient(sent: (AbortSignal | undefined)[]): KubeClient {
+  return {
+    request: (_path: string, init: { signal?: AbortSignal } = {}) => {
+      sent.push(init.signal);
+      init.signal?.throwIfAborted();
+      return Promise.resolve({});
+    },
+  } as unknown as KubeClient;
+}
+
+function contextWith(client: KubeClient, signal: AbortSignal) {
+  const runtime: RuntimeContext = {
+    signal,
+    log: undefined as never,
+    reconcileId: 'r',
+    traceparent: '',
+    attempt: 1,
+  };
+  return operatorContext(
+    {
+      operator,
+      known: new KnownResources(operator),
+      reader: { read: () => Promise.resolve(undefined) },
+      client,
+      applied: undefined as never,
+      fieldManager: 'sites',
+      instance: 'i',
+      dryRun: false,
+      deps: undefined,
+      lister: { list: () => Promise.resolve([]) },
+      storage: undefined as never,
+      touched: new Set(),
+    },
+    owner,
+    runtime,
+  );
+}
+
+describe('ctx writes carry the reconcile signal', () => {
+  it('an Event and a create-once are sent with it, and refused once it is aborted', async () => {
+    const sent: (AbortSignal | undefined)[] = [];
+    const abort = new AbortController();
+    const ctx = contextWith(recordingClient(sent), abort.signal);
+    await ctx.event('Normal', 'Announced', 'once');
+    assert.equal(
+      await ctx.createOnce(kinds.ConfigMap, { metadata: { name: 'c' }, data: {} }),
+      'created',
+    );
+    assert.deepEqual(sent, [abort.signal, abort.signal]);
+
+    abort.abort();
+    await assert.rejects(ctx.event('Normal', 'Announced', 'again'), { name: 'AbortError' });
+    await assert.rejects(ctx.createOnce(kinds.ConfigMap, { metadata: { name: 'd' }, data: {} }), {
+      name: 'AbortError',
+    });
+  });
+});

@@ -1,0 +1,105 @@
+// The lagging perturbation of `kubebus test`, on real servers: the watcher's
+// feed held behind the reconciler's writes while a requeue reconciles on the
+// older records. An operator that remembers in its own status that it
+// announced a generation announces again (the status, written by the status
+// writer, is not on the held bus), and the printed replay line reproduces
+// exactly that failure; its twin that remembers on a ConfigMap it reads back
+// by name (kept at least as new as its own last write by
+// read-your-own-writes, ADR 0019) passes every lagging schedule.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { kubebus, replayed, reportOf } from '../support/kubebus-test-run.js';
+
+const CORRECT = 'test/support/operators/announced.ts';
+const BUGGY = 'test/support/operators/announced-in-status.ts';
+const SCHEDULE = 'lagging:s0';
+// a repeated Event never goes away: 20 s is plenty to call it on the bed
+const REACH = ['--reach-within', '20s'];
+
+const RUN_MS = 420_000;
+const SUITE_MS = 3 * RUN_MS + 60_000;
+
+describe('kubebus test: a watcher lagging behind the writes', { timeout: SUITE_MS }, () => {
+  it(
+    'passes the operator that remembers on what it reads back by name, under every lagging schedule',
+    { timeout: RUN_MS + 30_000 },
+    async () => {
+      const { code, stdout, stderr } = await kubebus(
+        ['test', CORRECT, '--perturb', 'lagging', ...REACH, '-o', 'json'],
+        RUN_MS,
+      );
+      const report = reportOf(stdout, stderr);
+      assert.equal(code, 0, `exit ${code}; stderr: ${stderr.slice(-2000)}`);
+      assert.equal(report.passed, true);
+      // one per step whose reconciles wrote (the deletes, no finalizer, wrote nothing), and
+      // for each change, one with the primary taken back to the spec before it
+      assert.deepEqual(
+        report.schedules.map((s) => s.schedule),
+        [
+          'lagging:s0',
+          'lagging:s1',
+          'lagging:s1:primary',
+          'lagging:s2',
+          'lagging:s2:primary',
+          'lagging:s3',
+          'lagging:s3:primary',
+          'lagging:s5',
+        ],
+      );
+      for (const schedule of report.schedules) {
+        assert.equal(schedule.outcome, 'passed', JSON.stringify(schedule));
+        assert.match(schedule.note ?? '', /held from the step's first reconcile through a requeue/);
+        if (schedule.schedule.endsWith(':primary')) {
+          assert.match(
+            schedule.note ?? '',
+            /primary taken back [1-9]\d* revisions?, to before the step/,
+          );
+          // the requeue read the spec from before the step: an older generation than the first saw
+          const generations = (schedule.reconciles ?? []).map((call) =>
+            Number(/generation (\d+)/.exec(call.saw)?.[1]),
+          );
+          assert.ok(
+            generations.slice(1).some((g) => g < (generations[0] ?? 0)),
+            JSON.stringify(schedule.reconciles),
+          );
+        }
+        // the held reconcile and the requeue's, at least: the feed really was held
+        const calls = schedule.reconciles ?? [];
+        assert.ok(calls.length >= 2, JSON.stringify(calls));
+        assert.ok(calls[0]?.wrote.includes('event Normal Announced'), JSON.stringify(calls));
+      }
+    },
+  );
+
+  it(
+    'fails the operator that remembers in its own status, with a replay line that reproduces it',
+    { timeout: 2 * RUN_MS + 30_000 },
+    async () => {
+      const first = await kubebus(
+        ['test', BUGGY, '--perturb', 'lagging', ...REACH, '-o', 'json'],
+        RUN_MS,
+      );
+      assert.equal(first.code, 1, `exit ${first.code}; stderr: ${first.stderr.slice(-2000)}`);
+      const report = reportOf(first.stdout, first.stderr);
+      const failure = report.failure;
+      assert.ok(failure !== undefined, JSON.stringify(report.schedules));
+      assert.equal(failure.schedule, SCHEDULE);
+      assert.equal(failure.oracle, 'side-effects-once');
+      assert.deepEqual(failure.detail, ['Event Announced: 1 in the reference, 2 here']);
+      // what it saw: the held reconcile announced, and so did the requeue's, on the same generation
+      const announced = (failure.reconciles ?? []).filter((call) =>
+        call.wrote.includes('event Normal Announced'),
+      );
+      assert.equal(announced.length, 2, JSON.stringify(failure.reconciles));
+      assert.equal(
+        failure.replay,
+        `kubebus test ${BUGGY} --reach-within 20000ms --replay ${SCHEDULE}`,
+      );
+
+      // the replay line as printed: the same failure, in the report for a person
+      const again = { stdout: await replayed(failure, RUN_MS) };
+      assert.match(again.stdout, new RegExp(`^FAIL ${SCHEDULE}: oracle side-effects-once$`, 'm'));
+      assert.match(again.stdout, /^ {4}Event Announced: 1 in the reference, 2 here$/m);
+    },
+  );
+});
