@@ -11,9 +11,9 @@ export const TEST_COMMAND: CommandSpec = {
   summary: [
     'perturbation testing on real servers: the operator over a workload (your samples,',
     'specs generated from the zod schema) unperturbed, then crashed after each write',
-    'with changes it never sees, with older revisions read from the bus, with its status',
-    'writer restarted and its partition handed over mid-reconcile; exit 1 at the first',
-    'schedule that fails an oracle',
+    'with changes it never sees, with older revisions read from the bus, with the',
+    "watcher's feed held behind its writes, with its status writer restarted and its",
+    'partition handed over mid-reconcile; exit 1 at the first schedule that fails an oracle',
   ],
   options: {
     budget: {
