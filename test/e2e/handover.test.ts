@@ -23,18 +23,7 @@ describe(
       { timeout: RUN_MS + 30_000 },
       async () => {
         const { code, stdout, stderr } = await kubebus(
-          [
-            'test',
-            OPERATOR,
-            '--perturb',
-            'handover',
-            '--budget',
-            '4',
-            '--reach-within',
-            '20s',
-            '-o',
-            'json',
-          ],
+          ['test', OPERATOR, '--perturb', 'handover', '--budget', '4', '-o', 'json'],
           RUN_MS,
         );
         const report = reportOf(stdout, stderr);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hold, settle, timingOf, type Watch } from './convergence.js';
+import { hold, reach, settle, timingOf, type Watch } from './convergence.js';
 import type { ObservedState } from './observed-state.js';
 import { placeOf } from './place.js';
 import type { Activity } from './recording-operator.js';
@@ -83,4 +83,34 @@ test('hold gives up with a line when the reconciles never stop', async () => {
   };
   const lines = await hold(watch, state(1));
   assert.match(lines[0] ?? '', /did not stop within 0.8 s/);
+});
+
+test('reach waits out the unfinished state, and fails at once on a side effect repeated when the rest converged', async () => {
+  const charged = (times: number): ObservedState => ({ ...state(2), effects: { charge: times } });
+  const expected = charged(1);
+  // slow to finish, repeated on the way: the verdict waits for the rest, so it names only the call
+  const now: { state: ObservedState; activity: Activity } = {
+    state: { ...state(1), effects: { charge: 2 } },
+    activity: { started: 2, running: 1 },
+  };
+  const finished = (async () => {
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    now.state = charged(2);
+  })();
+  const began = Date.now();
+  const verdict = await reach(watchOver(now, 300), expected);
+  await finished;
+  assert.deepEqual(verdict, {
+    ok: false,
+    state: charged(2),
+    differences: ['Effect charge: 1 in the reference, 2 here'],
+  });
+  assert.ok(Date.now() - began < 5_000, 'no waiting for the deadline on what never goes away');
+
+  // one charge fewer than the reference may still come: that is waited for
+  const owed = { state: charged(0), activity: { started: 2, running: 0 } };
+  setTimeout(() => {
+    owed.state = charged(1);
+  }, 400);
+  assert.deepEqual(await reach(watchOver(owed, 300), expected), { ok: true, state: charged(1) });
 });

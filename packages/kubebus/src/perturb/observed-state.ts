@@ -244,6 +244,23 @@ export function differences(expected: ObservedState, actual: ObservedState): str
   return lines;
 }
 
+/**
+ * The side effects made more often than in the reference, one line each, as
+ * `differences` words them. Counts only grow (an Event recorded, a call
+ * made), so such a difference never goes away: there is no use waiting on it.
+ */
+export function repeated(expected: ObservedState, actual: ObservedState): string[] {
+  const lines: string[] = [];
+  const over = (what: string, want: Counts, got: Counts) => {
+    for (const [name, count] of Object.entries(got))
+      if (count > (want[name] ?? 0))
+        lines.push(`${what} ${name}: ${want[name] ?? 0} in the reference, ${count} here`);
+  };
+  over('Event', expected.events, actual.events);
+  over('Effect', expected.effects ?? {}, actual.effects ?? {});
+  return lines;
+}
+
 /** Whether the status says the spec as it is now was reconciled. */
 export function generationObserved(state: ObservedState): boolean {
   return state.generations === null || state.generations.observed === state.generations.generation;
