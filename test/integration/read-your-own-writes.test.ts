@@ -26,6 +26,16 @@ const Tally = defineResource({
   status: z.object({ count: z.int() }).partial(),
 });
 
+/** The same count, kept in its own status: the status writer's write, another role's. */
+const Climb = defineResource({
+  group: 'test.kubebus.dev',
+  version: 'v1',
+  kind: 'Climb',
+  scope: 'Namespaced',
+  spec: z.object({ upTo: z.int().min(1).max(10) }),
+  status: z.object({ count: z.int() }).partial(),
+});
+
 interface Roles {
   readonly shell: ServiceShell;
   stop(): Promise<void>;
@@ -38,6 +48,7 @@ describe('read-your-own-writes', { timeout: 300_000 }, () => {
   before(async () => {
     environment = await startEnvironment({ cluster: 'local' });
     await environment.install(Tally);
+    await environment.install(Climb);
   });
 
   after(async () => {
@@ -128,5 +139,55 @@ describe('read-your-own-writes', { timeout: 300_000 }, () => {
       .reduce((sum, v) => sum + v.value, 0);
     // 2 → 3 → 4 were read while the bus still had 1: each from the apiserver
     assert.ok(fellBack >= 3, `fell_back ${fellBack}: ${JSON.stringify(counted?.values)}`);
+  });
+
+  it('a reconcile sees the status it returned last while the bus is behind it', async () => {
+    const seen: number[] = [];
+    const watcher: { roles?: Roles } = {};
+    const operator = defineOperator({
+      name: 'climb',
+      for: Climb,
+      async reconcile(climb) {
+        const count = climb.status?.count ?? 0;
+        seen.push(count);
+        if (count >= climb.spec.upTo) return { status: { count } };
+        // from the second status on, nothing the status writer writes reaches the bus
+        if (count === 1) await watcher.roles?.stop();
+        // the next reconcile comes from the work queue, not from the watcher
+        return { status: { count: count + 1 }, requeueAfterMs: 100 };
+      },
+    });
+    watcher.roles = await start(operator, ['watcher']);
+    const reconciler = await start(operator, ['reconciler', 'status-writer']);
+    await environment.apply({
+      apiVersion: 'test.kubebus.dev/v1',
+      kind: 'Climb',
+      metadata: { name: 'c', namespace: 'default' },
+      spec: { upTo: 4 },
+    });
+    await waitFor(() => seen.includes(4), 'the count to reach 4', 90_000).catch(
+      (error: unknown) => {
+        throw new Error(`${(error as Error).message}; the reconciles saw ${seen.join(', ')}`);
+      },
+    );
+    // each reconcile saw the status it returned last: never the one the bus still had
+    assert.ok(
+      seen.every((count, i) => i === 0 || count >= (seen[i - 1] ?? 0)),
+      `the reconciles saw ${seen.join(', ')}`,
+    );
+    // and the status writer wrote it: the apiserver has the last
+    await waitFor(
+      async () => (await environment.get(Climb, 'c', 'default'))?.status?.count === 4,
+      'the written status to reach 4',
+      30_000,
+    );
+    const counted = await reconciler.shell.registry
+      .getSingleMetric('kubebus_reconcile_stale_reads_total')
+      ?.get();
+    const own = (counted?.values ?? [])
+      .filter((v) => v.labels['controller'] === 'climb' && v.labels['outcome'] === 'own_status')
+      .reduce((sum, v) => sum + v.value, 0);
+    // 2, 3 and 4 were read while the bus still had 1
+    assert.ok(own >= 3, `own_status ${own}: ${JSON.stringify(counted?.values)}`);
   });
 });

@@ -30,6 +30,7 @@ import {
   subjects,
   watchConsumerLag,
   type BusConnection,
+  type StaleReadOutcome,
   type RunningPartitions,
 } from '@kubebus/shared/bus';
 import { ErrorCodes, isKubebusError } from '@kubebus/shared/errors';
@@ -86,6 +87,8 @@ export interface ReconcilerTools {
   readonly ownWrites?: OwnWrites;
   /** count a change to a dead-lettered object that is left alone */
   readonly onParked: () => void;
+  /** count a read of the primary older than this process' own status intent for it */
+  readonly onStaleRead?: (outcome: StaleReadOutcome) => void;
 }
 
 export interface ReconcilerPlan {
@@ -176,6 +179,9 @@ export async function startReconcilerService(deps: {
     ownWrites,
     onParked: () => {
       parkedSkips.inc();
+    },
+    onStaleRead: (outcome) => {
+      staleReads.inc({ controller: config.controller, outcome });
     },
   });
 

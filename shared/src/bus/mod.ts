@@ -40,6 +40,7 @@ export { StatusIntentSchema, StatusPublisher, encodeStatusIntent } from './statu
 export type { StatusIntent } from './status-intent.js';
 export { desiredStatus, sameStatus, statusInPlace } from './status-in-place.js';
 export { PublishedStatus } from './published-status.js';
+export type { OwnStatus } from './published-status.js';
 export { ObjectReader } from './object-reader.js';
 export type { FetchByReference, ReadYourWrites } from './object-reader.js';
 export { OwnWrites } from './own-writes.js';

@@ -40,7 +40,9 @@ export type StaleReadOutcome =
   /** the bus did not catch up in time: the object was read from the apiserver */
   | 'fell_back'
   /** nor could the apiserver answer: the record as it was */
-  | 'unavailable';
+  | 'unavailable'
+  /** the primary's status was from before this process' own pending status intent: the reconcile saw the intent's */
+  | 'own_status';
 
 export class OwnWrites {
   readonly #writes = new Map<string, OwnWrite>();

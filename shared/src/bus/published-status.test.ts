@@ -90,4 +90,34 @@ describe('published status intents', () => {
     now = 60_000;
     assert.equal(memo.redundant(intent({ phase: 'Ready' }), current), false);
   });
+
+  it("show a reconcile its own pending status over the one it went out over, and nothing else's", () => {
+    let now = 0;
+    const memo = new PublishedStatus({ ttlMs: 10_000, now: () => now });
+    const before = { phase: 'Pending', observedGeneration: 1 };
+    memo.published(intent({ announced: 2, phase: 'Ready' }, 2), before);
+    const read = (status: Record<string, unknown>, generation = 2, uid = 'u1') =>
+      memo.own({ uid, generation, status });
+    // the bus still shows the status the intent went out over: the intent's, as the writer makes it
+    assert.deepEqual(read(before), { announced: 2, phase: 'Ready', observedGeneration: 2 });
+    assert.equal(read(before, 1), 'older', 'a record from before the generation it reconciled');
+    assert.equal(
+      read({ announced: 2, phase: 'Ready', observedGeneration: 2 }),
+      undefined,
+      'written',
+    );
+    assert.equal(
+      read({ phase: 'Failed', observedGeneration: 1 }),
+      undefined,
+      "someone else's word",
+    );
+    assert.deepEqual(
+      read(before, 3),
+      { announced: 2, phase: 'Ready', observedGeneration: 2 },
+      'a newer spec: the latest word on the status is still the intent',
+    );
+    assert.equal(read(before, 2, 'u2'), undefined, 'another incarnation');
+    now = 10_000;
+    assert.equal(read(before), undefined, 'not trusted past its life: it may have been refused');
+  });
 });

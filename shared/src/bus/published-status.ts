@@ -26,6 +26,9 @@ export interface PublishedStatusOptions {
   readonly now?: () => number;
 }
 
+/** The status this process' pending intent makes, or `older`: the object read is from before it. */
+export type OwnStatus = Record<string, unknown> | 'older';
+
 export interface StatusCandidate {
   readonly uid: string;
   readonly observedGeneration: number;
@@ -61,6 +64,33 @@ export class PublishedStatus {
     if (statusInPlace(desiredStatus(intent, current), current)) return true; // the writer would skip it
     // pending (or applied, not yet seen): nobody else has written the status since
     return fresh && isDeepStrictEqual(current, last.before);
+  }
+
+  /**
+   * Read-your-own-writes for the status (ADR 0019): what the object's status
+   * is once the intent this process last published for it is written. `older`
+   * when the object read is of an earlier generation than that intent (a
+   * record from before what this process already reconciled); the intent's
+   * status while the status read is still the one it went out over (nobody
+   * else wrote it since, the memo fresh, the generation the same or later); undefined
+   * when the status read already shows it, or nothing of this process' is
+   * pending.
+   */
+  own(object: {
+    readonly uid: string;
+    readonly generation: number;
+    readonly status: Record<string, unknown>;
+  }): OwnStatus | undefined {
+    const last = this.#published.get(object.uid);
+    if (last === undefined || this.#now() - last.at >= this.#ttlMs) return undefined;
+    if (object.generation < last.generation) return 'older';
+    // a later generation too: its spec is new, but the latest word on the status is still the intent
+    if (!isDeepStrictEqual(object.status, last.before)) return undefined;
+    const desired = desiredStatus(
+      { status: last.status, observedGeneration: last.generation },
+      object.status,
+    );
+    return statusInPlace(desired, object.status) ? undefined : { ...object.status, ...desired };
   }
 
   /** Remembers an intent as published. */

@@ -5,7 +5,7 @@ import { headers as natsHeaders } from '@nats-io/nats-core';
 import { z } from 'zod';
 import { ObjectKeySchema } from '../kube/names.js';
 import type { ObjectKey } from '../runtime/object-key.js';
-import { PublishedStatus } from './published-status.js';
+import { PublishedStatus, type OwnStatus } from './published-status.js';
 import { partitionOf, subjects } from './subjects.js';
 
 export const StatusIntentSchema = z.object({
@@ -76,5 +76,14 @@ export class StatusPublisher {
     // one published without `current` (a Degraded status) is a newer word than the memo
     if (current === undefined) this.#published.forget(intent.uid);
     else this.#published.published(intent, current);
+  }
+
+  /** The object's status as this process' own last intent for it makes it (published-status.ts). */
+  own(object: {
+    readonly uid: string;
+    readonly generation: number;
+    readonly status: Record<string, unknown>;
+  }): OwnStatus | undefined {
+    return this.#published.own(object);
   }
 }

@@ -91,7 +91,7 @@ export const runtimeMetrics = perRegistry((registry: Registry) => {
     }),
     staleReads: new Counter({
       name: 'kubebus_reconcile_stale_reads_total',
-      help: "Reads from the bus older than this process' own last write of the object (read-your-own-writes): superseded (the write was there, a later one after it), waited (until the bus had it), fell_back (read from the apiserver), unavailable (neither answered)",
+      help: "Reads from the bus older than this process' own last write of the object (read-your-own-writes): superseded (the write was there, a later one after it), waited (until the bus had it), fell_back (read from the apiserver), unavailable (neither answered), own_status (the primary's status from before this process' own pending status intent: the reconcile saw the intent's)",
       labelNames: ['controller', 'outcome'],
       registers,
     }),

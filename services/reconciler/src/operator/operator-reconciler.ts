@@ -10,6 +10,7 @@ import {
   type BusConnection,
   type ObjectReader,
   type OwnWrites,
+  type StaleReadOutcome,
   type StatusPublisher,
 } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
@@ -45,13 +46,16 @@ import {
 export interface OperatorReconcilerDeps {
   readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
   readonly client: KubeClient;
-  readonly status: Pick<StatusPublisher, 'publish'>;
+  /** `own` (the status of this process' pending intent): read-your-own-writes for the primary's status */
+  readonly status: Pick<StatusPublisher, 'publish'> & Partial<Pick<StatusPublisher, 'own'>>;
   readonly fieldManager: string;
   readonly instance: string;
   readonly applied: AppliedObjects;
   /** what this process wrote (ctx.apply, the finalizer): read-your-own-writes */
   readonly ownWrites?: OwnWrites;
   readonly onParked?: () => void;
+  /** a read of the primary older than this process' own last status intent for it (ADR 0019) */
+  readonly onStaleRead?: (outcome: StaleReadOutcome) => void;
   /** replay: writes are dry runs, finalize is not called */
   readonly dryRun?: boolean;
   /** what the operator's setup made (ctx.deps) */
@@ -87,13 +91,11 @@ export class OperatorReconciler implements Reconciler {
   }
 
   async reconcile(request: ReconcileRequest, runtime: RuntimeContext): Promise<RuntimeResult> {
-    const recorded = await this.deps.reader.read(request.key);
-    const object =
-      recorded === undefined || !this.#storage.needed(recorded)
-        ? recorded
-        : await this.#storage.convert(recorded);
+    const read = await this.#read(request);
     // gone: owned objects are garbage-collected
-    if (object === undefined) return { skipped: 'the object no longer exists' };
+    if (read === undefined) return { skipped: 'the object no longer exists' };
+    // what the reconcile sees: the status with this process' own pending intent in place
+    const { recorded, object } = read;
     if (object.metadata.deletionTimestamp !== undefined) return this.#finalize(object, runtime);
     if (leaveParked(request, object)) {
       // dead-lettered at this generation: a spec change or a re-drive runs it again
@@ -107,7 +109,7 @@ export class OperatorReconciler implements Reconciler {
     if (!parsed.success) {
       const message = describeIssues(parsed.error.issues, 'spec');
       await this.#publishStatus(
-        object,
+        recorded,
         invalidSpecStatus(object, message, this.operator.invalidSpec?.(message)),
         runtime,
       );
@@ -152,12 +154,51 @@ export class OperatorReconciler implements Reconciler {
       this.#applied.set(object.metadata.uid, touched);
     }
     await this.#publishStatus(
-      object,
+      recorded,
       reconciledStatus(object, status, result?.ready, result?.conditions ?? []),
       runtime,
     );
     const requeueAfterMs = result?.requeueAfterMs;
     return requeueAfterMs !== undefined && requeueAfterMs > 0 ? { requeueAfterMs } : undefined;
+  }
+
+  /**
+   * The primary from the bus (in the served version), never older than this
+   * process' own last status intent for it (ADR 0019): a record of an earlier
+   * generation is read again from the apiserver; a status from before the
+   * intent is seen as the intent makes it. `recorded` keeps the status as
+   * read: whether an intent is new is judged against it.
+   */
+  async #read(
+    request: ReconcileRequest,
+  ): Promise<{ recorded: KubeObject; object: KubeObject } | undefined> {
+    const stored = await this.deps.reader.read(request.key);
+    let recorded =
+      stored === undefined || !this.#storage.needed(stored)
+        ? stored
+        : await this.#storage.convert(stored);
+    if (recorded === undefined) return undefined;
+    let own = this.#ownStatus(recorded);
+    if (own === 'older') {
+      const ref = refOf(this.operator.for);
+      const { namespace = '', name } = recorded.metadata;
+      recorded = await this.deps.client.getIfExists<KubeObject>(objectPath(ref, namespace, name));
+      this.deps.onStaleRead?.('fell_back');
+      if (recorded === undefined) return undefined;
+      own = this.#ownStatus(recorded);
+    }
+    if (own === undefined || own === 'older') return { recorded, object: recorded };
+    this.deps.onStaleRead?.('own_status');
+    return { recorded, object: { ...recorded, status: own } };
+  }
+
+  #ownStatus(object: KubeObject) {
+    const status = object['status'];
+    return this.deps.status.own?.({
+      uid: object.metadata.uid,
+      generation: object.metadata.generation ?? 0,
+      status: typeof status === 'object' && status !== null ? (status as Status) : {},
+    });
   }
 
   async #finalize(object: KubeObject, runtime: RuntimeContext): Promise<RuntimeResult> {
