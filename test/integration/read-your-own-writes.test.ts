@@ -94,6 +94,31 @@ describe('read-your-own-writes', { timeout: 300_000 }, () => {
     return started;
   }
 
+  /** Waits until a reconcile saw `count`, saying what they saw if none does. */
+  async function untilSeen(seen: readonly number[], count: number): Promise<void> {
+    await waitFor(() => seen.includes(count), `the count to reach ${count}`, 90_000).catch(
+      (error: unknown) => {
+        const saw =
+          seen.length > 12
+            ? `${seen.slice(0, 12).join(', ')}, … (${seen.length})`
+            : seen.join(', ');
+        throw new Error(`${(error as Error).message}; the reconciles saw ${saw}`);
+      },
+    );
+  }
+
+  /** How many stale reads of `controller` the roles counted with `outcome`, and all they counted. */
+  async function staleReads(roles: Roles, controller: string, outcome: string) {
+    const counted = await roles.shell.registry
+      .getSingleMetric('kubebus_reconcile_stale_reads_total')
+      ?.get();
+    const values = counted?.values ?? [];
+    const total = values
+      .filter((v) => v.labels['controller'] === controller && v.labels['outcome'] === outcome)
+      .reduce((sum, v) => sum + v.value, 0);
+    return { total, all: JSON.stringify(values) };
+  }
+
   it('a reconcile sees its own last write while the bus is behind it', async () => {
     const seen: number[] = [];
     const watcher: { roles?: Roles } = {};
@@ -124,21 +149,12 @@ describe('read-your-own-writes', { timeout: 300_000 }, () => {
       metadata: { name: 't', namespace: 'default' },
       spec: { upTo: 4 },
     });
-    await waitFor(() => seen.includes(4), 'the count to reach 4', 90_000).catch(
-      (error: unknown) => {
-        throw new Error(`${(error as Error).message}; the reconciles saw ${seen.join(', ')}`);
-      },
-    );
+    await untilSeen(seen, 4);
     // each reconcile saw the count it wrote last: never one the bus still had
     assert.deepEqual(seen.slice(0, seen.indexOf(4) + 1), [0, 1, 2, 3, 4]);
-    const counted = await reconciler.shell.registry
-      .getSingleMetric('kubebus_reconcile_stale_reads_total')
-      ?.get();
-    const fellBack = (counted?.values ?? [])
-      .filter((v) => v.labels['controller'] === 'tally' && v.labels['outcome'] === 'fell_back')
-      .reduce((sum, v) => sum + v.value, 0);
+    const fellBack = await staleReads(reconciler, 'tally', 'fell_back');
     // 2 → 3 → 4 were read while the bus still had 1: each from the apiserver
-    assert.ok(fellBack >= 3, `fell_back ${fellBack}: ${JSON.stringify(counted?.values)}`);
+    assert.ok(fellBack.total >= 3, `fell_back ${fellBack.total}: ${fellBack.all}`);
   });
 
   it('a reconcile sees the status it returned last while the bus is behind it', async () => {
@@ -165,11 +181,7 @@ describe('read-your-own-writes', { timeout: 300_000 }, () => {
       metadata: { name: 'c', namespace: 'default' },
       spec: { upTo: 4 },
     });
-    await waitFor(() => seen.includes(4), 'the count to reach 4', 90_000).catch(
-      (error: unknown) => {
-        throw new Error(`${(error as Error).message}; the reconciles saw ${seen.join(', ')}`);
-      },
-    );
+    await untilSeen(seen, 4);
     // each reconcile saw the status it returned last: never the one the bus still had
     assert.ok(
       seen.every((count, i) => i === 0 || count >= (seen[i - 1] ?? 0)),
@@ -181,13 +193,8 @@ describe('read-your-own-writes', { timeout: 300_000 }, () => {
       'the written status to reach 4',
       30_000,
     );
-    const counted = await reconciler.shell.registry
-      .getSingleMetric('kubebus_reconcile_stale_reads_total')
-      ?.get();
-    const own = (counted?.values ?? [])
-      .filter((v) => v.labels['controller'] === 'climb' && v.labels['outcome'] === 'own_status')
-      .reduce((sum, v) => sum + v.value, 0);
+    const own = await staleReads(reconciler, 'climb', 'own_status');
     // 2, 3 and 4 were read while the bus still had 1
-    assert.ok(own >= 3, `own_status ${own}: ${JSON.stringify(counted?.values)}`);
+    assert.ok(own.total >= 3, `own_status ${own.total}: ${own.all}`);
   });
 });
