@@ -58,9 +58,12 @@ export async function runPartitioned(
   const { controller, log } = deps;
   const inPartition = (partition: number) => (key: ObjectKey) =>
     partitionOf(key, options.partitions) === partition;
-  // A message of a partition whose lease this replica can no longer trust goes back.
+  // A message of a partition whose lease this replica can no longer trust goes back;
+  // one it runs asks the lease again before each of its writes.
   const dispatch = (item: WorkItem) => {
-    if (leases.holds(partitionOf(item.key, options.partitions))) controller.dispatch(item);
+    const partition = partitionOf(item.key, options.partitions);
+    if (leases.holds(partition))
+      controller.dispatch({ ...item, mayAct: () => leases.holds(partition) });
     else item.retry(0);
   };
   // every partition's consumer, before any lease: created where the user may, else waited for

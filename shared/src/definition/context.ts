@@ -19,6 +19,12 @@ export interface Log {
 export interface RuntimeContext {
   /** aborted when the process stops or loses this object's partition */
   readonly signal: AbortSignal;
+  /**
+   * Throws (and aborts `signal`) when the reconcile may no longer act: called
+   * right before each write. Unlike `signal`, which a timer aborts, it asks
+   * the partition's lease at that moment.
+   */
+  readonly fence?: () => void;
   /** carries the reconcile id, the object's key and the trace */
   readonly log: Log;
   /** one per try: in its logs and in its recorded outcome (`kubebus history`) */

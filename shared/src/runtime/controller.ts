@@ -166,7 +166,7 @@ export class Controller {
         continue;
       this.#pending.delete(id);
       const abort = new AbortController();
-      const done = this.#run(id, item, abort.signal).finally(() => {
+      const done = this.#run(id, item, abort).finally(() => {
         this.#running.delete(id);
         // A copy of the same request that arrived meanwhile is settled already.
         const waiting = this.#pending.get(id);
@@ -183,7 +183,13 @@ export class Controller {
     this.#updateDepth();
   }
 
-  async #run(id: string, item: WorkItem, signal: AbortSignal): Promise<void> {
+  async #run(id: string, item: WorkItem, abort: AbortController): Promise<void> {
+    const { signal } = abort;
+    // before each write: a lease no longer trusted revokes the reconcile there and then
+    const fence = () => {
+      if (item.mayAct?.() === false) abort.abort();
+      signal.throwIfAborted();
+    };
     const { metrics, name } = this.options;
     const attempts = {
       attempt: (this.#failures.get(id) ?? 0) + 1,
@@ -220,7 +226,7 @@ export class Controller {
     try {
       const result = await this.reconciler.reconcile(
         { key: item.key, ...(item.body === undefined ? {} : { body: item.body }) },
-        { signal, log, reconcileId, traceparent, attempt: attempts.attempt },
+        { signal, fence, log, reconcileId, traceparent, attempt: attempts.attempt },
       );
       outcome = { ok: true, result };
     } catch (error) {

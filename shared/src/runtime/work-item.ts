@@ -24,6 +24,14 @@ export interface WorkItem {
    * now the death is blamed on this request alone.
    */
   readonly started?: () => Promise<void>;
+  /**
+   * Whether this process may still act on the request now (its partition's
+   * lease still trusted): asked before each write of its reconcile, so a
+   * process paused as a whole past its lease (a GC pause, SIGSTOP, a frozen
+   * VM) writes nothing when it resumes — not even before its fence timer
+   * runs, which comes after the I/O that resumes the reconcile.
+   */
+  readonly mayAct?: () => boolean;
   /** done: forget the request */
   ack(): void;
   /** deliver the request again after `delayMs` */

@@ -1,9 +1,11 @@
 // The `ctx` a reconcile gets: applies with the owner reference and field
 // manager set, create-once, reads and lists from the bus, deletes, Events
 // about the object, declared external calls. What it applies is remembered
-// for pruning. Every write carries the reconcile's signal: once the runtime
-// revokes the reconcile (its partition's lease lost, the process stopping)
-// the write is refused — a zombie reconcile writes nothing more (ADR 0005).
+// for pruning. Every write carries the reconcile's signal, and asks right
+// before it is sent whether the reconcile may still act: once the runtime
+// revokes the reconcile (its partition's lease lost or no longer trusted,
+// the process stopping) the write is refused — a zombie reconcile writes
+// nothing more (ADR 0005).
 import type { ObjectReader, OwnWrites } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
@@ -97,6 +99,12 @@ export function operatorContext(
     };
   };
 
+  /** Right before a write: one the reconcile may no longer make throws instead. */
+  const fenced = () => {
+    runtime.fence?.();
+    runtime.signal.throwIfAborted();
+  };
+
   /** The object as last recorded on the bus (what the apply would change). */
   const recordedOf = (body: ApplyBody, resource: Resource) =>
     deps.reader.read({
@@ -113,6 +121,7 @@ export function operatorContext(
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
     const ref = refOf(resource);
+    fenced();
     const { outcome, object } = await deps.applied.apply(
       deps.client,
       ref,
@@ -137,6 +146,7 @@ export function operatorContext(
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
     if (recorded !== undefined) return 'exists';
+    fenced();
     return createIfAbsent(deps.client, refOf(resource), body, deps.fieldManager, runtime.signal);
   };
 
@@ -188,6 +198,7 @@ export function operatorContext(
       const where = resource.scope === 'Namespaced' ? (namespace ?? ownerNamespace) : '';
       if (resource.scope === 'Namespaced' && where === '')
         throw new TypeError(`ctx.delete: ${resource.kind} ${name} needs a namespace`);
+      fenced();
       return deleteObject(deps.client, resource, where, name, runtime.signal);
     },
     async once(key, effect) {
@@ -195,11 +206,13 @@ export function operatorContext(
       if (deps.dryRun) return 'done';
       const idempotencyKey = `${deps.operator.name}/${owner.metadata.uid}/${key}`;
       if (effect.done !== undefined && (await effect.done(idempotencyKey))) return 'done';
+      fenced();
       await effect.perform(idempotencyKey);
       runtime.log.info({ effect: key }, 'external side effect performed');
       return 'performed';
     },
     async event(type, reason, message) {
+      fenced();
       await recordEvent(
         deps.client,
         owner,

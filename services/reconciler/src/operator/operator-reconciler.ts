@@ -119,7 +119,7 @@ export class OperatorReconciler implements Reconciler {
 
     // The finalizer goes on before anything external exists, so nothing is leaked.
     if (this.operator.finalize !== undefined && !hasFinalizer(object, this.operator.finalizer))
-      await this.#setFinalizer(object, true);
+      await this.#setFinalizer(object, true, runtime);
 
     const touched = new Set<string>();
     const context = this.#context(object, runtime, touched);
@@ -150,6 +150,7 @@ export class OperatorReconciler implements Reconciler {
         client: this.deps.client,
         log: runtime.log,
         signal: runtime.signal,
+        ...(runtime.fence === undefined ? {} : { fence: runtime.fence }),
       });
       this.#applied.set(object.metadata.uid, touched);
     }
@@ -215,8 +216,7 @@ export class OperatorReconciler implements Reconciler {
     const context = this.#context(object, runtime, new Set());
     await operator.finalize(object as never, context);
     // revoked meanwhile: releasing the object is the reconcile's that holds the partition now
-    runtime.signal.throwIfAborted();
-    await this.#setFinalizer(object, false);
+    await this.#setFinalizer(object, false, runtime);
     return undefined;
   }
 
@@ -239,7 +239,8 @@ export class OperatorReconciler implements Reconciler {
     );
   }
 
-  async #setFinalizer(object: KubeObject, present: boolean): Promise<void> {
+  async #setFinalizer(object: KubeObject, present: boolean, runtime: RuntimeContext) {
+    fenced(runtime);
     const ref = refOf(this.operator.for);
     const written = await setFinalizer(
       this.deps.client,
@@ -265,6 +266,7 @@ export class OperatorReconciler implements Reconciler {
   }
 
   async #publishStatus(object: KubeObject, status: Status, runtime: RuntimeContext) {
+    fenced(runtime);
     // with the status as read: an intent already in place (or on its way) is not sent again
     const current = (object['status'] ?? {}) as Record<string, unknown>;
     await this.deps.status.publish(
@@ -297,4 +299,10 @@ export class OperatorReconciler implements Reconciler {
       reportingInstance: this.deps.instance.slice(0, 128),
     });
   }
+}
+
+/** Right before a write: one the reconcile may no longer make (its lease not trusted) throws. */
+function fenced(runtime: RuntimeContext): void {
+  runtime.fence?.();
+  runtime.signal.throwIfAborted();
 }

@@ -85,6 +85,8 @@ export async function pruneOwned(options: {
   readonly client: KubeClient;
   readonly log: Log;
   readonly signal: AbortSignal;
+  /** asked right before each delete: throws when the reconcile may no longer act */
+  readonly fence?: () => void;
 }): Promise<number> {
   const { owner } = options;
   if (options.previous !== undefined) return pruneDropped(options, options.previous);
@@ -106,6 +108,7 @@ export async function pruneOwned(options: {
         options.touched.has(ownedKey(kind, namespace, object.metadata.name))
       )
         continue;
+      options.fence?.();
       options.signal.throwIfAborted();
       const outcome = await deleteObject(
         options.client,
@@ -160,6 +163,7 @@ async function pruneDropped(
       name,
     });
     if (current === undefined || !isOurs(current, options)) continue;
+    options.fence?.();
     options.signal.throwIfAborted();
     if ((await deleteObject(options.client, kind, namespace, name, options.signal)) === 'deleted') {
       pruned += 1;
