@@ -115,6 +115,8 @@ export class StatusApplier implements Reconciler {
     }
     const started = performance.now();
     let answer: KubeObject;
+    // a writer paused past its partition's lease writes nothing when it goes on (ADR 0005)
+    context.fence?.();
     try {
       answer = await apply(
         client,
