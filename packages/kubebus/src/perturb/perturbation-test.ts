@@ -14,6 +14,7 @@ import { placeOf } from './place.js';
 import { pruneSchedules } from './prune.js';
 import { parseSchedule, SCHEDULE_KINDS, type Schedule, type ScheduleKind } from './schedule.js';
 import { workloadOf, type Workload } from './workload.js';
+import { kindsNeverReached } from './unreached.js';
 
 export const DEFAULT_BUDGET = 24;
 
@@ -168,10 +169,11 @@ export async function perturbationTest(
       }
     }
     const unreached = schedules.filter((s) => s.outcome === 'unreached').length;
-    const intermediate = schedules.filter((s) => s.schedule.startsWith('intermediate:')).length;
-    // every crash point missed: nothing was perturbed, so nothing was tested
-    const allUnreached = failure === undefined && intermediate > 0 && unreached === intermediate;
-    if (allUnreached) say(`every intermediate schedule came back unreached: no crash was applied`);
+    // every crash point (pause, held feed) of a kind missed: nothing of it was tested
+    const neverReached = failure === undefined ? kindsNeverReached(schedules) : [];
+    for (const kind of neverReached)
+      say(`every ${kind} schedule came back unreached: none of them perturbed anything`);
+    const allUnreached = neverReached.length > 0;
     return {
       operator: operator.name,
       seed,

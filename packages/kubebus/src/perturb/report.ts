@@ -73,7 +73,7 @@ export interface PerturbationReport {
   readonly schedules: readonly ScheduleResult[];
   /** intermediate schedules whose reconcile made fewer than k writes this time */
   readonly unreached: number;
-  /** no schedule failed, and not every intermediate schedule tried came back unreached */
+  /** no schedule failed, and no kind tried had every schedule come back unreached */
   readonly passed: boolean;
   /** the first failing schedule, and the line that re-runs just it */
   readonly failure?: ScheduleResult & { readonly replay: string };
