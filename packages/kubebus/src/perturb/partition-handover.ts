@@ -41,15 +41,17 @@ export class PartitionHandOver {
    */
   async move(controller: string, partition: number, to: string): Promise<true | string> {
     const key = leaseKey(leaseGroups.work(controller), partition);
-    const entry = await this.leases.get(key);
-    if (entry?.operation === 'PUT')
-      await this.leases.delete(key, { previousSeq: entry.revision }).catch(() => undefined);
     const deadline = Date.now() + TAKEN_WITHIN_MS;
     for (;;) {
-      const holder = await this.holder(controller, partition);
+      const entry = await this.leases.get(key);
+      const holder = entry?.operation === 'PUT' ? entry.string() : undefined;
       if (holder === to) return true;
       if (Date.now() > deadline)
         return `partition ${partition} went to ${holder ?? 'no one'}, not to the second instance`;
+      // held by another: taken away (again — the first instance takes it back when it has
+      // not yet counted the second among the members, whose fair share it then is)
+      if (entry?.operation === 'PUT')
+        await this.leases.delete(key, { previousSeq: entry.revision }).catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

@@ -222,6 +222,8 @@ async function handover(run: Run, index: number, k: number): Promise<Verdict> {
   const verdict = moved === true ? await judge(run, index, bound) : notApplicable(moved);
   await run.driver.endHandOver();
   const later = zombie.record.writes.slice(zombie.writesAtPause);
+  if (moved !== true)
+    return { ...verdict, note: `paused after write ${k}; no hand-over: ${moved}` };
   return {
     ...verdict,
     note: [
