@@ -120,4 +120,32 @@ describe('published status intents', () => {
     now = 10_000;
     assert.equal(read(before), undefined, 'not trusted past its life: it may have been refused');
   });
+
+  it('know a run of their own intents: one applied while a later one is pending is still theirs', () => {
+    const memo = new PublishedStatus();
+    const before = { count: 0, observedGeneration: 1 };
+    const counted = (count: number) => intent({ count });
+    memo.published(counted(1), before);
+    // the next reconcile saw count 1 (its own intent) while the bus still showed `before`
+    memo.published(counted(2), before);
+    // the writer had taken count 1 already and applied it; count 2 is still on its way
+    const applied = { count: 1, observedGeneration: 1 };
+    assert.deepEqual(memo.own({ uid: 'u1', generation: 1, status: applied }), {
+      count: 2,
+      observedGeneration: 1,
+    });
+    assert.equal(memo.redundant(counted(2), applied), true, 'count 2 is pending');
+    // someone else's count is not the run's
+    assert.equal(memo.own({ uid: 'u1', generation: 1, status: { count: 7 } }), undefined);
+    // a third intent over the applied first keeps the run: both earlier ones are the run's
+    memo.published(counted(3), applied);
+    assert.deepEqual(memo.own({ uid: 'u1', generation: 1, status: before }), {
+      count: 3,
+      observedGeneration: 1,
+    });
+    assert.deepEqual(
+      memo.own({ uid: 'u1', generation: 1, status: { count: 2, observedGeneration: 1 } }),
+      { count: 3, observedGeneration: 1 },
+    );
+  });
 });

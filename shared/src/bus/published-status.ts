@@ -3,21 +3,30 @@
 // so cost the status writer a run that writes nothing. Memory alone never
 // decides: an intent is left out only while the object's status, as the
 // reconciler read it, shows either that intent in place or the status it
-// showed when the intent went out (nobody else has written it since, and
-// the writer applies the latest intent per object). A status anyone else
+// showed when the first intent of a run of them went out, or one of the
+// run's earlier intents in place (nobody else has written it since, and the
+// writer applies the latest intent per object). A status anyone else
 // changed is published over again, and so repaired — with one bounded
 // exception: a status set back to exactly what it was before the intent,
 // within ttlMs of it, waits for the object's next reconcile.
 import { isDeepStrictEqual } from 'node:util';
 import { desiredStatus, sameStatus, statusInPlace } from './status-in-place.js';
 
-interface Published {
+interface Intent {
   readonly generation: number;
   readonly status: Record<string, unknown>;
-  /** the object's status when it was published */
+}
+
+interface Published extends Intent {
+  /** the object's status when the first intent of this run went out */
   readonly before: Record<string, unknown>;
+  /** the run's earlier intents, the last one last: the writer may have applied any of them */
+  readonly earlier: readonly Intent[];
   readonly at: number;
 }
+
+/** Earlier intents kept per object: more before the bus shows one is unheard of. */
+const EARLIER = 8;
 
 export interface PublishedStatusOptions {
   /** how long a memo is trusted: a lost, parked or undone intent is published again after it */
@@ -63,7 +72,7 @@ export class PublishedStatus {
     if (last !== undefined && !fresh) this.#published.delete(intent.uid);
     if (statusInPlace(desiredStatus(intent, current), current)) return true; // the writer would skip it
     // pending (or applied, not yet seen): nobody else has written the status since
-    return fresh && isDeepStrictEqual(current, last.before);
+    return fresh && ours(last, current);
   }
 
   /**
@@ -71,10 +80,10 @@ export class PublishedStatus {
    * is once the intent this process last published for it is written. `older`
    * when the object read is of an earlier generation than that intent (a
    * record from before what this process already reconciled); the intent's
-   * status while the status read is still the one it went out over (nobody
-   * else wrote it since, the memo fresh, the generation the same or later); undefined
-   * when the status read already shows it, or nothing of this process' is
-   * pending.
+   * status while the status read is still the one the run of intents went out
+   * over, or an earlier intent of it in place (nobody else wrote it since, the
+   * memo fresh, the generation the same or later); undefined when the status
+   * read already shows it, or nothing of this process' is pending.
    */
   own(object: {
     readonly uid: string;
@@ -85,7 +94,7 @@ export class PublishedStatus {
     if (last === undefined || this.#now() - last.at >= this.#ttlMs) return undefined;
     if (object.generation < last.generation) return 'older';
     // a later generation too: its spec is new, but the latest word on the status is still the intent
-    if (!isDeepStrictEqual(object.status, last.before)) return undefined;
+    if (!ours(last, object.status)) return undefined;
     const desired = desiredStatus(
       { status: last.status, observedGeneration: last.generation },
       object.status,
@@ -95,11 +104,17 @@ export class PublishedStatus {
 
   /** Remembers an intent as published. */
   published(intent: StatusCandidate, current: Record<string, unknown>): void {
+    const last = this.#published.get(intent.uid);
+    // published over the run's own statuses: the run goes on
+    const goesOn = last !== undefined && this.#now() - last.at < this.#ttlMs && ours(last, current);
     this.#published.delete(intent.uid); // re-insert: the map's order is the LRU order
     this.#published.set(intent.uid, {
       generation: intent.observedGeneration,
       status: intent.status,
-      before: current,
+      before: goesOn ? last.before : current,
+      earlier: goesOn
+        ? [...last.earlier, { generation: last.generation, status: last.status }].slice(-EARLIER)
+        : [],
       at: this.#now(),
     });
     if (this.#published.size > this.#capacity) {
@@ -112,4 +127,17 @@ export class PublishedStatus {
   forget(uid: string): void {
     this.#published.delete(uid);
   }
+}
+
+/** The status is the one the run went out over, or shows one of its earlier intents in place. */
+function ours(run: Published, status: Record<string, unknown>): boolean {
+  return (
+    isDeepStrictEqual(status, run.before) ||
+    run.earlier.some((intent) =>
+      statusInPlace(
+        desiredStatus({ status: intent.status, observedGeneration: intent.generation }, status),
+        status,
+      ),
+    )
+  );
 }

@@ -263,6 +263,37 @@ describe('controller work loop', () => {
     await until(() => controller.idle);
     assert.deepEqual(fates, ['retry:0']);
   });
+
+  it('a lease no longer trusted: the write is refused, a failure is handed back, not counted or parked', async () => {
+    const fates: string[] = [];
+    const deadLetters: unknown[] = [];
+    let trusted = true;
+    let wrote = 0;
+    const controller = new Controller(
+      reconcilerFunc(async (request, { fence }) => {
+        trusted = false; // paused past the lease, say, mid-reconcile
+        if (request.key.name === 'writes') {
+          fence?.();
+          wrote++;
+        }
+        throw new Error('the apiserver request timed out');
+      }),
+      options({
+        retry: { baseMs: 1, capMs: 1, maxAttempts: 1 },
+        onDeadLetter: async (letter) => {
+          deadLetters.push(letter);
+        },
+      }),
+    );
+    for (const [index, name] of ['writes', 'fails'].entries()) {
+      trusted = true;
+      controller.dispatch({ ...item(name, fates), mayAct: () => trusted });
+      await until(() => controller.idle && fates.length > index);
+    }
+    assert.equal(wrote, 0, 'the fence refused the write');
+    assert.deepEqual(fates, ['retry:0', 'retry:0']);
+    assert.deepEqual(deadLetters, []);
+  });
 });
 
 describe('controller work loop: requests whose process may have died running them', () => {

@@ -237,9 +237,14 @@ export class Controller {
     const seconds = (performance.now() - started) / 1_000;
     metrics.reconcileTime.observe({ controller: name }, seconds);
     metrics.workDuration.observe(this.#labels, seconds);
-    if (signal.aborted || (!outcome.ok && isAbandonedReconcile(outcome.error))) {
-      // Revoked, stopping, or its process gone (abandoned.ts): someone else
-      // takes the request; not the object's fault.
+    const handBack =
+      signal.aborted ||
+      // failed after its lease lapsed (a pause, say): another replica may hold the
+      // object now, and a dead letter, a Degraded status or an Event would be a zombie's
+      (!outcome.ok && (item.mayAct?.() === false || isAbandonedReconcile(outcome.error)));
+    if (handBack) {
+      // Revoked, stopping, no longer trusted with its partition, or its process
+      // gone (abandoned.ts): someone else takes the request; not the object's fault.
       log.debug({ ok: outcome.ok, seconds }, 'reconcile aborted; request handed back');
       span.end('aborted: the request was handed back');
       item.retry(0);

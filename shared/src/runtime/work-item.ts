@@ -27,9 +27,10 @@ export interface WorkItem {
   /**
    * Whether this process may still act on the request now (its partition's
    * lease still trusted): asked before each write of its reconcile, so a
-   * process paused as a whole past its lease (a GC pause, SIGSTOP, a frozen
-   * VM) writes nothing when it resumes — not even before its fence timer
-   * runs, which comes after the I/O that resumes the reconcile.
+   * process paused as a whole past its lease (a long GC pause, SIGSTOP)
+   * writes nothing when it goes on — not even before its fence timer runs,
+   * which may come after the code or I/O that resumes the reconcile. A
+   * failure after the lease lapsed is handed back, not counted.
    */
   readonly mayAct?: () => boolean;
   /** done: forget the request */

@@ -2,7 +2,9 @@
 // the instance that holds it — its lease key deleted, as the server's TTL
 // deletes the lease of an instance that stopped renewing it — once a second
 // instance has joined, so that one takes it: the instance that lost it holds
-// more than its share and takes nothing back (partition-leases.ts).
+// more than its share and takes nothing back (partition-leases.ts) — unless
+// it has not counted the second among the members yet, and the key is then
+// taken from it again until the second instance holds it.
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
