@@ -32,6 +32,7 @@ import { refOf, type KnownResources } from './known-resources.js';
 import { labelSelector } from './label-selector.js';
 import type { ObjectLister } from './object-lister.js';
 import type { StorageVersionReader } from './storage-version.js';
+import { fenced } from './fenced.js';
 import { CONTROLLER_LABEL, deleteObject, ownedKey } from './owned-objects.js';
 
 export interface ContextDeps {
@@ -99,12 +100,6 @@ export function operatorContext(
     };
   };
 
-  /** Right before a write: one the reconcile may no longer make throws instead. */
-  const fenced = () => {
-    runtime.fence?.();
-    runtime.signal.throwIfAborted();
-  };
-
   /** The object as last recorded on the bus (what the apply would change). */
   const recordedOf = (body: ApplyBody, resource: Resource) =>
     deps.reader.read({
@@ -121,7 +116,7 @@ export function operatorContext(
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
     const ref = refOf(resource);
-    fenced();
+    fenced(runtime);
     const { outcome, object } = await deps.applied.apply(
       deps.client,
       ref,
@@ -146,7 +141,7 @@ export function operatorContext(
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
     if (recorded !== undefined) return 'exists';
-    fenced();
+    fenced(runtime);
     return createIfAbsent(deps.client, refOf(resource), body, deps.fieldManager, runtime.signal);
   };
 
@@ -198,7 +193,7 @@ export function operatorContext(
       const where = resource.scope === 'Namespaced' ? (namespace ?? ownerNamespace) : '';
       if (resource.scope === 'Namespaced' && where === '')
         throw new TypeError(`ctx.delete: ${resource.kind} ${name} needs a namespace`);
-      fenced();
+      fenced(runtime);
       return deleteObject(deps.client, resource, where, name, runtime.signal);
     },
     async once(key, effect) {
@@ -206,13 +201,13 @@ export function operatorContext(
       if (deps.dryRun) return 'done';
       const idempotencyKey = `${deps.operator.name}/${owner.metadata.uid}/${key}`;
       if (effect.done !== undefined && (await effect.done(idempotencyKey))) return 'done';
-      fenced();
+      fenced(runtime);
       await effect.perform(idempotencyKey);
       runtime.log.info({ effect: key }, 'external side effect performed');
       return 'performed';
     },
     async event(type, reason, message) {
-      fenced();
+      fenced(runtime);
       await recordEvent(
         deps.client,
         owner,

@@ -29,6 +29,7 @@ import {
   type RuntimeContext,
 } from '@kubebus/shared/definition';
 import type { ReconcileRequest, Reconciler, RuntimeResult } from '@kubebus/shared/runtime';
+import { fenced } from './fenced.js';
 import { KnownResources, refOf } from './known-resources.js';
 import { ApiserverLister, BusLister, type ObjectLister } from './object-lister.js';
 import { operatorContext } from './operator-context.js';
@@ -299,10 +300,4 @@ export class OperatorReconciler implements Reconciler {
       reportingInstance: this.deps.instance.slice(0, 128),
     });
   }
-}
-
-/** Right before a write: one the reconcile may no longer make (its lease not trusted) throws. */
-function fenced(runtime: RuntimeContext): void {
-  runtime.fence?.();
-  runtime.signal.throwIfAborted();
 }

@@ -17,6 +17,7 @@ import { parseWorkMark } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import type { KubeClient, ObjectKey } from '@kubebus/shared/kube';
 import type { Log, Operator, Resource } from '@kubebus/shared/definition';
+import { fenced } from './fenced.js';
 import { CONTROLLER_LABEL, deleteObject, ownedKey } from './owned-objects.js';
 import type { ObjectLister } from './object-lister.js';
 
@@ -108,8 +109,7 @@ export async function pruneOwned(options: {
         options.touched.has(ownedKey(kind, namespace, object.metadata.name))
       )
         continue;
-      options.fence?.();
-      options.signal.throwIfAborted();
+      fenced(options);
       const outcome = await deleteObject(
         options.client,
         kind,
@@ -163,8 +163,7 @@ async function pruneDropped(
       name,
     });
     if (current === undefined || !isOurs(current, options)) continue;
-    options.fence?.();
-    options.signal.throwIfAborted();
+    fenced(options);
     if ((await deleteObject(options.client, kind, namespace, name, options.signal)) === 'deleted') {
       pruned += 1;
       options.log.info(
