@@ -94,6 +94,8 @@ describe('the per-object breakdown', () => {
 
   it('counts the reconciles and the writer runs of the phase only, and those that wrote nothing', () => {
     assert.deepEqual(one('reconciles per object'), [2]);
+    assert.deepEqual(one('5b every other'), [20]);
+    assert.deepEqual(one('worker time per object'), [397 + 20]);
     assert.deepEqual(one('status-writer runs per object'), [2]);
     assert.deepEqual(one('status-writer runs that wrote nothing'), [1]);
   });

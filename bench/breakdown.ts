@@ -40,6 +40,7 @@ export function stagesOf(
   );
   const outcomes = group(records.outcomes);
   const reconciles: number[] = [];
+  const workerTimes: number[] = [];
   const statusWrites: number[] = [];
   const statusSkips: number[] = [];
   for (const [key, sent] of phase.sentAt) {
@@ -53,6 +54,8 @@ export function stagesOf(
     const operator = mine(OPERATOR);
     const writer = mine(STATUS_WRITER);
     reconciles.push(operator.length);
+    // what the object held a worker for: with W workers busy, wall ≈ N × this ÷ W
+    workerTimes.push(operator.reduce((sum, o) => sum + (o.endedAt - o.startedAt), 0));
     statusWrites.push(writer.length);
     statusSkips.push(writer.filter((o) => o.result === 'skipped').length);
     const first = operator[0];
@@ -84,6 +87,8 @@ export function stagesOf(
       firstDone?.startedAt,
       firstDone?.endedAt,
     );
+    for (const later of operator.filter((o) => o !== firstDone))
+      add('5b every other reconcile: start → end', later.startedAt, later.endedAt);
     add(
       '6 intent queue: reconcile end → status writer starts',
       firstDone?.endedAt,
@@ -98,6 +103,7 @@ export function stagesOf(
     add('total: sent → converged', sent, phase.convergedAt.get(key));
   }
   stages.set('reconciles per object (count)', reconciles);
+  stages.set('worker time per object: its reconciles, summed', workerTimes);
   stages.set('status-writer runs per object (count)', statusWrites);
   stages.set('status-writer runs that wrote nothing, per object (count)', statusSkips);
   return stages;

@@ -20,6 +20,8 @@ export interface Phase {
   readonly reconciles: number;
   /** the seconds those reconciles took, summed: a worker's time per object */
   readonly reconcileSeconds: number;
+  /** kubebus' reads that did more than read, by outcome (waited, fell_back, …) */
+  readonly staleReads: Readonly<Record<string, number>>;
   /** CPU seconds in the phase: the system's processes, nats-server, kube-apiserver */
   readonly cpu: {
     readonly system: number;
@@ -140,7 +142,7 @@ export function report(runs: readonly Run[], o: ReportOptions): string {
       const processes = r.perProcess
         .map((p) => `${p.role} ${p.cpuSeconds.toFixed(1)} CPU s, ${p.peakRssMb.toFixed(0)} MB`)
         .join('; ');
-      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}\n${lines('never converging', r.failing)}\n  slowest: create ${r.create.slowest.join(', ')}; update ${r.update.slowest.join(', ')}\n  NATS per object, create: ${formatTraffic(r.create.nats, N)}\n  NATS per object, update: ${formatTraffic(r.update.nats, N)}`;
+      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}\n${lines('never converging', r.failing)}\n  slowest: create ${r.create.slowest.join(', ')}; update ${r.update.slowest.join(', ')}\n  reads that did more than read (kubebus_reconcile_stale_reads_total), create: ${formatCounts(r.create.staleReads)}; update: ${formatCounts(r.update.staleReads)}\n  NATS per object, create: ${formatTraffic(r.create.nats, N)}\n  NATS per object, update: ${formatTraffic(r.update.nats, N)}`;
     })
     .join('\n');
   const breakdowns = runs
@@ -156,4 +158,9 @@ export function report(runs: readonly Run[], o: ReportOptions): string {
     )
     .join('\n\n');
   return `${o.header}\n\n${table}\n\napiserver requests by verb, resource and code:\n${detail}\n${breakdowns === '' ? '' : `\nwhere each object's time goes, from the bus' records and the driver's watches:\n\n${breakdowns}\n`}`;
+}
+
+function formatCounts(counts: Readonly<Record<string, number>>): string {
+  const entries = Object.entries(counts);
+  return entries.length === 0 ? 'none' : entries.map(([name, n]) => `${name} ${n}`).join(', ');
 }

@@ -119,6 +119,7 @@ interface Meters {
   readonly cpu: () => Phase['cpu'];
   readonly reconciles: () => Promise<number>;
   readonly reconcileSeconds: () => Promise<number>;
+  readonly staleReads: () => Promise<Map<string, number>>;
   readonly nats: () => Promise<NatsTraffic>;
 }
 
@@ -139,6 +140,7 @@ async function phase(
   const natsBefore = await meters.nats();
   const reconcilesBefore = await meters.reconciles();
   const reconcileSecondsBefore = await meters.reconcileSeconds();
+  const staleReadsBefore = await meters.staleReads();
   observer.expect(expect);
   const sentAt = new Map<string, number>();
   const started = Date.now();
@@ -182,6 +184,11 @@ async function phase(
       slowest,
       reconciles: (await meters.reconciles()) - reconcilesBefore,
       reconcileSeconds: (await meters.reconcileSeconds()) - reconcileSecondsBefore,
+      staleReads: Object.fromEntries(
+        [...(await meters.staleReads())]
+          .map(([outcome, n]) => [outcome, n - (staleReadsBefore.get(outcome) ?? 0)] as const)
+          .filter(([, n]) => n > 0),
+      ),
       cpu: {
         system: cpuAfter.system - cpuBefore.system,
         nats: cpuAfter.nats - cpuBefore.nats,
@@ -294,6 +301,7 @@ async function runOnce(system: SystemName): Promise<Run> {
       },
       reconciles: () => running.reconciles(),
       reconcileSeconds: () => running.reconcileSeconds(),
+      staleReads: () => running.staleReads(),
       nats: () => natsTraffic(bed.nats.monitorPort),
     };
     const observer = new Observer(bed.kubeConfig());

@@ -24,6 +24,8 @@ export interface RunningSystem {
   reconciles(): Promise<number>;
   /** seconds its reconciles took so far (controller_runtime_reconcile_time_seconds_sum) */
   reconcileSeconds(): Promise<number>;
+  /** kubebus' reads that did more than read, by outcome (kubebus_reconcile_stale_reads_total); none for the peers */
+  staleReads(): Promise<Map<string, number>>;
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,21 @@ async function metric(port: number, name: string): Promise<number> {
     if (line.startsWith(name)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
   return total;
 }
+
+/** A metric's series summed by the value of one label. */
+async function metricBy(port: number, name: string, label: string): Promise<Map<string, number>> {
+  const text = (await httpCall(`http://127.0.0.1:${port}/metrics`)).body;
+  const by = new Map<string, number>();
+  const value = new RegExp(`[{,]${label}="([^"]*)"`);
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const key = value.exec(line)?.[1] ?? '';
+    by.set(key, (by.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return by;
+}
+
+const NONE = () => Promise.resolve(new Map<string, number>());
 
 /** the DatabaseCluster controller's reconciles, under the same name in kubebus and controller-runtime */
 const RECONCILES = 'controller_runtime_reconcile_total{controller="databasecluster"';
@@ -171,6 +188,17 @@ async function startKubebus(
         if (s.role !== 'status-writer') total += await metric(s.port, RECONCILE_SECONDS);
       return total;
     },
+    staleReads: async () => {
+      const total = new Map<string, number>();
+      for (const s of services)
+        for (const [outcome, n] of await metricBy(
+          s.port,
+          'kubebus_reconcile_stale_reads_total',
+          'outcome',
+        ))
+          total.set(outcome, (total.get(outcome) ?? 0) + n);
+      return total;
+    },
     stop: async () => {
       for (const s of services.reverse()) await s.process.stop();
     },
@@ -234,6 +262,7 @@ async function startControllerRuntime(
     ...system,
     reconciles: () => metric(metricsPort, RECONCILES),
     reconcileSeconds: () => metric(metricsPort, RECONCILE_SECONDS),
+    staleReads: NONE,
   };
 }
 
@@ -274,6 +303,7 @@ async function startLoggingProcess(
     },
     reconciles: () => Promise.resolve(Number.NaN),
     reconcileSeconds: () => Promise.resolve(Number.NaN),
+    staleReads: NONE,
     stop: () => system.stop(),
   };
 }

@@ -3,7 +3,7 @@
 // mTLS, its certificate) connects and round-trips JetStream; a tls:// URL
 // never falls back to plaintext; a TLS cluster with route authorization
 // refuses a rogue server as a route while a server with the credentials joins.
-import { connectBus, type BusConnection } from '@kubebus/shared/bus';
+import { connectBus, writesCoalesced, type BusConnection } from '@kubebus/shared/bus';
 import { ErrorCodes, hasCode } from '@kubebus/shared/errors';
 import { createLogger } from '@kubebus/shared/obs';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -98,6 +98,8 @@ describe('a nats-server that requires TLS', { timeout: 120_000 }, () => {
       log,
     );
     clients.push(bus.nc);
+    // one TLS record per event-loop turn, not per task (ADR 0027)
+    assert.ok(writesCoalesced(bus.nc), 'writes coalesced');
     const jsm = await jetstreamManager(bus.nc);
     await jsm.streams.add({ name: 'TLS_ROUNDTRIP', subjects: ['tls.roundtrip'] });
     const ack = await jetstream(bus.nc).publish('tls.roundtrip', 'over tls');

@@ -6,15 +6,10 @@ import { PartitionLeases } from '@kubebus/shared/bus';
 import { createLogger } from '@kubebus/shared/obs';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { natsConfig, natsUrl, startNats } from '../bed/nats.js';
-import type { ServerProcess } from '../bed/process.js';
+import { standaloneNats, type StandaloneNats } from '../support/standalone-nats.js';
 import { waitFor } from '../support/wait.js';
 
 const TTL = 3_000;
@@ -37,22 +32,15 @@ interface Replica {
 }
 
 describe('partition leases', { timeout: 120_000 }, () => {
-  let dir: string;
-  let server: ServerProcess;
+  let nats: StandaloneNats;
   let nc: NatsConnection;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'kubebus-leases-'));
-    const config = await natsConfig(dir);
-    server = await startNats(config);
-    nc = await connect({ servers: natsUrl(config) });
+    nats = await standaloneNats('leases');
+    ({ nc } = nats);
   });
 
-  after(async () => {
-    await nc.close();
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => nats.stop());
 
   const bucket = async (name: string) => new Kvm(nc).create(name, { history: 1, ttl: TTL });
 

@@ -17,24 +17,38 @@ import { startEnvironment } from '../../packages/kubebus/src/testing/environment
 import type { TestEnvironment } from '../../packages/kubebus/src/testing-api.js';
 import { waitFor } from '../support/wait.js';
 
-const Tally = defineResource({
-  group: 'test.kubebus.dev',
-  version: 'v1',
-  kind: 'Tally',
-  scope: 'Namespaced',
-  spec: z.object({ upTo: z.int().min(1).max(10) }),
-  status: z.object({ count: z.int() }).partial(),
-});
+/** A resource that counts up to its spec's `upTo` (in a ConfigMap or its own status). */
+function counting(kind: string) {
+  return defineResource({
+    group: 'test.kubebus.dev',
+    version: 'v1',
+    kind,
+    scope: 'Namespaced',
+    spec: z.object({ upTo: z.int().min(1).max(10) }),
+    status: z.object({ count: z.int() }).partial(),
+  });
+}
+
+const Tally = counting('Tally');
 
 /** The same count, kept in its own status: the status writer's write, another role's. */
-const Climb = defineResource({
+const Climb = counting('Climb');
+
+/** Counted by one reconciler process after another: the next owner must see the last one's write. */
+const Relay = counting('Relay');
+
+/** Makes a ConfigMap, then deletes it: the reconcile after must not see it. */
+const Sweep = defineResource({
   group: 'test.kubebus.dev',
   version: 'v1',
-  kind: 'Climb',
+  kind: 'Sweep',
   scope: 'Namespaced',
-  spec: z.object({ upTo: z.int().min(1).max(10) }),
-  status: z.object({ count: z.int() }).partial(),
+  spec: z.object({}),
+  status: z.object({ swept: z.boolean() }).partial(),
 });
+
+/** Counts in its status, one reconciler process after another, while the status writer is down. */
+const Beacon = counting('Beacon');
 
 interface Roles {
   readonly shell: ServiceShell;
@@ -49,6 +63,9 @@ describe('read-your-own-writes', { timeout: 300_000 }, () => {
     environment = await startEnvironment({ cluster: 'local' });
     await environment.install(Tally);
     await environment.install(Climb);
+    await environment.install(Relay);
+    await environment.install(Sweep);
+    await environment.install(Beacon);
   });
 
   after(async () => {
@@ -105,6 +122,16 @@ describe('read-your-own-writes', { timeout: 300_000 }, () => {
         throw new Error(`${(error as Error).message}; the reconciles saw ${saw}`);
       },
     );
+  }
+
+  /** How many reconciles of `controller` the roles finished (their status intents published). */
+  async function reconciled(roles: Roles, controller: string): Promise<number> {
+    const counted = await roles.shell.registry
+      .getSingleMetric('controller_runtime_reconcile_total')
+      ?.get();
+    return (counted?.values ?? [])
+      .filter((v) => v.labels['controller'] === controller)
+      .reduce((sum, v) => sum + v.value, 0);
   }
 
   /** How many stale reads of `controller` the roles counted with `outcome`, and all they counted. */
@@ -196,5 +223,156 @@ describe('read-your-own-writes', { timeout: 300_000 }, () => {
     const own = await staleReads(reconciler, 'climb', 'own_status');
     // 2, 3 and 4 were read while the bus still had 1
     assert.ok(own.total >= 3, `own_status ${own.total}: ${own.all}`);
+  });
+
+  it("a restarted reconciler sees the previous one's last write while the bus is behind it", async () => {
+    const seen: { by: string; count: number }[] = [];
+    const counts: number[] = [];
+    const watcher: { roles?: Roles } = {};
+    // each process its own operator: the same definition, as a restart runs it
+    const relay = (by: string) =>
+      defineOperator({
+        name: 'relay',
+        for: Relay,
+        owns: [kinds.ConfigMap],
+        async reconcile(object, ctx) {
+          const name = `${object.metadata.name}-count`;
+          const count = Number((await ctx.get(kinds.ConfigMap, name))?.data?.['count'] ?? '0');
+          // the first process hands over at 2, however late it is stopped: the next goes on
+          if (by === 'first' && count >= 2) return { status: { count }, requeueAfterMs: 1_000 };
+          seen.push({ by, count });
+          counts.push(count);
+          if (count >= object.spec.upTo) return { status: { count } };
+          // from the second write on, nothing the operator writes reaches the bus
+          if (count === 1) await watcher.roles?.stop();
+          await ctx.apply(kinds.ConfigMap, {
+            metadata: { name },
+            data: { count: String(count + 1) },
+          });
+          // the next reconcile comes from the work queue; after the second write, late
+          // enough for the first process to be stopped and the next one started
+          return { status: { count }, requeueAfterMs: count + 1 === 2 ? 5_000 : 100 };
+        },
+      });
+    watcher.roles = await start(relay('first'), ['watcher']);
+    const first = await start(relay('first'), ['reconciler', 'status-writer']);
+    await environment.apply({
+      apiVersion: 'test.kubebus.dev/v1',
+      kind: 'Relay',
+      metadata: { name: 'r', namespace: 'default' },
+      spec: { upTo: 4 },
+    });
+    await waitFor(
+      async () =>
+        (await environment.get(kinds.ConfigMap, 'r-count', 'default'))?.data?.['count'] === '2',
+      'the first process to write the count 2',
+      90_000,
+    );
+    await first.stop();
+    const next = await start(relay('next'), ['reconciler', 'status-writer']);
+    await untilSeen(counts, 4);
+    const byFirst = seen.filter(({ by }) => by === 'first').map(({ count }) => count);
+    const byNext = seen.filter(({ by }) => by === 'next').map(({ count }) => count);
+    // the next process began where the first left off, not at the count the bus still had
+    assert.equal(
+      byNext[0],
+      Math.max(...byFirst) + 1,
+      `the first saw ${byFirst.join(', ')}; the next ${byNext.join(', ')}`,
+    );
+    const fellBack = await staleReads(next, 'relay', 'fell_back');
+    assert.ok(fellBack.total >= 1, `fell_back ${fellBack.total}: ${fellBack.all}`);
+  });
+
+  it('a reconcile does not see what it deleted while the bus is behind it', async () => {
+    const seen: string[] = [];
+    const watcher: { roles?: Roles } = {};
+    let deleted = false;
+    /** how many reconciles saw it before the deletion */
+    let before = 0;
+    const operator = defineOperator({
+      name: 'sweep',
+      for: Sweep,
+      owns: [kinds.ConfigMap],
+      async reconcile(sweep, ctx) {
+        const name = `${sweep.metadata.name}-litter`;
+        const litter = await ctx.get(kinds.ConfigMap, name);
+        seen.push(litter === undefined ? 'absent' : 'present');
+        if (deleted) return { status: { swept: litter === undefined } };
+        if (litter === undefined) {
+          await ctx.apply(kinds.ConfigMap, { metadata: { name }, data: { made: 'yes' } });
+          return { requeueAfterMs: 100 };
+        }
+        // the deletion never reaches the bus: it still records the ConfigMap
+        await watcher.roles?.stop();
+        assert.equal(await ctx.delete(kinds.ConfigMap, name), 'deleted');
+        deleted = true;
+        before = seen.length;
+        return { requeueAfterMs: 100 };
+      },
+    });
+    watcher.roles = await start(operator, ['watcher']);
+    const reconciler = await start(operator, ['reconciler', 'status-writer']);
+    await environment.apply({
+      apiVersion: 'test.kubebus.dev/v1',
+      kind: 'Sweep',
+      metadata: { name: 's', namespace: 'default' },
+      spec: {},
+    });
+    await waitFor(() => deleted && seen.length > before, 'a reconcile after the deletion', 90_000);
+    // made, seen, deleted: the reconcile after the deletion did not see it
+    assert.equal(seen[before], 'absent', `the reconciles saw ${seen.join(', ')}`);
+    const fellBack = await staleReads(reconciler, 'sweep', 'fell_back');
+    assert.ok(fellBack.total >= 1, `fell_back ${fellBack.total}: ${fellBack.all}`);
+  });
+
+  it('a restarted reconciler sees the status the previous one returned while the writer is down', async () => {
+    const seen: { by: string; count: number }[] = [];
+    const counts: number[] = [];
+    const writer: { roles?: Roles } = {};
+    const beacon = (by: string) =>
+      defineOperator({
+        name: 'beacon',
+        for: Beacon,
+        async reconcile(object) {
+          const count = object.status?.count ?? 0;
+          // the first process hands over at 2, however late it is stopped: the next goes on
+          if (by === 'first' && count >= 2) return { status: { count }, requeueAfterMs: 1_000 };
+          seen.push({ by, count });
+          counts.push(count);
+          if (count >= object.spec.upTo) return { status: { count } };
+          // from the second status on, nothing is written: the intents stay pending
+          if (count === 1) await writer.roles?.stop();
+          // after the second, late enough for the first process to be stopped and the next started
+          return { status: { count: count + 1 }, requeueAfterMs: count + 1 === 2 ? 5_000 : 100 };
+        },
+      });
+    await start(beacon('first'), ['watcher']);
+    writer.roles = await start(beacon('first'), ['status-writer']);
+    const first = await start(beacon('first'), ['reconciler']);
+    await environment.apply({
+      apiVersion: 'test.kubebus.dev/v1',
+      kind: 'Beacon',
+      metadata: { name: 'b', namespace: 'default' },
+      spec: { upTo: 4 },
+    });
+    const byFirst = () => seen.filter(({ by }) => by === 'first').map(({ count }) => count);
+    // every reconcile of the first process finished, the one that saw 1 among them: its intent is out
+    await waitFor(
+      async () => byFirst().includes(1) && (await reconciled(first, 'beacon')) >= byFirst().length,
+      'the first process to return the count 2',
+      90_000,
+    );
+    await first.stop();
+    const next = await start(beacon('next'), ['reconciler']);
+    await untilSeen(counts, 4);
+    const byNext = seen.filter(({ by }) => by === 'next').map(({ count }) => count);
+    // the next process began at the status the first returned last, not the one still written
+    assert.equal(
+      byNext[0],
+      Math.max(...byFirst()) + 1,
+      `the first saw ${byFirst().join(', ')}; the next ${byNext.join(', ')}`,
+    );
+    const own = await staleReads(next, 'beacon', 'own_status');
+    assert.ok(own.total >= 1, `own_status ${own.total}: ${own.all}`);
   });
 });

@@ -33,6 +33,26 @@ export function reportOf(stdout: string, stderr: string): PerturbationReport {
   }
 }
 
+/** `kubebus test <args> -o json` that passed: exit 0 and a passing report (answered, for more checks). */
+export async function passingRun(
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<PerturbationReport> {
+  const { code, stdout, stderr } = await kubebus(args, timeoutMs);
+  const report = reportOf(stdout, stderr);
+  assert.equal(code, 0, `exit ${code}; stderr: ${stderr.slice(-2000)}`);
+  assert.equal(report.passed, true);
+  return report;
+}
+
+/** Every schedule of the report passed, its note (what the perturbation did) matching `note`. */
+export function everySchedulePassed(report: PerturbationReport, note?: RegExp): void {
+  for (const schedule of report.schedules) {
+    assert.equal(schedule.outcome, 'passed', JSON.stringify(schedule));
+    if (note !== undefined) assert.match(schedule.note ?? '', note, JSON.stringify(schedule));
+  }
+}
+
 /**
  * A run that failed: exit 1, its first failure `schedule` breaking `oracle`,
  * with the replay line `kubebus test <operator> <options> --replay <schedule>`.

@@ -13,6 +13,7 @@ import {
   pendingPerPartition,
   defaultTopology,
   Buckets,
+  HandedDownWrites,
   ObjectReader,
   OwnWrites,
   StatusPublisher,
@@ -66,6 +67,16 @@ const parkedSkipsMetric = perRegistry(
       registers: [registry],
     }),
 );
+
+/**
+ * The own writes a partition's previous owner made in this window are read
+ * when the partition is taken (handed-down-writes.ts): one written longer ago
+ * had that long to reach the bus. At most about so many outcome records.
+ */
+const HANDED_DOWN_WINDOW_MS = 60_000;
+const HANDED_DOWN_MAX_RECORDS = 20_000;
+/** a read of them stops after this long: well within half a lease's TTL, which waits for it */
+const HANDED_DOWN_DEADLINE_MS = 3_000;
 
 export interface RunningReconciler {
   readonly httpPort: number | undefined;
@@ -139,7 +150,8 @@ export async function startReconcilerService(deps: {
   const client = deps.kube;
   await requireKubernetesVersion(client, log);
   // read-your-own-writes (ADR 0019): no read older than this process' own last write of the object
-  const ownWrites = new OwnWrites();
+  // their outcome records hand them down to the next owner of a partition: consumed ones only
+  const ownWrites = new OwnWrites(undefined, config.consume);
   const staleReads = runtimeMetrics(registry).staleReads;
   const recorded = new ObjectReader(
     jsm,
@@ -188,8 +200,9 @@ export async function startReconcilerService(deps: {
   const outcomes = new OutcomeRecorder(bus.nc, config.controller);
   const controller = new Controller(reconciler, {
     name: config.controller,
+    // the reconcile's own writes go with it: the primary's next owner reads them
     onOutcome: (outcome) => {
-      outcomes.record(outcome);
+      outcomes.record(outcome, ownWrites.handDown(outcome.key));
     },
     maxConcurrent: config.maxConcurrent,
     retry: config.retry,
@@ -311,6 +324,19 @@ export async function startReconcilerService(deps: {
           },
           log,
         });
+  const batchedReads = serverAtLeast(bus.nc, '2.11.0');
+  const handedDown = new HandedDownWrites(
+    js,
+    ownWrites,
+    {
+      controller: config.controller,
+      partitions: config.partitions,
+      windowMs: HANDED_DOWN_WINDOW_MS,
+      maxRecords: HANDED_DOWN_MAX_RECORDS,
+      deadlineMs: HANDED_DOWN_DEADLINE_MS,
+    },
+    log,
+  );
   let partitions: RunningPartitions | undefined;
   if (config.consume) {
     partitions = await runPartitioned(
@@ -325,6 +351,20 @@ export async function startReconcilerService(deps: {
         replicaId: config.replicaId,
         partitions: config.partitions,
         renewEveryMs: config.leaseRenewMs,
+        // read-your-own-writes across owners: what the partition's last owner wrote, and
+        // the status intents it left pending (a batched read: nats-server >= 2.11)
+        // (each settled before the partition is consumed, whatever the other does)
+        beforeConsuming: async (partition: number) => {
+          const taken = await Promise.allSettled([
+            handedDown.inherit(partition),
+            batchedReads
+              ? status.inherit((key) => partitionOf(key, config.partitions) === partition)
+              : 0,
+          ]);
+          for (const result of taken)
+            if (result.status === 'rejected')
+              log.warn({ err: result.reason, partition }, 'could not read what to hand down');
+        },
         ...(sweeper === undefined
           ? {}
           : { onAcquired: (partition: number) => sweeper.onAcquired(partition) }),

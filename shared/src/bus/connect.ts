@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import type { Logger } from '../obs/mod.js';
 import { backoffDelay } from '../runtime/backoff.js';
+import { coalesceWrites } from './write-coalescing.js';
 import { isTlsUnavailable, natsTlsOf, type BusTlsOptions } from './nats-tls.js';
 
 /** filter_subjects and sync_interval need 2.10; older servers fail with obscure errors. */
@@ -35,6 +36,12 @@ export async function connectBus(
   log: Logger,
 ): Promise<BusConnection> {
   const nc = await connectPatiently(options, log);
+  // one socket write per event-loop turn (ADR 0027); a nats-core whose
+  // internals differ from the tested one keeps its own, and says so
+  if (!coalesceWrites(nc))
+    log.info(
+      'NATS writes not coalesced per event-loop turn: this nats-core differs from the one kubebus was tested with',
+    );
   const version = nc.info?.version ?? '0.0.0';
   if (compareVersions(version, MIN_NATS_VERSION) < 0) {
     await nc.close();

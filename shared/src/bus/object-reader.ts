@@ -187,7 +187,8 @@ function recordOf(seq: number, data: Uint8Array, headers: MsgHdrs | undefined): 
   const decoded = decodeNatsMessage(data, headers);
   if (!decoded.ok) throw decoded.error;
   const { event } = decoded;
-  return { event, revision: { seq, uid: event.kbuid, resourceVersion: event.kbrv } };
+  const gone = opOf(event) === 'delete' || event.data?.metadata.deletionTimestamp !== undefined;
+  return { event, revision: { seq, uid: event.kbuid, resourceVersion: event.kbrv, gone } };
 }
 
 /** What the bus records of a Secret (the watcher never publishes its data): the same from a fall-back GET. */

@@ -8,8 +8,30 @@ import { z } from 'zod';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { ReconcileOutcome } from '../runtime/controller.js';
 import { readMessages } from './history.js';
+import type { HandedDownWrite } from './own-writes.js';
 import { subjects } from './subjects.js';
 import { Streams } from './topology.js';
+
+const HandedDownWriteSchema = z.object({
+  key: z.object({
+    group: z.string(),
+    resource: z.string(),
+    namespace: z.string(),
+    name: z.string(),
+  }),
+  uid: z.string(),
+  resourceVersion: z.string(),
+  path: z.string(),
+  after: z.number().int().nonnegative(),
+  deleted: z.literal(true).optional(),
+});
+
+/**
+ * The largest record: the stream takes messages of at most 8 KiB
+ * (topology.ts); the own writes handed down fill what the rest leaves, less
+ * the headroom of the publish's framing.
+ */
+const RECORD_BYTES = 8 * 1024 - 256;
 
 export const OutcomeRecordSchema = z.object({
   controller: z.string(),
@@ -24,6 +46,8 @@ export const OutcomeRecordSchema = z.object({
   reconcileId: z.string(),
   traceparent: z.string(),
   eventId: z.string().optional(),
+  /** the reconcile's own writes, for the primary's next owner (handed-down-writes.ts) */
+  own: z.array(HandedDownWriteSchema).optional(),
   at: z.string(),
 });
 export type OutcomeRecord = z.infer<typeof OutcomeRecordSchema>;
@@ -36,7 +60,8 @@ export class OutcomeRecorder {
     private readonly controller: string,
   ) {}
 
-  record(outcome: ReconcileOutcome): void {
+  /** `own`: the reconcile's own writes, handed down to the primary's next owner (the last ones that fit) */
+  record(outcome: ReconcileOutcome, own: readonly HandedDownWrite[] = []): void {
     const record: OutcomeRecord = {
       controller: this.controller,
       // a success that did nothing is told apart: "skipped", with why
@@ -51,15 +76,33 @@ export class OutcomeRecorder {
       ...(outcome.eventId === undefined ? {} : { eventId: outcome.eventId }),
       at: new Date().toISOString(),
     };
+    const alone = this.#encoder.encode(JSON.stringify(record));
+    // the rest of the record is bounded by its fields, but not below 8 KiB in every case
+    if (alone.byteLength > RECORD_BYTES) return;
+    const handedDown = fitting(own, RECORD_BYTES - alone.byteLength - ',"own":[]'.length);
+    const encoded =
+      handedDown.length === 0
+        ? alone
+        : this.#encoder.encode(JSON.stringify({ ...record, own: handedDown }));
     try {
-      this.nc.publish(
-        subjects.outcome(this.controller, outcome.key),
-        this.#encoder.encode(JSON.stringify(record)),
-      );
+      this.nc.publish(subjects.outcome(this.controller, outcome.key), encoded);
     } catch {
       // closed or draining: a gap in the record, never a failed reconcile
     }
   }
+}
+
+/** The last of `own` whose JSON fits in `budget` bytes. */
+function fitting(own: readonly HandedDownWrite[], budget: number): HandedDownWrite[] {
+  const kept: HandedDownWrite[] = [];
+  let bytes = 0;
+  for (let i = own.length - 1; i >= 0; i--) {
+    const write = own[i] as HandedDownWrite;
+    bytes += Buffer.byteLength(JSON.stringify(write)) + 1;
+    if (bytes > budget) break;
+    kept.unshift(write);
+  }
+  return kept;
 }
 
 /** Every recorded outcome for the object, from every controller, oldest first. */

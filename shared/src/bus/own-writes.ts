@@ -14,9 +14,13 @@ export interface RecordedRevision {
   readonly seq: number;
   readonly uid: string;
   readonly resourceVersion: string;
+  /** the record is the object's deletion, or shows it going (a deletionTimestamp) */
+  readonly gone?: boolean;
 }
 
 interface OwnWrite {
+  /** the own write deleted the object (uid): only its deletion, or a later object, is fresh */
+  deleted?: true;
   uid: string;
   resourceVersion: string;
   /** the apiserver path of the object: what a fall-back GET asks for */
@@ -44,33 +48,117 @@ export type StaleReadOutcome =
   /** the primary's status was from before this process' own pending status intent: the reconcile saw the intent's */
   | 'own_status';
 
+/**
+ * One own write as handed down to the next owner of its primary (a restart, a
+ * partition hand-over): carried in the reconcile's outcome record
+ * (handed-down-writes.ts).
+ */
+export interface HandedDownWrite {
+  readonly key: ObjectKey;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly path: string;
+  readonly after: number;
+  readonly deleted?: true | undefined;
+}
+
+/**
+ * Own writes journaled per primary until its outcome record: more than an
+ * outcome record carries (outcomes.ts), the most recent kept.
+ */
+const JOURNALED_PER_PRIMARY = 64;
+
 export class OwnWrites {
   readonly #writes = new Map<string, OwnWrite>();
   /** the sequence of the last record read per object: where a write's event is looked for after */
   readonly #lastRead = new Map<string, number>();
+  /** per primary, its reconciles' own writes not yet handed down in an outcome record */
+  readonly #unrecorded = new Map<string, Map<string, HandedDownWrite>>();
 
-  constructor(private readonly capacity = 50_000) {}
+  constructor(
+    private readonly capacity = 50_000,
+    /** journal own writes per primary for its outcome records (no one reads them without a watcher) */
+    private readonly handsDown = true,
+  ) {}
 
   /** A read answered `seq` for the object (kept to know where a following write's event comes after). */
   read(key: ObjectKey, seq: number): void {
     bounded(this.#lastRead, keyString(key), seq, this.capacity);
   }
 
-  /** This process wrote the object and the apiserver answered `written`. */
+  /**
+   * This process wrote the object and the apiserver answered `written`, in a
+   * reconcile of `primary` (whose outcome record hands the write down).
+   */
   wrote(
     key: ObjectKey,
     written: { readonly metadata: { readonly uid: string; readonly resourceVersion: string } },
     path: string,
+    primary?: ObjectKey,
+  ): void {
+    const { uid, resourceVersion } = written.metadata;
+    this.#remember(key, { uid, resourceVersion, path }, primary);
+  }
+
+  /**
+   * This process deleted the object (`uid`; the apiserver's answer may not
+   * say), in a reconcile of `primary`: a record of it alive, from before the
+   * deletion, is stale; no record, its deletion, or a later object is fresh.
+   */
+  deleted(key: ObjectKey, uid: string | undefined, path: string, primary?: ObjectKey): void {
+    this.#remember(key, { deleted: true, uid: uid ?? '', resourceVersion: '', path }, primary);
+  }
+
+  #remember(
+    key: ObjectKey,
+    write: Pick<OwnWrite, 'deleted' | 'uid' | 'resourceVersion' | 'path'>,
+    primary: ObjectKey | undefined,
   ): void {
     const id = keyString(key);
+    const own: OwnWrite = { ...write, after: this.#lastRead.get(id) ?? 0 };
+    bounded(this.#writes, id, own, this.capacity);
+    if (primary === undefined || !this.handsDown) return;
+    const of = keyString(primary);
+    const unrecorded = this.#unrecorded.get(of) ?? new Map<string, HandedDownWrite>();
+    // the latest write of each object, the most recent last
+    bounded(unrecorded, id, { key, ...own }, JOURNALED_PER_PRIMARY);
+    bounded(this.#unrecorded, of, unrecorded, this.capacity);
+  }
+
+  /** The own writes of `primary`'s reconciles since the last call: what its outcome record hands down. */
+  handDown(primary: ObjectKey): HandedDownWrite[] {
+    const of = keyString(primary);
+    const unrecorded = this.#unrecorded.get(of);
+    if (unrecorded === undefined) return [];
+    this.#unrecorded.delete(of);
+    return [...unrecorded.values()];
+  }
+
+  /**
+   * The operator's latest own write of the object as its outcome records
+   * tell (the last of them, whichever process made it): what this process
+   * remembers of it from now on, unless that is the same write (what it
+   * learned of it, where the bus carried it, stays).
+   */
+  inherit(write: HandedDownWrite): void {
+    const id = keyString(write.key);
+    const known = this.#writes.get(id);
+    if (
+      known !== undefined &&
+      known.uid === write.uid &&
+      known.resourceVersion === write.resourceVersion &&
+      (known.deleted === true) === (write.deleted === true)
+    )
+      return;
     bounded(
       this.#writes,
       id,
       {
-        uid: written.metadata.uid,
-        resourceVersion: written.metadata.resourceVersion,
-        path,
-        after: this.#lastRead.get(id) ?? 0,
+        ...(write.deleted === true ? { deleted: true } : {}),
+        uid: write.uid,
+        resourceVersion: write.resourceVersion,
+        path: write.path,
+        after: write.after,
       },
       this.capacity,
     );
@@ -80,10 +168,10 @@ export class OwnWrites {
   freshness(key: ObjectKey, recorded: RecordedRevision | undefined): Freshness {
     const own = this.#writes.get(keyString(key));
     if (own === undefined) return 'fresh';
-    if (own.seen !== undefined)
-      return recorded !== undefined && recorded.seq >= own.seen ? 'fresh' : 'stale';
-    if (recorded === undefined) return 'stale';
-    if (recorded.uid === own.uid && recorded.resourceVersion === own.resourceVersion) {
+    // no record of an object this process deleted: as it is
+    if (recorded === undefined) return own.deleted === true ? 'fresh' : 'stale';
+    if (own.seen !== undefined) return recorded.seq >= own.seen ? 'fresh' : 'stale';
+    if (isOwnWrite(own, recorded)) {
       own.seen = recorded.seq;
       return 'fresh';
     }
@@ -101,8 +189,7 @@ export class OwnWrites {
       ...(own.fellBackAt === undefined ? {} : { fellBackAt: own.fellBackAt }),
       reached: (revision) => {
         if (own.seen !== undefined) return revision.seq >= own.seen;
-        if (revision.uid !== own.uid || revision.resourceVersion !== own.resourceVersion)
-          return false;
+        if (!isOwnWrite(own, revision)) return false;
         own.seen = revision.seq;
         return true;
       },
@@ -112,14 +199,18 @@ export class OwnWrites {
       answered: (current, seq) => {
         // the apiserver's answer is at least the own write: the bus need catch up
         // only to it from now on, not to a revision it may never carry (a relist
-        // publishes only the latest, an aged-out record is gone for good)
+        // publishes only the latest, an aged-out record is gone for good). Gone,
+        // the object's deletion is what the bus must show: a record of it alive
+        // up to here is older than the answer.
         if (current === undefined) {
-          this.#writes.delete(keyString(key));
-          return;
+          own.deleted = true;
+          own.resourceVersion = '';
+        } else {
+          delete own.deleted;
+          own.uid = current.metadata.uid;
+          own.resourceVersion = current.metadata.resourceVersion;
         }
-        own.uid = current.metadata.uid;
-        own.resourceVersion = current.metadata.resourceVersion;
-        own.after = seq;
+        own.after = Math.max(own.after, seq);
         delete own.seen;
         own.fellBackAt = seq;
       },
@@ -143,6 +234,21 @@ export interface PendingWrite {
       { readonly metadata: { readonly uid: string; readonly resourceVersion: string } } | undefined,
     seq: number,
   ): void;
+}
+
+/**
+ * Whether the record carries the own write: the revision written, or for a
+ * deletion the object going or another object after it.
+ */
+function isOwnWrite(own: OwnWrite, recorded: RecordedRevision): boolean {
+  if (own.deleted !== true)
+    return recorded.uid === own.uid && recorded.resourceVersion === own.resourceVersion;
+  // which object was deleted is not known: only a record of a deletion shows it
+  if (own.uid === '') return recorded.gone === true;
+  return (
+    (recorded.uid === own.uid && recorded.gone === true) ||
+    (recorded.uid !== own.uid && recorded.seq > own.after)
+  );
 }
 
 /** Sets a key, most recent last; the oldest goes when the map is full. */

@@ -25,6 +25,12 @@ export interface PartitionedControllerOptions extends Omit<
   readonly renewEveryMs: number;
   /** the lease bucket's TTL (defaultTopology.leaseTtlMs unless the topology says otherwise) */
   readonly leaseTtlMs?: number;
+  /**
+   * Awaited for each partition this replica takes, before it consumes it (the
+   * own writes handed down, handed-down-writes.ts); a failure is logged, and
+   * the partition consumed all the same.
+   */
+  readonly beforeConsuming?: (partition: number) => Promise<unknown>;
   /** told of each partition this replica takes, once it consumes it (the upgrade sweep) */
   readonly onAcquired?: (partition: number) => Promise<unknown>;
 }
@@ -87,6 +93,9 @@ export async function runPartitioned(
     ttlMs: options.leaseTtlMs ?? defaultTopology.leaseTtlMs,
     log,
     onAcquired: async (partition) => {
+      await options.beforeConsuming?.(partition).catch((error: unknown) => {
+        log.warn({ err: error, partition }, 'before consuming a partition taken');
+      });
       await consumers.start(partition);
       options.onAcquired?.(partition).catch((error: unknown) => {
         log.warn({ err: error, partition }, 'after taking a partition');

@@ -148,4 +148,37 @@ describe('published status intents', () => {
       { count: 3, observedGeneration: 1 },
     );
   });
+
+  it("show a reconcile the intent its partition's previous owner left pending, over the status first read", () => {
+    let now = 0;
+    const memo = new PublishedStatus({ ttlMs: 10_000, now: () => now });
+    memo.inherit(intent({ announced: 2 }, 2));
+    const read = (status: Record<string, unknown>, generation = 2) =>
+      memo.own({ uid: 'u1', generation, status });
+    const before = { announced: 1, observedGeneration: 1 };
+    assert.deepEqual(read(before), { announced: 2, observedGeneration: 2 });
+    assert.equal(read(before, 1), 'older');
+    // the first status read is the one it went out over: another one later is someone else's
+    assert.equal(read({ announced: 7, observedGeneration: 2 }), undefined);
+    // not redundant once the status shows someone else's word: published again, and so repaired
+    assert.equal(memo.redundant(intent({ announced: 2 }, 2), { announced: 7 }), false);
+    now = 10_000;
+    assert.equal(read(before), undefined, "trusted for the memo's life from when it was taken");
+  });
+
+  it('take the pending intent for the latest word, over an older one of their own', () => {
+    const memo = new PublishedStatus();
+    const before = { phase: 'Pending' };
+    memo.published(intent({ phase: 'Old' }, 2), before);
+    // another process published since (the partition went and came back): its intent is pending
+    memo.inherit(intent({ phase: 'Ready' }, 3));
+    assert.deepEqual(memo.own({ uid: 'u1', generation: 3, status: before }), {
+      phase: 'Ready',
+      observedGeneration: 3,
+    });
+    // its own again, still pending: the run it belongs to is kept
+    memo.published(intent({ phase: 'Ready' }, 3), before);
+    memo.inherit(intent({ phase: 'Ready' }, 3));
+    assert.equal(memo.redundant(intent({ phase: 'Ready' }, 3), before), true);
+  });
 });

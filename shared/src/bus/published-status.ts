@@ -18,8 +18,12 @@ interface Intent {
 }
 
 interface Published extends Intent {
-  /** the object's status when the first intent of this run went out */
-  readonly before: Record<string, unknown>;
+  /**
+   * the object's status when the first intent of this run went out; unknown
+   * for an intent handed down from the partition's previous owner until the
+   * status is first read (whatever it is then, the pending intent is newer)
+   */
+  before: Record<string, unknown> | undefined;
   /** the run's earlier intents, the last one last: the writer may have applied any of them */
   readonly earlier: readonly Intent[];
   readonly at: number;
@@ -123,6 +127,38 @@ export class PublishedStatus {
     }
   }
 
+  /**
+   * An intent still pending in the status stream when this process took the
+   * object's partition (whoever published it): the latest word on the
+   * object's status, remembered as if published now. The same intent as the
+   * memo's keeps the run it belongs to; another replaces the memo, and the
+   * status first read is the one it goes out over.
+   */
+  inherit(intent: StatusCandidate): void {
+    const last = this.#published.get(intent.uid);
+    const same =
+      last !== undefined &&
+      last.generation === intent.observedGeneration &&
+      sameStatus(last.status, intent.status);
+    this.#published.delete(intent.uid);
+    this.#published.set(
+      intent.uid,
+      same
+        ? { ...last, at: this.#now() }
+        : {
+            generation: intent.observedGeneration,
+            status: intent.status,
+            before: undefined,
+            earlier: [],
+            at: this.#now(),
+          },
+    );
+    if (this.#published.size > this.#capacity) {
+      const oldest = this.#published.keys().next().value;
+      if (oldest !== undefined) this.#published.delete(oldest);
+    }
+  }
+
   /** After a failed publish: nothing is known to be on its way. */
   forget(uid: string): void {
     this.#published.delete(uid);
@@ -131,6 +167,8 @@ export class PublishedStatus {
 
 /** The status is the one the run went out over, or shows one of its earlier intents in place. */
 function ours(run: Published, status: Record<string, unknown>): boolean {
+  // handed down: the first status read is the one the pending intent goes out over
+  run.before ??= status;
   return (
     isDeepStrictEqual(status, run.before) ||
     run.earlier.some((intent) =>

@@ -7,6 +7,8 @@ import { ObjectKeySchema } from '../kube/names.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import { PublishedStatus, type OwnStatus } from './published-status.js';
 import { partitionOf, subjects } from './subjects.js';
+import { jsonOf } from './json-message.js';
+import { Streams } from './topology.js';
 
 export const StatusIntentSchema = z.object({
   /** checked by Kubernetes' naming rules: the writer builds the /status path from it */
@@ -36,8 +38,13 @@ export function encodeStatusIntent(
  * object (latest wins), on its own subjects (kubebus.status.<controller>.…):
  * only its status writers consume them.
  */
+/** How long one read of the pending intents serves the partitions taken after it. */
+const PENDING_READ_REUSE_MS = 2_000;
+
 export class StatusPublisher {
   readonly #published = new PublishedStatus();
+  /** the pending intents as last read, for the partitions taken in the same lease round */
+  #pendingRead: { at: number; intents: StatusIntent[]; unread: number } | undefined;
 
   constructor(
     private readonly js: JetStreamClient,
@@ -85,5 +92,57 @@ export class StatusPublisher {
     readonly status: Record<string, unknown>;
   }): OwnStatus | undefined {
     return this.#published.own(object);
+  }
+
+  /**
+   * Read-your-own-writes across owners (ADR 0019): remembers the intents of
+   * this controller still pending in KUBEBUS_STATUS (unwritten: the writer
+   * acks, and so removes, what it wrote) for the objects `taken` selects —
+   * the partition this process just took — as if it had published them. How
+   * many it remembered. A status partition with more pending intents than
+   * one read answers (1,024) throws, after the others are remembered.
+   */
+  async inherit(taken: (key: ObjectKey) => boolean): Promise<number> {
+    const { intents, unread } = await this.#pendingIntents();
+    let inherited = 0;
+    for (const intent of intents)
+      if (taken(intent.key)) {
+        this.#published.inherit(intent);
+        inherited++;
+      }
+    if (unread > 0)
+      throw new Error(
+        `${unread} of ${this.partitions} status partitions hold more pending intents than one read answers: theirs are not handed down`,
+      );
+    return inherited;
+  }
+
+  /**
+   * The last pending intent of each object, one batched direct get per status
+   * partition (nats-server >= 2.11); read once for the partitions taken in one
+   * lease round: whoever published them publishes no more.
+   */
+  async #pendingIntents(): Promise<{ intents: StatusIntent[]; unread: number }> {
+    const read = this.#pendingRead;
+    if (read !== undefined && Date.now() - read.at < PENDING_READ_REUSE_MS) return read;
+    const jsm = await this.js.jetstreamManager();
+    const intents: StatusIntent[] = [];
+    let unread = 0;
+    for (let partition = 0; partition < this.partitions; partition++) {
+      try {
+        const pending = await jsm.direct.getLastMessagesFor(Streams.status, {
+          multi_last: [subjects.statusOfPartition(this.controller, partition)],
+        });
+        for await (const stored of pending) {
+          const parsed = StatusIntentSchema.safeParse(jsonOf(stored.data));
+          if (parsed.success) intents.push(parsed.data);
+        }
+      } catch {
+        // more than the server answers at once (413): that partition is not handed down
+        unread++;
+      }
+    }
+    this.#pendingRead = { at: Date.now(), intents, unread };
+    return this.#pendingRead;
   }
 }

@@ -75,6 +75,8 @@ export const subjects = {
   /** What a controller did with an object: kubebus.outcomes.<controller>.<key> */
   outcome: (controller: string, key: ObjectKey) =>
     bounded(`${SUBJECT_ROOT}.outcomes.${encodeToken(controller)}.${keyTokens(key)}`),
+  outcomesOfController: (controller: string) =>
+    bounded(`${SUBJECT_ROOT}.outcomes.${encodeToken(controller)}.>`),
   outcomesOf: (key: ObjectKey) => bounded(`${SUBJECT_ROOT}.outcomes.*.${keyTokens(key)}`),
   allOutcomes: `${SUBJECT_ROOT}.outcomes.>`,
 

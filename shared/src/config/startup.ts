@@ -66,6 +66,7 @@ export const KNOWN_VARIABLES = new Set([
   'KUBEBUS_READ_YOUR_WRITES_WAIT',
   'KUBEBUS_MAX_CRASHES',
   'KUBEBUS_HEAP_GROWTH_PERCENT',
+  'KUBEBUS_MAX_SEMI_SPACE_MB',
   // kubebus run's conversion webhook (versioned resources)
   'KUBEBUS_WEBHOOK_HOST',
   'KUBEBUS_WEBHOOK_PORT',

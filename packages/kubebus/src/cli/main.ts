@@ -3,11 +3,20 @@
 // operators; history, status, tail, lag, dlq and topology on the bus. The only
 // module of the package that touches the process: argv, the environment,
 // stdout/stderr, signals and the exit status (commands get them as a Host).
-import { dispatch } from './dispatch.js';
+import { fileURLToPath } from 'node:url';
+
+const args = process.argv.slice(2);
+if (args[0] === 'run') {
+  // An operator runs for days: node restarts at once, in this process, with
+  // V8's young generation bounded (ADR 0026) — before the commands load.
+  const { boundYoungGeneration } = await import('../host/young-generation.js');
+  boundYoungGeneration({ script: fileURLToPath(import.meta.url), args });
+}
+const { dispatch } = await import('./dispatch.js');
 
 let interrupt: AbortController | undefined;
 
-const exit = await dispatch(process.argv.slice(2), {
+const exit = await dispatch(args, {
   env: process.env,
   stdout: process.stdout,
   stderr: process.stderr,

@@ -20,6 +20,8 @@ function rolesOf(value: string | boolean | undefined): readonly Role[] {
 
 export async function run(line: CommandLine): Promise<void> {
   const roles = rolesOf(line.values['role']);
+  // read (and bounded, by a restart) in main.ts; parsed here with the rest
+  const { YoungGenerationEnv } = await import('../host/young-generation.js');
   if (line.positionals.length > 1)
     usageError(`unexpected argument "${line.positionals[1] ?? ''}": ${USAGE}`);
   const operator = await operatorArgument(line, USAGE);
@@ -41,7 +43,12 @@ export async function run(line: CommandLine): Promise<void> {
   // one parse: unknown variables are warned about once
   const settings = configOrExit(
     'run',
-    z.object({ ...CommonEnv, ...WebhookEnv.shape, ...HeapEnv.shape }),
+    z.object({
+      ...CommonEnv,
+      ...WebhookEnv.shape,
+      ...HeapEnv.shape,
+      ...YoungGenerationEnv.shape,
+    }),
     env,
   );
   applyHeapGrowth(settings.KUBEBUS_HEAP_GROWTH_PERCENT, process.execArgv);

@@ -33,7 +33,7 @@ import { labelSelector } from './label-selector.js';
 import type { ObjectLister } from './object-lister.js';
 import type { StorageVersionReader } from './storage-version.js';
 import { fenced } from './fenced.js';
-import { CONTROLLER_LABEL, deleteObject, ownedKey } from './owned-objects.js';
+import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js';
 
 export interface ContextDeps {
   readonly operator: Operator;
@@ -61,6 +61,13 @@ export function operatorContext(
   runtime: RuntimeContext,
 ): ReconcileContext<unknown> {
   const ownerNamespace = owner.metadata.namespace ?? '';
+  /** whose outcome record hands this reconcile's own writes down */
+  const primary = {
+    group: deps.operator.for.group,
+    resource: deps.operator.for.plural,
+    namespace: ownerNamespace,
+    name: owner.metadata.name,
+  };
 
   /** The body to send: namespace defaulted, the controller owner reference added. */
   const owned = (
@@ -130,6 +137,7 @@ export function operatorContext(
         { group: resource.group, resource: resource.plural, namespace, name: body.metadata.name },
         object,
         objectPath(ref, namespace, body.metadata.name),
+        primary,
       );
     }
     return withoutSecretData(resource, object);
@@ -194,7 +202,17 @@ export function operatorContext(
       if (resource.scope === 'Namespaced' && where === '')
         throw new TypeError(`ctx.delete: ${resource.kind} ${name} needs a namespace`);
       fenced(runtime);
-      return deleteObject(deps.client, resource, where, name, runtime.signal);
+      const answer = await deleteAnswering(deps.client, resource, where, name, runtime.signal);
+      if (answer === 'absent' || deps.dryRun) return answer === 'absent' ? 'absent' : 'deleted';
+      // read-your-own-writes: a record of it alive, from before the deletion, is not answered
+      const ref = refOf(resource);
+      deps.ownWrites?.deleted(
+        { group: resource.group, resource: resource.plural, namespace: where, name },
+        answer.uid,
+        objectPath(ref, where, name),
+        primary,
+      );
+      return 'deleted';
     },
     async once(key, effect) {
       // replay touches nothing outside Kubernetes

@@ -259,11 +259,8 @@ export class OperatorReconciler implements Reconciler {
     }
     const namespace = object.metadata.namespace ?? '';
     const { name } = object.metadata;
-    this.deps.ownWrites?.wrote(
-      { group: ref.group, resource: ref.resource, namespace, name },
-      written,
-      objectPath(ref, namespace, name),
-    );
+    const key = { group: ref.group, resource: ref.resource, namespace, name };
+    this.deps.ownWrites?.wrote(key, written, objectPath(ref, namespace, name), key);
   }
 
   async #publishStatus(object: KubeObject, status: Status, runtime: RuntimeContext) {

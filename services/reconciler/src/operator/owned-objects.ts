@@ -24,16 +24,41 @@ export async function deleteObject(
   name: string,
   signal?: AbortSignal,
 ): Promise<'deleted' | 'absent'> {
+  const answer = await deleteAnswering(client, resource, namespace, name, signal);
+  return answer === 'absent' ? 'absent' : 'deleted';
+}
+
+/**
+ * The same, saying which object the apiserver deleted: its uid, from the
+ * object answered (deleted at once, or marked with finalizers) or the
+ * Status' details (undefined when the answer carries neither).
+ */
+export async function deleteAnswering(
+  client: KubeClient,
+  resource: Resource,
+  namespace: string,
+  name: string,
+  signal?: AbortSignal,
+): Promise<{ readonly uid: string | undefined } | 'absent'> {
   try {
-    await client.request(objectPath(refOf(resource), namespace, name), {
-      method: 'DELETE',
-      // DeleteOptions as query parameters: over HTTP/2 a DELETE carries no body (Node ends its stream)
-      query: { propagationPolicy: 'Background' },
-      ...(signal === undefined ? {} : { signal }),
-    });
-    return 'deleted';
+    const answer = await client.request<DeleteAnswer | undefined>(
+      objectPath(refOf(resource), namespace, name),
+      {
+        method: 'DELETE',
+        // DeleteOptions as query parameters: over HTTP/2 a DELETE carries no body (Node ends its stream)
+        query: { propagationPolicy: 'Background' },
+        ...(signal === undefined ? {} : { signal }),
+      },
+    );
+    return { uid: answer?.metadata?.uid ?? answer?.details?.uid };
   } catch (error) {
     if (isNotFound(error)) return 'absent';
     throw error;
   }
+}
+
+/** What a DELETE answers: the object, or a Status. */
+interface DeleteAnswer {
+  readonly metadata?: { readonly uid?: string };
+  readonly details?: { readonly uid?: string };
 }
