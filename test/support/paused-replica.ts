@@ -4,7 +4,7 @@
 // before its write — the whole process, its timers and renewals too, as a
 // long garbage collection does — for longer than its lease; then writes, the
 // write fenced as a reconcile's writes are (runtime.fence, then the signal).
-// A write is a request to the parent. It prints one line per thing the parent
+// A write is a request to the parent naming the reconcile that made it. It prints one line per thing the parent
 // waits for: `ready`, then `refused` or `wrote` per reconcile.
 // Usage: node --import tsx paused-replica.ts <nats url> <parent url> <lease ttl ms> <pause ms>
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -42,13 +42,11 @@ const jsm = await jetstreamManager(nc);
 await jsm.streams.add({ name: 'PAUSE', subjects: ['pause.>'] });
 const leases = await new Kvm(nc).create('pause_leases', { history: 1, ttl: TTL });
 
-let paused = false;
+let reconciles = 0;
 const controller = new Controller(
   reconcilerFunc(async (_request, runtime) => {
-    if (!paused) {
-      paused = true;
-      stopTheWorld(Number(pause));
-    }
+    const reconcile = ++reconciles;
+    if (reconcile === 1) stopTheWorld(Number(pause));
     try {
       runtime.fence?.();
       runtime.signal.throwIfAborted();
@@ -56,7 +54,7 @@ const controller = new Controller(
       say('refused');
       throw error;
     }
-    await fetch(`${parentUrl}/write`, { method: 'POST' });
+    await fetch(`${parentUrl}/write?reconcile=${reconcile}`, { method: 'POST' });
     say('wrote');
     return undefined;
   }),
