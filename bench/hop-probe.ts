@@ -1,11 +1,15 @@
 // A probe of one hop's latency with and without NATS writes coalesced per
 // event-loop turn (ADR 0027): chains that, on each answer, publish (an ack),
 // then send their next request from the check phase (as the object reader's
-// batched reads do), on a loop kept busy by the other chains.
+// batched reads do), on a loop kept busy by the other chains. Three ways:
+// nats-core's own writes; coalesced, the request sent from an immediate of
+// its own (after the turn's write, as before turn-end.ts); coalesced, the
+// request gathered before the turn's write (turn-end.ts, as the reader does).
 // node --import tsx bench/hop-probe.ts [chains] [hops]
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { performance } from 'node:perf_hooks';
+import { gatherAtTurnEnd } from '../shared/src/bus/turn-end.js';
 import { coalesceWrites } from '../shared/src/bus/write-coalescing.js';
 import { standaloneNats } from '../test/support/standalone-nats.js';
 
@@ -17,10 +21,15 @@ function busy(ms: number): void {
   while (performance.now() < end);
 }
 
-async function chain(nc: NatsConnection, id: number, times: number[]): Promise<void> {
+type Way = 'nats-core' | 'coalesced' | 'gathered';
+
+async function chain(nc: NatsConnection, way: Way, id: number, times: number[]): Promise<void> {
   for (let hop = 0; hop < hops; hop++) {
     const start = performance.now();
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await new Promise<void>((resolve) => {
+      if (way === 'gathered') gatherAtTurnEnd(resolve);
+      else setImmediate(resolve);
+    });
     await nc.request('echo', `${String(id)}/${String(hop)}`, { timeout: 10_000 });
     times.push(performance.now() - start);
     // the work an answer starts, and the ack it sends
@@ -29,17 +38,17 @@ async function chain(nc: NatsConnection, id: number, times: number[]): Promise<v
   }
 }
 
-async function run(url: string, coalesced: boolean): Promise<string> {
+async function run(url: string, way: Way): Promise<string> {
   const nc = await connect({ servers: url });
-  if (coalesced) coalesceWrites(nc);
+  if (way !== 'nats-core') coalesceWrites(nc);
   const times: number[] = [];
   const started = performance.now();
-  await Promise.all(Array.from({ length: chains }, (_, id) => chain(nc, id, times)));
+  await Promise.all(Array.from({ length: chains }, (_, id) => chain(nc, way, id, times)));
   const wall = performance.now() - started;
   await nc.close();
   times.sort((a, b) => a - b);
   const at = (q: number) => (times[Math.floor(q * (times.length - 1))] ?? 0).toFixed(2);
-  return `${coalesced ? 'coalesced' : 'nats-core'}: hop p50 ${at(0.5)} p90 ${at(0.9)} p99 ${at(0.99)} ms, ${String(times.length)} hops in ${(wall / 1000).toFixed(2)} s`;
+  return `${way}: hop p50 ${at(0.5)} p90 ${at(0.9)} p99 ${at(0.99)} ms, ${String(times.length)} hops in ${(wall / 1000).toFixed(2)} s`;
 }
 
 const nats = await standaloneNats('hop-probe');
@@ -50,7 +59,7 @@ const service = nats.nc.subscribe('echo', {
 });
 await nats.nc.flush();
 for (let round = 0; round < 3; round++)
-  for (const coalesced of [false, true])
-    process.stdout.write(`${await run(nats.url, coalesced)}\n`);
+  for (const way of ['nats-core', 'coalesced', 'gathered'] as const)
+    process.stdout.write(`${await run(nats.url, way)}\n`);
 service.unsubscribe();
 await nats.stop();

@@ -95,7 +95,7 @@ describe('the object reader on a stream of one replica', { timeout: 120_000 }, (
         gets.push(path);
         return Promise.resolve(apiserver);
       },
-      false,
+      undefined,
       { writes, waitMs: WAIT_MS, onStaleRead: (outcome) => outcomes.push(outcome) },
     );
     return {

@@ -6,29 +6,8 @@ import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { coalesceWrites, writesCoalesced } from '../../shared/src/bus/write-coalescing.js';
+import { countWrites } from '../support/socket-writes.js';
 import { standaloneNats, type StandaloneNats } from '../support/standalone-nats.js';
-
-/**
- * Counts the socket writes of a connection (nats-core's transport, not in its
- * typed API), but for a lone PONG: nats-core answers the server's PINGs (one
- * comes a moment after connecting) at once, outside its buffer.
- */
-function countWrites(nc: NatsConnection): {
-  readonly count: () => number;
-  readonly seen: () => string;
-} {
-  const socket = (nc as unknown as { protocol: { transport: { socket: { write: unknown } } } })
-    .protocol.transport.socket;
-  const write = socket.write as (...args: unknown[]) => boolean;
-  const writes: string[] = [];
-  socket.write = (...args: unknown[]) => {
-    const [data] = args;
-    const text = data instanceof Uint8Array ? new TextDecoder().decode(data) : String(data);
-    if (text !== 'PONG\r\n') writes.push(text.slice(0, 80).replaceAll('\r\n', '|'));
-    return write.apply(socket, args);
-  };
-  return { count: () => writes.length, seen: () => writes.join(' / ') };
-}
 
 /**
  * `n` publishes, each from its own immediate: separate tasks of one check

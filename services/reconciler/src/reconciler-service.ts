@@ -156,7 +156,7 @@ export async function startReconcilerService(deps: {
   const recorded = new ObjectReader(
     jsm,
     (path) => client.getIfExists<KubeObject>(path),
-    serverAtLeast(bus.nc, '2.11.0'),
+    serverAtLeast(bus.nc, '2.11.0') ? bus.nc : undefined,
     // without a watcher (Knative) the bus never records the own writes: nothing to wait for
     config.consume
       ? {

@@ -2,10 +2,12 @@
 // batched request: an operator that applies three objects at once
 // (Promise.all of ctx.apply) reads their recorded states with one direct get
 // instead of three, without having to know about batching — and so do the
-// reconciles running side by side whose reads fall in the same turn.
+// reconciles running side by side whose reads fall in the same turn. The
+// batch is sent before the turn's NATS write, and goes out with it (turn-end.ts).
 import type { KubeObject } from '../events/kube-object.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { ObjectReader } from './object-reader.js';
+import { gatherAtTurnEnd } from './turn-end.js';
 
 interface Waiting {
   readonly key: ObjectKey;
@@ -20,7 +22,7 @@ export class BatchingReader {
 
   read(key: ObjectKey): Promise<KubeObject | undefined> {
     return new Promise((resolve, reject) => {
-      if (this.#waiting.length === 0) setImmediate(() => void this.#flush());
+      if (this.#waiting.length === 0) gatherAtTurnEnd(() => void this.#flush());
       this.#waiting.push({ key, resolve, reject });
     });
   }

@@ -4,13 +4,14 @@
 // OwnWrites, no read answers an object older than this process last wrote
 // of it (read-your-own-writes, ADR 0019): the common case — the record is the
 // own write, or comes after the event that carried it — costs nothing more.
-import { DeliverPolicy, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
-import type { MsgHdrs } from '@nats-io/nats-core';
+import { DeliverPolicy, type JetStreamManager } from '@nats-io/jetstream';
+import type { MsgHdrs, NatsConnection } from '@nats-io/nats-core';
 import { opOf, type KubeCloudEvent } from '../events/kube-event.js';
 import type { KubeObject } from '../events/kube-object.js';
 import { decodeNatsMessage } from '../events/nats-binding.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { OwnWrites, PendingWrite, RecordedRevision, StaleReadOutcome } from './own-writes.js';
+import { lastMessagesFor, type LastMessage } from './last-messages.js';
 import { StreamReplicas } from './stream-replicas.js';
 import { subjects } from './subjects.js';
 import { Streams } from './topology.js';
@@ -25,6 +26,9 @@ export interface ReadYourWrites {
   readonly onStaleRead?: (outcome: StaleReadOutcome) => void;
 }
 
+/** What a read answers, by whichever get */
+type Stored = Pick<LastMessage, 'seq' | 'data' | 'header'>;
+
 interface Recorded {
   readonly revision: RecordedRevision;
   readonly event: KubeCloudEvent;
@@ -36,8 +40,8 @@ export class ObjectReader {
   constructor(
     private readonly jsm: JetStreamManager,
     private readonly fetchByReference: FetchByReference,
-    /** batched direct gets (multi_last) need nats-server >= 2.11 */
-    private readonly batch = false,
+    /** where batched direct gets (multi_last, nats-server >= 2.11) are sent; without it, one read each */
+    private readonly batchVia?: NatsConnection,
     private readonly ownWrites?: ReadYourWrites,
   ) {
     this.#replicas = new StreamReplicas(jsm, Streams.events);
@@ -67,17 +71,14 @@ export class ObjectReader {
    * the order of `keys`.
    */
   async readAll(keys: readonly ObjectKey[]): Promise<(KubeObject | undefined)[]> {
-    if (!this.batch || keys.length < 2) return Promise.all(keys.map((key) => this.read(key)));
+    if (this.batchVia === undefined || keys.length < 2)
+      return Promise.all(keys.map((key) => this.read(key)));
     const wanted = keys.map((key) => subjects.event(key));
-    const found = new Map<string, StoredMsg>();
-    for await (const stored of await this.jsm.direct.getLastMessagesFor(Streams.events, {
-      multi_last: wanted,
-    }))
-      found.set(stored.subject, stored);
+    const found = await lastMessagesFor(this.batchVia, this.jsm, Streams.events, wanted);
     return Promise.all(keys.map((key, i) => this.#answer(key, found.get(wanted[i] as string))));
   }
 
-  async #answer(key: ObjectKey, stored: StoredMsg | undefined): Promise<KubeObject | undefined> {
+  async #answer(key: ObjectKey, stored: Stored | undefined): Promise<KubeObject | undefined> {
     const recorded =
       stored === undefined ? undefined : recordOf(stored.seq, stored.data, stored.header);
     const own = this.ownWrites;

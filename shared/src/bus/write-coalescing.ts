@@ -4,8 +4,9 @@
 // 1.6 commands per write in a bench run, and each write wakes a read loop of
 // nats-server. Deferred to the check phase of the event loop (setImmediate),
 // the write takes everything the callbacks of one I/O poll produced, with no
-// timer (ADR 0027).
+// timer (ADR 0027); after what gathers the turn's requests (turn-end.ts).
 import type { NatsConnection } from '@nats-io/nats-core';
+import { writeAtTurnEnd } from './turn-end.js';
 
 /** The part of nats-core's protocol handler this relies on (not in its typed API). */
 interface ProtocolInternals {
@@ -60,7 +61,7 @@ export function coalesceWrites(nc: NatsConnection): boolean {
     }
     if (scheduled) return;
     scheduled = true;
-    setImmediate(() => {
+    writeAtTurnEnd(() => {
       scheduled = false;
       flushNow();
     });

@@ -4,7 +4,7 @@
 // (deleted objects count until the stream forgets them); past that, and on
 // older servers, the objects are listed from the apiserver instead.
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { Streams, subjects, type BusConnection } from '@kubebus/shared/bus';
+import { lastMessagesFor, Streams, subjects, type BusConnection } from '@kubebus/shared/bus';
 import { decodeNatsMessage, opOf, type KubeObject } from '@kubebus/shared/events';
 import { apiVersionOf, collectionPath, type KubeClient } from '@kubebus/shared/kube';
 import type { Resource } from '@kubebus/shared/definition';
@@ -52,9 +52,9 @@ export class BusLister implements ObjectLister {
     const jsm = await this.#jsm;
     const records: { data: Uint8Array; header: Parameters<typeof decodeNatsMessage>[1] }[] = [];
     try {
-      for await (const stored of await jsm.direct.getLastMessagesFor(Streams.events, {
-        multi_last: [filter],
-      }))
+      for (const stored of (
+        await lastMessagesFor(this.bus.nc, jsm, Streams.events, [filter])
+      ).values())
         records.push({ data: stored.data, header: stored.header });
     } catch (error) {
       // more than the server answers in one batch (413 Too Many Results)
