@@ -118,12 +118,15 @@ describe('batched reads of the recorded objects', { timeout: 120_000 }, () => {
       assert.equal(coalesceWrites(nc), true);
       const reader = new BatchingReader(new ObjectReader(await jetstreamManager(nc), noObject, nc));
       const writes = countWrites(nc);
-      // one task publishes first (its write is due at the turn's end), then
-      // reads: the read's request must still be in that write
+      // a task publishes (nats-core asks for its write in a microtask: due at
+      // the turn's end), then, a microtask later, as a reconcile's code after an
+      // await, reads: the read's request must still be in that write
       const answered = await new Promise<(KubeObject | undefined)[]>((resolve, reject) => {
         setTimeout(() => {
           nc.publish('acks', 'ack');
-          reader.readAll([keyOf('a'), keyOf('b')]).then(resolve, reject);
+          void Promise.resolve().then(() =>
+            reader.readAll([keyOf('a'), keyOf('b')]).then(resolve, reject),
+          );
         }, 0);
       });
       assert.deepEqual(
