@@ -10,14 +10,14 @@ import {
   Streams,
   subjects,
 } from '@kubebus/shared/bus';
-import { encodeBinary, kubeEvent, type KubeObject } from '@kubebus/shared/events';
+import type { KubeObject } from '@kubebus/shared/events';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { headers as natsHeaders } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { httpCall } from '../bed/http.js';
 import { coalesceWrites } from '../../shared/src/bus/write-coalescing.js';
+import { recordRevision } from '../support/recorded-revision.js';
 import { countWrites } from '../support/socket-writes.js';
 import { standaloneNats, type StandaloneNats } from '../support/standalone-nats.js';
 
@@ -60,18 +60,7 @@ describe('batched reads of the recorded objects', { timeout: 120_000 }, () => {
   });
 
   async function record(name: string, resourceVersion: string): Promise<void> {
-    const event = kubeEvent({
-      resource,
-      object: configMap(name, resourceVersion),
-      op: 'update',
-      reason: 'watch',
-      source: 'https://apiserver',
-      time: new Date(),
-    });
-    const { payload, headers } = encodeBinary(event);
-    const h = natsHeaders();
-    for (const [header, value] of Object.entries(headers)) h.set(header, value);
-    await jsm.jetstream().publish(subjects.event(keyOf(name)), payload, { headers: h });
+    await recordRevision(jsm, resource, configMap(name, resourceVersion));
   }
 
   /** Subscriptions nats-server has made since it started (its monitoring endpoint). */

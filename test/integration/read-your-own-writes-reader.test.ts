@@ -14,9 +14,9 @@ import {
   subjects,
   type StaleReadOutcome,
 } from '@kubebus/shared/bus';
-import { encodeBinary, kubeEvent, type ChangeOp, type KubeObject } from '@kubebus/shared/events';
+import type { ChangeOp, KubeObject } from '@kubebus/shared/events';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
+import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { natsConfig, natsUrl, startNats, type NatsConfig } from '../bed/nats.js';
 import type { ServerProcess } from '../bed/process.js';
+import { recordRevision } from '../support/recorded-revision.js';
 
 const WAIT_MS = 8_000;
 const resource = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
@@ -68,20 +69,8 @@ describe('the object reader on a stream of one replica', { timeout: 120_000 }, (
   });
 
   /** What the watcher would publish for this revision; answers its stream sequence. */
-  async function record(resourceVersion: string, op: ChangeOp = 'update'): Promise<number> {
-    const event = kubeEvent({
-      resource,
-      object: configMap(resourceVersion),
-      op,
-      reason: 'watch',
-      source: 'https://apiserver',
-      time: new Date(),
-    });
-    const { payload, headers } = encodeBinary(event);
-    const h = natsHeaders();
-    for (const [name, value] of Object.entries(headers)) h.set(name, value);
-    const ack = await jsm.jetstream().publish(subjects.event(key), payload, { headers: h });
-    return ack.seq;
+  function record(resourceVersion: string, op: ChangeOp = 'update'): Promise<number> {
+    return recordRevision(jsm, resource, configMap(resourceVersion), op);
   }
 
   function reader() {
