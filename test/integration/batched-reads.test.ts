@@ -5,6 +5,7 @@
 // gathers go out in that turn's one NATS write (ADR 0027).
 import {
   BatchingReader,
+  IncompleteBatch,
   lastMessagesFor,
   ObjectReader,
   Streams,
@@ -94,7 +95,25 @@ describe('batched reads of the recorded objects', { timeout: 120_000 }, () => {
     try {
       await assert.rejects(
         lastMessagesFor(nc, await jetstreamManager(nc), name, ['nodirect.a', 'nodirect.b']),
+        /no responders/,
       );
+    } finally {
+      await nc.close();
+      await jsm.streams.delete(name);
+    }
+  });
+
+  it('says a batch is incomplete past what the server answers at once', async () => {
+    const name = 'KUBEBUS_MANY';
+    await jsm.streams.add({ name, subjects: ['many.>'], allow_direct: true });
+    const nc = await connect({ servers: nats.url });
+    try {
+      const js = jsm.jetstream();
+      await Promise.all(
+        Array.from({ length: 1025 }, (_, i) => js.publish(`many.${String(i)}`, 'x')),
+      );
+      const reading = lastMessagesFor(nc, await jetstreamManager(nc), name, ['many.>']);
+      await assert.rejects(reading, IncompleteBatch);
     } finally {
       await nc.close();
       await jsm.streams.delete(name);

@@ -4,7 +4,7 @@
 // the request, an UNSUB, and a subscription made and removed on nats-server
 // each time; on the shared inbox a batched read is the request alone.
 import type { JetStreamManager } from '@nats-io/jetstream';
-import type { MsgHdrs, NatsConnection } from '@nats-io/nats-core';
+import type { Msg, MsgHdrs, NatsConnection } from '@nats-io/nats-core';
 
 export interface LastMessage {
   readonly subject: string;
@@ -13,20 +13,23 @@ export interface LastMessage {
   readonly header: MsgHdrs | undefined;
 }
 
-/** nats-server's answer that the batch is complete, and that none of its subjects holds a message. */
+/** More than one batch answers (413, or an end of batch with messages still pending): ask otherwise. */
+export class IncompleteBatch extends Error {}
+
+/** nats-server's statuses that end a batch. */
 const END_OF_BATCH = 204;
-const NO_RESULTS = 404;
+const NOT_FOUND = 404;
+const TOO_MANY = 413;
 
 /**
  * The last message of each subject (or subject filter) in `filters` that
- * holds one, by subject. Throws on an error status (413: more messages than
- * the server answers at once) and when the batch does not end within the
- * JetStream API's timeout: a partial answer would read as objects that are
- * not there.
+ * holds one, by subject. Never a partial answer, which would read as objects
+ * that are not there: an error status, a batch cut short (IncompleteBatch)
+ * or one that does not end within the JetStream API's timeout throws.
  */
 export async function lastMessagesFor(
-  nc: NatsConnection,
-  jsm: JetStreamManager,
+  nc: Pick<NatsConnection, 'requestMany'>,
+  jsm: Pick<JetStreamManager, 'getOptions'>,
   stream: string,
   filters: readonly string[],
 ): Promise<Map<string, LastMessage>> {
@@ -40,18 +43,34 @@ export async function lastMessagesFor(
   for await (const message of answers) {
     const headers = message.headers;
     const code = headers?.code ?? 0;
-    if (code === END_OF_BATCH || code === NO_RESULTS) return found;
-    if (code !== 0 || headers === undefined)
-      throw new Error(
-        `direct get from ${stream}: ${String(code)} ${headers?.description ?? 'answered without headers'}`,
-      );
-    const subject = headers.get('Nats-Subject');
-    found.set(subject, {
-      subject,
-      seq: Number(headers.get('Nats-Sequence')),
-      data: message.data,
-      header: headers,
-    });
+    if (code === 0 && headers !== undefined) {
+      // the server appends its own headers after the stored message's
+      const subject = headers.last('Nats-Subject');
+      found.set(subject, {
+        subject,
+        seq: Number(headers.last('Nats-Sequence')),
+        data: message.data,
+        header: headers,
+      });
+      continue;
+    }
+    if (code === END_OF_BATCH) {
+      if (Number(headers?.last('Nats-Num-Pending') || 0) > 0)
+        throw new IncompleteBatch(`direct get from ${stream}: too many results for one batch`);
+      return found;
+    }
+    // "no results" comes alone; a 404 after messages is one that failed to load
+    if (code === NOT_FOUND && found.size === 0 && /no results/i.test(descriptionOf(message)))
+      return found;
+    if (code === TOO_MANY)
+      throw new IncompleteBatch(`direct get from ${stream}: 413 ${descriptionOf(message)}`);
+    throw new Error(`direct get from ${stream}: ${String(code)} ${descriptionOf(message)}`);
   }
-  throw new Error(`direct get from ${stream}: the batch did not end within ${String(timeout)} ms`);
+  throw new Error(
+    `direct get from ${stream}: the batch did not end within ${String(timeout ?? 5_000)} ms`,
+  );
+}
+
+function descriptionOf(message: Msg): string {
+  return message.headers?.description ?? 'answered without headers';
 }

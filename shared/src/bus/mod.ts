@@ -54,7 +54,7 @@ export type { Revision } from './history.js';
 export { DEAD_LETTERED, isParked, leaveParked, publishDegraded } from './degraded.js';
 export { agree, agreementKeys } from './agreements.js';
 export { BatchingReader } from './batching-reader.js';
-export { lastMessagesFor } from './last-messages.js';
+export { IncompleteBatch, lastMessagesFor } from './last-messages.js';
 export type { LastMessage } from './last-messages.js';
 export { OutcomeRecorder, OutcomeRecordSchema, readOutcomes } from './outcomes.js';
 export type { OutcomeRecord } from './outcomes.js';

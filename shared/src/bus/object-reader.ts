@@ -11,7 +11,7 @@ import type { KubeObject } from '../events/kube-object.js';
 import { decodeNatsMessage } from '../events/nats-binding.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { OwnWrites, PendingWrite, RecordedRevision, StaleReadOutcome } from './own-writes.js';
-import { lastMessagesFor, type LastMessage } from './last-messages.js';
+import { IncompleteBatch, lastMessagesFor, type LastMessage } from './last-messages.js';
 import { StreamReplicas } from './stream-replicas.js';
 import { subjects } from './subjects.js';
 import { Streams } from './topology.js';
@@ -74,7 +74,14 @@ export class ObjectReader {
     if (this.batchVia === undefined || keys.length < 2)
       return Promise.all(keys.map((key) => this.read(key)));
     const wanted = keys.map((key) => subjects.event(key));
-    const found = await lastMessagesFor(this.batchVia, this.jsm, Streams.events, wanted);
+    let found: Map<string, Stored>;
+    try {
+      found = await lastMessagesFor(this.batchVia, this.jsm, Streams.events, wanted);
+    } catch (error) {
+      // more than one batch answers (objects near the size limit): one read each
+      if (!(error instanceof IncompleteBatch)) throw error;
+      return Promise.all(keys.map((key) => this.read(key)));
+    }
     return Promise.all(keys.map((key, i) => this.#answer(key, found.get(wanted[i] as string))));
   }
 

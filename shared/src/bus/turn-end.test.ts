@@ -48,4 +48,24 @@ describe('the end of an event-loop turn', () => {
       assert.deepEqual(seen, ['write', 'late gather', 'late write']);
     },
   );
+
+  it(
+    'runs a gather asked between the two steps (a microtask of a gather) in the next turn',
+    { timeout: 10_000 },
+    async () => {
+      const seen: string[] = [];
+      await new Promise<void>((resolve) => {
+        gatherAtTurnEnd(() => {
+          void Promise.resolve().then(() => {
+            gatherAtTurnEnd(() => {
+              seen.push('late gather');
+              resolve();
+            });
+          });
+        });
+        writeAtTurnEnd(() => seen.push('write'));
+      });
+      assert.deepEqual(seen, ['write', 'late gather']);
+    },
+  );
 });

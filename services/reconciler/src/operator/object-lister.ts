@@ -4,7 +4,13 @@
 // (deleted objects count until the stream forgets them); past that, and on
 // older servers, the objects are listed from the apiserver instead.
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { lastMessagesFor, Streams, subjects, type BusConnection } from '@kubebus/shared/bus';
+import {
+  IncompleteBatch,
+  lastMessagesFor,
+  Streams,
+  subjects,
+  type BusConnection,
+} from '@kubebus/shared/bus';
 import { decodeNatsMessage, opOf, type KubeObject } from '@kubebus/shared/events';
 import { apiVersionOf, collectionPath, type KubeClient } from '@kubebus/shared/kube';
 import type { Resource } from '@kubebus/shared/definition';
@@ -57,8 +63,8 @@ export class BusLister implements ObjectLister {
       ).values())
         records.push({ data: stored.data, header: stored.header });
     } catch (error) {
-      // more than the server answers in one batch (413 Too Many Results)
-      if (!/413|too many/i.test(String(error))) throw error;
+      // more than the server answers in one batch (413 Too Many Results, or cut short)
+      if (!(error instanceof IncompleteBatch)) throw error;
       return this.#fallback.list(resource, namespace);
     }
     const objects = await Promise.all(records.map((record) => this.#decode(record)));
