@@ -17,14 +17,9 @@ import { partitionOf } from '@kubebus/shared/bus';
 import type { ReconcileOutcome } from '@kubebus/shared/runtime';
 import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { natsConfig, natsUrl, startNats } from '../bed/nats.js';
-import type { ServerProcess } from '../bed/process.js';
+import { standaloneNats, type StandaloneNats } from '../support/standalone-nats.js';
 import { waitFor } from '../support/wait.js';
 
 const CONTROLLER = 'relay';
@@ -68,15 +63,12 @@ function outcome(name: string): ReconcileOutcome {
 }
 
 describe('own writes handed down in outcome records', { timeout: 120_000 }, () => {
-  let dir: string;
-  let server: ServerProcess;
+  let nats: StandaloneNats;
   let nc: NatsConnection;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'kubebus-handed-down-'));
-    const config = await natsConfig(dir);
-    server = await startNats(config);
-    nc = await connect({ servers: natsUrl(config) });
+    nats = await standaloneNats('handed-down');
+    nc = nats.nc;
     const jsm = await jetstreamManager(nc);
     await jsm.streams.add({
       name: Streams.outcomes,
@@ -97,9 +89,7 @@ describe('own writes handed down in outcome records', { timeout: 120_000 }, () =
   });
 
   after(async () => {
-    await nc.close();
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await nats.stop();
   });
 
   /** Outcome records are core publishes: stored a moment after they are sent. */
