@@ -4,6 +4,7 @@
 import { summarize, type RequestCounts } from './apiserver-requests.js';
 import { formatStages, type Stages } from './breakdown.js';
 import { formatTraffic, type NatsTraffic } from './nats-traffic.js';
+import { formatTimings, type Timings } from './request-times.js';
 import type { SystemName } from './systems.js';
 
 export interface Phase {
@@ -32,6 +33,8 @@ export interface Phase {
   };
   /** the bus' traffic in the phase (nats-server's monitoring) */
   readonly nats: NatsTraffic;
+  /** apiserver requests' mean time by verb: the system's own view, the apiserver's (every client's) */
+  readonly requestTimes: { readonly client: Timings; readonly server: Timings };
   /** per stage, for kubebus' systems */
   readonly stages?: Stages;
 }
@@ -142,7 +145,7 @@ export function report(runs: readonly Run[], o: ReportOptions): string {
       const processes = r.perProcess
         .map((p) => `${p.role} ${p.cpuSeconds.toFixed(1)} CPU s, ${p.peakRssMb.toFixed(0)} MB`)
         .join('; ');
-      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}\n${lines('never converging', r.failing)}\n  slowest: create ${r.create.slowest.join(', ')}; update ${r.update.slowest.join(', ')}\n  reads that did more than read (kubebus_reconcile_stale_reads_total), create: ${formatCounts(r.create.staleReads)}; update: ${formatCounts(r.update.staleReads)}\n  NATS per object, create: ${formatTraffic(r.create.nats, N)}\n  NATS per object, update: ${formatTraffic(r.update.nats, N)}`;
+      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}\n${lines('never converging', r.failing)}\n  slowest: create ${r.create.slowest.join(', ')}; update ${r.update.slowest.join(', ')}\n  reads that did more than read (kubebus_reconcile_stale_reads_total), create: ${formatCounts(r.create.staleReads)}; update: ${formatCounts(r.update.staleReads)}\n  NATS per object, create: ${formatTraffic(r.create.nats, N)}\n  NATS per object, update: ${formatTraffic(r.update.nats, N)}\n  apiserver request time, mean, client / apiserver (requests), create: ${formatTimings(r.create.requestTimes.client, r.create.requestTimes.server)}\n  update: ${formatTimings(r.update.requestTimes.client, r.update.requestTimes.server)}`;
     })
     .join('\n');
   const breakdowns = runs

@@ -26,6 +26,8 @@ import { profileNats } from './nats-profile.js';
 import { natsTraffic, trafficBetween, type NatsTraffic } from './nats-traffic.js';
 import { machineBusySeconds, procStats, serverPid } from './proc-stats.js';
 import { report, type Phase, type Run } from './report.js';
+import { serverTimingsOf, timingsBetween, type Timings } from './request-times.js';
+import { httpCall } from '../test/bed/http.js';
 import { SYSTEMS, startSystem, type SystemName } from './systems.js';
 
 const { values } = parseArgs({
@@ -121,6 +123,7 @@ interface Meters {
   readonly reconcileSeconds: () => Promise<number>;
   readonly staleReads: () => Promise<Map<string, number>>;
   readonly nats: () => Promise<NatsTraffic>;
+  readonly requestTimes: () => Promise<{ client: Timings; server: Timings }>;
 }
 
 async function phase(
@@ -141,6 +144,7 @@ async function phase(
   const reconcilesBefore = await meters.reconciles();
   const reconcileSecondsBefore = await meters.reconcileSeconds();
   const staleReadsBefore = await meters.staleReads();
+  const timesBefore = await meters.requestTimes();
   observer.expect(expect);
   const sentAt = new Map<string, number>();
   const started = Date.now();
@@ -160,6 +164,7 @@ async function phase(
   const after = await quiet(bed, SETTLE_MS);
   const cpuAfter = meters.cpu();
   const nats = trafficBetween(natsBefore, await meters.nats());
+  const timesAfter = await meters.requestTimes();
   const requests = difference(after, before);
   // Subtract the driver's own writes.
   const own = expect.generation === 1 ? 'POST databaseclusters 201' : 'PATCH databaseclusters 200';
@@ -196,6 +201,10 @@ async function phase(
         other: cpuAfter.other - cpuBefore.other,
       },
       nats,
+      requestTimes: {
+        client: timingsBetween(timesAfter.client, timesBefore.client),
+        server: timingsBetween(timesAfter.server, timesBefore.server),
+      },
     },
     sentAt,
     convergedAt: new Map(observer.convergedAt),
@@ -303,6 +312,13 @@ async function runOnce(system: SystemName): Promise<Run> {
       reconcileSeconds: () => running.reconcileSeconds(),
       staleReads: () => running.staleReads(),
       nats: () => natsTraffic(bed.nats.monitorPort),
+      requestTimes: async () => ({
+        client: await running.requestTimes(),
+        server: serverTimingsOf(
+          (await httpCall(`${bed.apiserverUrl}/metrics`, { tls: bed.adminTls, timeoutMs: 30_000 }))
+            .body,
+        ),
+      }),
     };
     const observer = new Observer(bed.kubeConfig());
     observer.start();

@@ -12,6 +12,7 @@ import { freePort } from '../test/bed/ports.js';
 import { ServerProcess } from '../test/bed/process.js';
 import type { TestBed } from '../test/bed/testbed.js';
 import { processTree } from './proc-stats.js';
+import { timingsOf, type Timings } from './request-times.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -26,6 +27,8 @@ export interface RunningSystem {
   reconcileSeconds(): Promise<number>;
   /** kubebus' reads that did more than read, by outcome (kubebus_reconcile_stale_reads_total); none for the peers */
   staleReads(): Promise<Map<string, number>>;
+  /** its apiserver requests' time as it saw them (rest_client_request_duration_seconds); none where not exported */
+  requestTimes(): Promise<Timings>;
   stop(): Promise<void>;
 }
 
@@ -100,6 +103,7 @@ async function metricBy(port: number, name: string, label: string): Promise<Map<
 }
 
 const NONE = () => Promise.resolve(new Map<string, number>());
+const NO_TIMES = () => Promise.resolve<Timings>(new Map());
 
 /** the DatabaseCluster controller's reconciles, under the same name in kubebus and controller-runtime */
 const RECONCILES = 'controller_runtime_reconcile_total{controller="databasecluster"';
@@ -199,6 +203,17 @@ async function startKubebus(
           total.set(outcome, (total.get(outcome) ?? 0) + n);
       return total;
     },
+    requestTimes: async () => {
+      const total: Timings = new Map();
+      for (const s of services) {
+        const text = (await httpCall(`http://127.0.0.1:${s.port}/metrics`)).body;
+        for (const [verb, t] of timingsOf(text, 'rest_client_request_duration_seconds')) {
+          const sum = total.get(verb) ?? { seconds: 0, count: 0 };
+          total.set(verb, { seconds: sum.seconds + t.seconds, count: sum.count + t.count });
+        }
+      }
+      return total;
+    },
     stop: async () => {
       for (const s of services.reverse()) await s.process.stop();
     },
@@ -263,6 +278,7 @@ async function startControllerRuntime(
     reconciles: () => metric(metricsPort, RECONCILES),
     reconcileSeconds: () => metric(metricsPort, RECONCILE_SECONDS),
     staleReads: NONE,
+    requestTimes: NO_TIMES,
   };
 }
 
@@ -304,6 +320,7 @@ async function startLoggingProcess(
     reconciles: () => Promise.resolve(Number.NaN),
     reconcileSeconds: () => Promise.resolve(Number.NaN),
     staleReads: NONE,
+    requestTimes: NO_TIMES,
     stop: () => system.stop(),
   };
 }

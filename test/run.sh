@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-unit=$(find shared/src services/*/src packages/*/src -name '*.test.ts' 2>/dev/null | sort)
+unit=$(find shared/src services/*/src packages/*/src bench -name '*.test.ts' 2>/dev/null | sort)
 integration=$(find test examples -path test/bed -prune -o -name '*.test.ts' -print | sort)
 
 files=()
