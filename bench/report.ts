@@ -34,7 +34,12 @@ export interface Phase {
   /** the bus' traffic in the phase (nats-server's monitoring) */
   readonly nats: NatsTraffic;
   /** apiserver requests' mean time by verb: the system's own view, the apiserver's (every client's) */
-  readonly requestTimes: { readonly client: Timings; readonly server: Timings };
+  readonly requestTimes: {
+    readonly client: Timings;
+    readonly server: Timings;
+    /** the driver's (DatabaseCluster creates and patches), from a process that is not busy */
+    readonly driver: Timings;
+  };
   /** per stage, for kubebus' systems */
   readonly stages?: Stages;
 }
@@ -145,7 +150,7 @@ export function report(runs: readonly Run[], o: ReportOptions): string {
       const processes = r.perProcess
         .map((p) => `${p.role} ${p.cpuSeconds.toFixed(1)} CPU s, ${p.peakRssMb.toFixed(0)} MB`)
         .join('; ');
-      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}\n${lines('never converging', r.failing)}\n  slowest: create ${r.create.slowest.join(', ')}; update ${r.update.slowest.join(', ')}\n  reads that did more than read (kubebus_reconcile_stale_reads_total), create: ${formatCounts(r.create.staleReads)}; update: ${formatCounts(r.update.staleReads)}\n  NATS per object, create: ${formatTraffic(r.create.nats, N)}\n  NATS per object, update: ${formatTraffic(r.update.nats, N)}\n  apiserver request time, mean, client / apiserver (requests), create: ${formatTimings(r.create.requestTimes.client, r.create.requestTimes.server)}\n  update: ${formatTimings(r.update.requestTimes.client, r.update.requestTimes.server)}`;
+      return `${r.system} (converged ${r.create.converged}/${N}, ${r.update.converged}/${N}): ${processes}\n${lines('create', r.create.requests)}\n${lines('update', r.update.requests)}\n${lines('never converging', r.failing)}\n  slowest: create ${r.create.slowest.join(', ')}; update ${r.update.slowest.join(', ')}\n  reads that did more than read (kubebus_reconcile_stale_reads_total), create: ${formatCounts(r.create.staleReads)}; update: ${formatCounts(r.update.staleReads)}\n  NATS per object, create: ${formatTraffic(r.create.nats, N)}\n  NATS per object, update: ${formatTraffic(r.update.nats, N)}\n  apiserver request time, mean, client / apiserver (requests), create: ${formatTimings(r.create.requestTimes.client, r.create.requestTimes.server)}\n  update: ${formatTimings(r.update.requestTimes.client, r.update.requestTimes.server)}\n  the driver's own requests, mean, create: ${formatTimings(r.create.requestTimes.driver, new Map())}; update: ${formatTimings(r.update.requestTimes.driver, new Map())}`;
     })
     .join('\n');
   const breakdowns = runs

@@ -26,7 +26,7 @@ import { profileNats } from './nats-profile.js';
 import { natsTraffic, trafficBetween, type NatsTraffic } from './nats-traffic.js';
 import { machineBusySeconds, procStats, serverPid } from './proc-stats.js';
 import { report, type Phase, type Run } from './report.js';
-import { serverTimingsOf, timingsBetween, type Timings } from './request-times.js';
+import { serverTimingsOf, timingsBetween, timingsOf, type Timings } from './request-times.js';
 import { httpCall } from '../test/bed/http.js';
 import { SYSTEMS, startSystem, type SystemName } from './systems.js';
 
@@ -123,7 +123,7 @@ interface Meters {
   readonly reconcileSeconds: () => Promise<number>;
   readonly staleReads: () => Promise<Map<string, number>>;
   readonly nats: () => Promise<NatsTraffic>;
-  readonly requestTimes: () => Promise<{ client: Timings; server: Timings }>;
+  readonly requestTimes: () => Promise<{ client: Timings; server: Timings; driver: Timings }>;
 }
 
 async function phase(
@@ -204,6 +204,7 @@ async function phase(
       requestTimes: {
         client: timingsBetween(timesAfter.client, timesBefore.client),
         server: timingsBetween(timesAfter.server, timesBefore.server),
+        driver: timingsBetween(timesAfter.driver, timesBefore.driver),
       },
     },
     sentAt,
@@ -292,6 +293,9 @@ async function runOnce(system: SystemName): Promise<Run> {
     };
     const cpuOf = (pid: number | undefined) =>
       pid === undefined ? Number.NaN : procStats([pid]).cpuSeconds;
+    // the driver's own requests, timed as kubebus times its own: the same wire
+    // and apiserver, from a process that is not busy
+    const driverMetrics = new Registry();
     const meters: Meters = {
       cpu: () => {
         const system = procStats(running.processes().flatMap((p) => p.pids)).cpuSeconds;
@@ -314,6 +318,7 @@ async function runOnce(system: SystemName): Promise<Run> {
       nats: () => natsTraffic(bed.nats.monitorPort),
       requestTimes: async () => ({
         client: await running.requestTimes(),
+        driver: timingsOf(await driverMetrics.metrics(), 'rest_client_request_duration_seconds'),
         server: serverTimingsOf(
           (await httpCall(`${bed.apiserverUrl}/metrics`, { tls: bed.adminTls, timeoutMs: 30_000 }))
             .body,
@@ -327,7 +332,7 @@ async function runOnce(system: SystemName): Promise<Run> {
       // harness' driver keeps one alive: client-node opens a TLS connection
       // per request, which paced the creates (about 5 s for 300, against 1 s)
       // and loaded the apiserver the systems share.
-      const driver = new KubeClient(bed.kubeConfig(), restClientMetrics(new Registry()));
+      const driver = new KubeClient(bed.kubeConfig(), restClientMetrics(driverMetrics));
       const createCluster = (i: number, name: string, namespace: string) =>
         driver.request(clusters(namespace), {
           method: 'POST',
