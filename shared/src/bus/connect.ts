@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import type { Logger } from '../obs/mod.js';
 import { backoffDelay } from '../runtime/backoff.js';
+import { quietReplies } from './quiet-replies.js';
 import { coalesceWrites } from './write-coalescing.js';
 import { isTlsUnavailable, natsTlsOf, type BusTlsOptions } from './nats-tls.js';
 
@@ -41,6 +42,11 @@ export async function connectBus(
   if (!coalesceWrites(nc))
     log.info(
       'NATS writes not coalesced per event-loop turn: this nats-core differs from the one kubebus was tested with',
+    );
+  // an answered request ends without an Error built and dropped (quiet-replies.ts)
+  if (!quietReplies(nc))
+    log.info(
+      'NATS replies not settled quietly: this nats-core differs from the one kubebus was tested with',
     );
   const version = nc.info?.version ?? '0.0.0';
   if (compareVersions(version, MIN_NATS_VERSION) < 0) {
