@@ -195,6 +195,42 @@ describe('the object reader on a stream of one replica', { timeout: 120_000 }, (
     assert.deepEqual(r.outcomes, ['fell_back', 'fell_back']);
   });
 
+  it('catches up without a consumer, however many reads wait', async () => {
+    const tap = await connect({ servers: natsUrl(config) });
+    let consumerRequests = 0;
+    tap.subscribe(`$JS.API.CONSUMER.>`, {
+      callback: () => {
+        consumerRequests++;
+      },
+    });
+    await tap.flush();
+    try {
+      const r = reader();
+      await record('60');
+      await r.objects.read(key);
+      // twenty reads each wait for an own write the watcher publishes a little later
+      for (let i = 1; i <= 20; i++) {
+        r.writes.wrote(key, configMap(String(60 + i)), PATH);
+        const reading = r.objects.read(key);
+        await new Promise((resolve) => setImmediate(resolve));
+        await record(String(60 + i));
+        assert.equal((await reading)?.metadata.resourceVersion, String(60 + i));
+      }
+      assert.equal(r.outcomes.length, 20);
+      assert.ok(r.outcomes.every((outcome) => outcome === 'waited' || outcome === 'superseded'));
+      assert.deepEqual(r.gets, []);
+      await tap.flush();
+      assert.equal(consumerRequests, 0, 'no consumer created, asked after or fetched from');
+      const consumers = await jsm.consumers.list(Streams.events).next();
+      assert.deepEqual(
+        consumers.map((c) => c.name),
+        [],
+      );
+    } finally {
+      await tap.close();
+    }
+  });
+
   it('catches a record older than the own write that was already seen (time travel)', async () => {
     const r = reader();
     await record('50');

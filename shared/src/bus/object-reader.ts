@@ -4,7 +4,8 @@
 // OwnWrites, no read answers an object older than this process last wrote
 // of it (read-your-own-writes, ADR 0019): the common case — the record is the
 // own write, or comes after the event that carried it — costs nothing more.
-import { DeliverPolicy, type JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { MsgHdrs, NatsConnection } from '@nats-io/nats-core';
 import { opOf, type KubeCloudEvent } from '../events/kube-event.js';
 import type { KubeObject } from '../events/kube-object.js';
@@ -25,6 +26,10 @@ export interface ReadYourWrites {
   /** told each time a read had to do more than read (the stale-reads metric) */
   readonly onStaleRead?: (outcome: StaleReadOutcome) => void;
 }
+
+/** A catch-up asks again after 2 ms, then 4, 8, … at most 50 ms apart. */
+const FIRST_PAUSE_MS = 2;
+const LONGEST_PAUSE_MS = 50;
 
 /** What a read answers, by whichever get */
 type Stored = Pick<LastMessage, 'seq' | 'data' | 'header'>;
@@ -143,44 +148,52 @@ export class ObjectReader {
   }
 
   async #firstAfterIsOwn(key: ObjectKey, pending: PendingWrite): Promise<boolean> {
-    const next = await this.jsm.direct.getMessage(Streams.events, {
-      seq: Math.max(1, pending.from),
-      next_by_subj: subjects.event(key),
-    });
+    const next = await this.#nextOf(subjects.event(key), Math.max(1, pending.from));
     return next !== null && pending.reached(recordOf(next.seq, next.data, next.header).revision);
   }
 
+  /**
+   * The object's records from where the own write can first be, in order,
+   * one direct get each, until it is among them; while it is not, asked again
+   * after a pause that doubles (the watcher has not published it yet), until
+   * `waitMs`. No consumer: nats.js' ordered consumer costs a stream info, a
+   * consumer create and info, and stays on the server for five minutes after
+   * it is closed (a runtime user may not delete consumers, ADR 0015); at
+   * 10,000 objects those reached the stream's consumer limit.
+   */
   async #followUntil(
     key: ObjectKey,
     pending: PendingWrite,
     waitMs: number,
   ): Promise<{ readonly latest: Recorded | undefined; readonly waited: boolean } | undefined> {
-    const consumer = await this.jsm.jetstream().consumers.get(Streams.events, {
-      filter_subjects: [subjects.event(key)],
-      deliver_policy: DeliverPolicy.StartSequence,
-      opt_start_seq: Math.max(1, pending.from),
-    });
-    const backlog = (await consumer.info()).num_pending;
-    const messages = await consumer.consume();
-    const timer = setTimeout(() => {
-      messages.stop();
-    }, waitMs);
+    const subject = subjects.event(key);
+    const deadline = performance.now() + waitMs;
+    let from = Math.max(1, pending.from);
     let latest: Recorded | undefined;
-    let reachedAt: number | undefined;
-    let index = 0;
-    try {
-      for await (const message of messages) {
-        const record = recordOf(message.seq, message.data, message.headers);
+    let reached = false;
+    let waited = false;
+    for (let pauseMs = FIRST_PAUSE_MS; ; pauseMs = Math.min(2 * pauseMs, LONGEST_PAUSE_MS)) {
+      for (
+        let next = await this.#nextOf(subject, from);
+        next !== null;
+        next = await this.#nextOf(subject, from)
+      ) {
+        const record = recordOf(next.seq, next.data, next.header);
         latest = record;
-        if (reachedAt === undefined && pending.reached(record.revision)) reachedAt = index;
-        index++;
-        if (reachedAt !== undefined && message.info.pending === 0) break;
+        from = next.seq + 1;
+        if (!reached && pending.reached(record.revision)) reached = true;
       }
-    } finally {
-      clearTimeout(timer);
-      await messages.close();
+      if (reached) return { latest, waited };
+      const left = deadline - performance.now();
+      if (left <= 0) return undefined;
+      await sleep(Math.min(pauseMs, left));
+      waited = true;
     }
-    return reachedAt === undefined ? undefined : { latest, waited: reachedAt >= backlog };
+  }
+
+  /** The object's first record at or after `seq`, or null. */
+  #nextOf(subject: string, seq: number): Promise<Stored | null> {
+    return this.jsm.direct.getMessage(Streams.events, { seq, next_by_subj: subject });
   }
 
   async #objectOf(event: KubeCloudEvent): Promise<KubeObject | undefined> {
