@@ -12,6 +12,8 @@ export interface NatsTraffic {
   readonly outMsgs: number;
   /** messages stored, by stream (KV buckets are KV_<bucket>) */
   readonly stored: ReadonlyMap<string, number>;
+  /** consumers alive on each stream at the end (durables, and ordered reads not yet expired) */
+  readonly consumers: ReadonlyMap<string, number>;
 }
 
 interface Varz {
@@ -23,7 +25,7 @@ interface Jsz {
   readonly account_details?: readonly {
     readonly stream_detail?: readonly {
       readonly name: string;
-      readonly state: { readonly last_seq: number };
+      readonly state: { readonly last_seq: number; readonly consumer_count?: number };
     }[];
   }[];
 }
@@ -33,10 +35,14 @@ export async function natsTraffic(monitorPort: number): Promise<NatsTraffic> {
   const varz = JSON.parse((await httpCall(`${base}/varz`)).body) as Varz;
   const jsz = JSON.parse((await httpCall(`${base}/jsz?accounts=true&streams=true`)).body) as Jsz;
   const stored = new Map<string, number>();
+  const consumers = new Map<string, number>();
   for (const account of jsz.account_details ?? [])
-    for (const stream of account.stream_detail ?? [])
+    for (const stream of account.stream_detail ?? []) {
       stored.set(stream.name, (stored.get(stream.name) ?? 0) + stream.state.last_seq);
-  return { inMsgs: varz.in_msgs, outMsgs: varz.out_msgs, stored };
+      const alive = stream.state.consumer_count ?? 0;
+      if (alive > 0) consumers.set(stream.name, (consumers.get(stream.name) ?? 0) + alive);
+    }
+  return { inMsgs: varz.in_msgs, outMsgs: varz.out_msgs, stored, consumers };
 }
 
 export function trafficBetween(before: NatsTraffic, after: NatsTraffic): NatsTraffic {
@@ -45,7 +51,12 @@ export function trafficBetween(before: NatsTraffic, after: NatsTraffic): NatsTra
     const delta = seq - (before.stored.get(stream) ?? 0);
     if (delta !== 0) stored.set(stream, delta);
   }
-  return { inMsgs: after.inMsgs - before.inMsgs, outMsgs: after.outMsgs - before.outMsgs, stored };
+  return {
+    inMsgs: after.inMsgs - before.inMsgs,
+    outMsgs: after.outMsgs - before.outMsgs,
+    stored,
+    consumers: after.consumers,
+  };
 }
 
 /** "in 35.1, out 30.2; KUBEBUS_EVENTS 7.0, KUBEBUS_WORK 7.0, …" per object */
@@ -55,5 +66,9 @@ export function formatTraffic(traffic: NatsTraffic, objects: number): string {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([stream, n]) => `${stream} ${per(n)}`)
     .join(', ');
-  return `messages in ${per(traffic.inMsgs)}, out ${per(traffic.outMsgs)}; stored: ${stored === '' ? 'none' : stored}`;
+  const consumers = [...traffic.consumers]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([stream, n]) => `${stream} ${n}`)
+    .join(', ');
+  return `messages in ${per(traffic.inMsgs)}, out ${per(traffic.outMsgs)}; stored: ${stored === '' ? 'none' : stored}; consumers alive at the end: ${consumers === '' ? 'none' : consumers}`;
 }
