@@ -2,9 +2,10 @@
 // one partition at once — not while one hands partitions over slowly (its
 // renewals must not wait behind the hand-over), and not when one stops being
 // able to renew (it must fence itself before the server expires its keys).
-import { PartitionLeases } from '@kubebus/shared/bus';
+import { leaseBucketOf, PartitionLeases, type LeaseBucket } from '@kubebus/shared/bus';
 import { createLogger } from '@kubebus/shared/obs';
-import { Kvm, type KV } from '@nats-io/kv';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -34,25 +35,28 @@ interface Replica {
 describe('partition leases', { timeout: 120_000 }, () => {
   let nats: StandaloneNats;
   let nc: NatsConnection;
+  let jsm: JetStreamManager;
 
   before(async () => {
     nats = await standaloneNats('leases');
     ({ nc } = nats);
+    jsm = await jetstreamManager(nc);
   });
 
   after(() => nats.stop());
 
-  const bucket = async (name: string) => new Kvm(nc).create(name, { history: 1, ttl: TTL });
+  const bucket = async (name: string) =>
+    leaseBucketOf(await new Kvm(nc).create(name, { history: 1, ttl: TTL }), nc, jsm, name);
 
   function replica(
-    kv: KV,
+    bucket: LeaseBucket,
     id: string,
     group: string,
     releasing: (p: number) => Promise<void>,
   ): Replica {
     const consuming = new Set<number>();
     const lost: number[] = [];
-    const leases = new PartitionLeases(kv, {
+    const leases = new PartitionLeases(bucket, {
       group,
       replicaId: id,
       partitions: PARTITIONS,
@@ -140,16 +144,19 @@ describe('partition leases', { timeout: 120_000 }, () => {
     let stall = false;
     // A replica whose writes stop reaching the server (a network partition):
     // they hang; reads still work.
-    const stalling = new Proxy(real, {
-      get(target, property, receiver) {
-        if (stall && ['update', 'put', 'create'].includes(String(property)))
-          return () => new Promise(() => undefined);
-        const value: unknown = Reflect.get(target, property, receiver);
-        return typeof value === 'function'
-          ? (value as (...a: unknown[]) => unknown).bind(target)
-          : value;
-      },
-    });
+    const stalling = {
+      ...real,
+      kv: new Proxy(real.kv, {
+        get(target, property, receiver) {
+          if (stall && ['update', 'put', 'create'].includes(String(property)))
+            return () => new Promise(() => undefined);
+          const value: unknown = Reflect.get(target, property, receiver);
+          return typeof value === 'function'
+            ? (value as (...a: unknown[]) => unknown).bind(target)
+            : value;
+        },
+      }),
+    };
     const a = replica(stalling, 'a', 'g2', async () => undefined);
     await a.leases.start();
     assert.equal(a.consuming.size, PARTITIONS);
@@ -183,6 +190,42 @@ describe('partition leases', { timeout: 120_000 }, () => {
     const until = Date.now() + 40 * RENEW;
     await neverOverlap(a, b, () => Date.now() > until, 'forty rounds');
     assert.equal(releases, balancedAfter, 'no hand-over once balanced');
+    await Promise.all([a.leases.stop(), b.leases.stop()]);
+  });
+
+  it('lists the live member keys in one request, with no consumer', async () => {
+    const leases = await bucket('leases_listing');
+    await leases.kv.put('g5.member.a', 'x');
+    await leases.kv.put('g5.member.host.example.org', 'x'); // a replica id with dots
+    await leases.kv.put('g5.member.gone', 'x');
+    await leases.kv.delete('g5.member.gone');
+    await leases.kv.put('g5.member.purged', 'x');
+    await leases.kv.purge('g5.member.purged');
+    await leases.kv.put('g5.lease.p0', 'a');
+    await leases.kv.put('g6.member.other', 'x');
+    const consumerRequests: string[] = [];
+    const tap = nc.subscribe('$JS.API.CONSUMER.>', {
+      callback: (_error, message) => {
+        consumerRequests.push(message.subject);
+      },
+    });
+    await nc.flush();
+    assert.deepEqual((await leases.keysUnder('g5.member.')).sort(), [
+      'g5.member.a',
+      'g5.member.host.example.org',
+    ]);
+    assert.deepEqual(await leases.keysUnder('g7.member.'), []);
+    // two replicas sharing partitions over many rounds list members without one either
+    const a = replica(leases, 'a', 'g8', async () => undefined);
+    const b = replica(leases, 'b', 'g8', async () => undefined);
+    await Promise.all([a.leases.start(), b.leases.start()]);
+    await waitFor(
+      () => a.consuming.size === PARTITIONS / 2 && b.consuming.size === PARTITIONS / 2,
+      'the partitions to be shared',
+    );
+    await nc.flush();
+    tap.unsubscribe();
+    assert.deepEqual(consumerRequests, []);
     await Promise.all([a.leases.stop(), b.leases.stop()]);
   });
 });

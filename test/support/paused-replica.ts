@@ -12,7 +12,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
-import { runPartitioned } from '@kubebus/shared/bus';
+import { leaseBucketOf, runPartitioned } from '@kubebus/shared/bus';
 import { createLogger } from '@kubebus/shared/obs';
 import { Controller, reconcilerFunc, runtimeMetrics } from '@kubebus/shared/runtime';
 
@@ -40,7 +40,12 @@ function stopTheWorld(ms: number): void {
 const nc = await connect({ servers: natsUrl });
 const jsm = await jetstreamManager(nc);
 await jsm.streams.add({ name: 'PAUSE', subjects: ['pause.>'] });
-const leases = await new Kvm(nc).create('pause_leases', { history: 1, ttl: TTL });
+const leases = leaseBucketOf(
+  await new Kvm(nc).create('pause_leases', { history: 1, ttl: TTL }),
+  nc,
+  jsm,
+  'pause_leases',
+);
 
 let reconciles = 0;
 const controller = new Controller(

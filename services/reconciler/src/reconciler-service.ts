@@ -8,6 +8,7 @@ import {
   agreementKeys,
   durableNames,
   leaseGroups,
+  openLeaseBucket,
   OutcomeRecorder,
   serverAtLeast,
   pendingPerPartition,
@@ -340,7 +341,7 @@ export async function startReconcilerService(deps: {
   let partitions: RunningPartitions | undefined;
   if (config.consume) {
     partitions = await runPartitioned(
-      { js, jsm, leases: await new Kvm(bus.nc).open(Buckets.leases), controller, log },
+      { js, jsm, leases: await openLeaseBucket(bus.nc, jsm, Buckets.leases), controller, log },
       {
         stream: Streams.work,
         durable: (partition) => durableNames.work(config.controller, partition),

@@ -6,6 +6,7 @@ import {
   agreementKeys,
   durableNames,
   leaseGroups,
+  openLeaseBucket,
   OutcomeRecorder,
   pendingPerPartition,
   defaultTopology,
@@ -125,7 +126,7 @@ export async function startStatusWriter(deps: {
   );
 
   const partitions = await runPartitioned(
-    { js, jsm, leases: await new Kvm(bus.nc).open(Buckets.leases), controller, log },
+    { js, jsm, leases: await openLeaseBucket(bus.nc, jsm, Buckets.leases), controller, log },
     {
       stream: Streams.status,
       durable: (partition) => durableNames.status(config.controller, partition),

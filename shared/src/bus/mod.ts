@@ -34,6 +34,7 @@ export type { DeadLetter } from './dead-letter.js';
 export { WorkMarkSchema, WorkReasons, encodeWorkMark, parseWorkMark } from './work-mark.js';
 export type { WorkMark, WorkReason } from './work-mark.js';
 export { PartitionLeases, leaseGroups, leaseKey } from './partition-leases.js';
+export { leaseBucketOf, openLeaseBucket, type LeaseBucket } from './lease-bucket.js';
 export type { PartitionLeaseOptions } from './partition-leases.js';
 export { PartitionConsumers } from './partition-consumers.js';
 export type { CrashBound, ParsedRequest, PartitionConsumerOptions } from './partition-consumers.js';

@@ -8,9 +8,9 @@
 // - fencing: a replica trusts a lease only until half its TTL after the renewal
 //   was *sent*; past that it revokes the partition itself, so it has stopped
 //   long before the server can expire the key and give it to someone else.
-import type { KV } from '@nats-io/kv';
 import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import type { Logger } from '../obs/logger.js';
+import type { LeaseBucket } from './lease-bucket.js';
 
 /**
  * The groups sharing partitions: a controller's reconcilers, its status
@@ -62,10 +62,13 @@ export class PartitionLeases {
   /** stopping: rounds only renew what is still held, they take nothing new */
   #stopping = false;
 
+  readonly #bucket: LeaseBucket;
+
   constructor(
-    private readonly kv: KV,
+    bucket: LeaseBucket,
     private readonly options: PartitionLeaseOptions,
   ) {
+    this.#bucket = bucket;
     if (options.renewEveryMs * 3 > options.ttlMs) {
       throw new KubebusError(
         ErrorCodes.InvalidConfig,
@@ -111,7 +114,7 @@ export class PartitionLeases {
     clearTimeout(this.#timer);
     clearInterval(this.#fence);
     await this.#ticking;
-    await this.kv.delete(this.#memberKey()).catch(() => undefined);
+    await this.#bucket.kv.delete(this.#memberKey()).catch(() => undefined);
   }
 
   #schedule(): void {
@@ -131,7 +134,10 @@ export class PartitionLeases {
         return;
       }
       const sentAt = this.#now();
-      await Promise.all([this.kv.put(this.#memberKey(), new Date().toISOString()), this.#renew()]);
+      await Promise.all([
+        this.#bucket.kv.put(this.#memberKey(), new Date().toISOString()),
+        this.#renew(),
+      ]);
       if (this.#now() - sentAt > this.options.ttlMs / 2) return; // too slow to trust a new lease
       const members = await this.#members();
       const fairShare = Math.ceil(this.options.partitions / Math.max(1, members.length));
@@ -161,7 +167,7 @@ export class PartitionLeases {
       [...this.#held].map(async ([partition, lease]) => {
         const sentAt = this.#now();
         try {
-          const revision = await this.kv.update(
+          const revision = await this.#bucket.kv.update(
             this.#leaseKey(partition),
             this.options.replicaId,
             lease.revision,
@@ -190,7 +196,7 @@ export class PartitionLeases {
       const sentAt = this.#now();
       let revision: number;
       try {
-        revision = await this.kv.create(this.#leaseKey(partition), this.options.replicaId);
+        revision = await this.#bucket.kv.create(this.#leaseKey(partition), this.options.replicaId);
       } catch {
         continue; // held by another replica
       }
@@ -226,7 +232,7 @@ export class PartitionLeases {
     const lease = this.#held.get(partition);
     if (lease === undefined) return; // fenced meanwhile: the key expires by itself
     this.#held.delete(partition);
-    await this.kv
+    await this.#bucket.kv
       .delete(this.#leaseKey(partition), { previousSeq: lease.revision })
       .catch(() => undefined);
     this.options.log.debug({ partition }, 'partition released');
@@ -237,7 +243,7 @@ export class PartitionLeases {
     // member counted twice would shrink everyone's share (needless hand-overs).
     const members = new Set([this.options.replicaId]);
     const prefix = `${this.options.group}.member.`;
-    for await (const key of await this.kv.keys(`${prefix}*`)) members.add(key.slice(prefix.length));
+    for (const key of await this.#bucket.keysUnder(prefix)) members.add(key.slice(prefix.length));
     return [...members].sort();
   }
 

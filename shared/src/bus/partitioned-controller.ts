@@ -3,11 +3,11 @@
 // after its running reconciles finish — one reconcile per object at a time
 // across all replicas, with no leader.
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import type { KV } from '@nats-io/kv';
 import type { Logger } from '../obs/logger.js';
 import type { Controller } from '../runtime/controller.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { WorkItem } from '../runtime/work-item.js';
+import type { LeaseBucket } from './lease-bucket.js';
 import { PartitionConsumers, type PartitionConsumerOptions } from './partition-consumers.js';
 import { PartitionLeases } from './partition-leases.js';
 import { partitionOf } from './subjects.js';
@@ -55,7 +55,7 @@ export async function runPartitioned(
   deps: {
     js: JetStreamClient;
     jsm: JetStreamManager;
-    leases: KV;
+    leases: LeaseBucket;
     controller: Controller;
     log: Logger;
   },
