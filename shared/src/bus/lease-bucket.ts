@@ -3,9 +3,11 @@
 // server keeps for five minutes after it is closed (runtime users may not
 // delete consumers, ADR 0015): a lease round a second per replica left
 // hundreds alive on the bucket's stream and could reach its consumer limit.
+// nats-server 2.10 has no batched direct get: there, kv.keys() it is.
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { serverAtLeast } from './connect.js';
 import { IncompleteBatch, lastMessagesFor } from './last-messages.js';
 
 export interface LeaseBucket {
@@ -22,28 +24,34 @@ export async function openLeaseBucket(
   jsm: Pick<JetStreamManager, 'getOptions'>,
   name: string,
 ): Promise<LeaseBucket> {
-  return leaseBucketOf(await new Kvm(nc).open(name), nc, jsm, name);
+  const batchVia = serverAtLeast(nc, '2.11.0') ? nc : undefined;
+  return leaseBucketOf(await new Kvm(nc).open(name), batchVia, jsm, name);
 }
 
+/** `batchVia`: where batched direct gets go (nats-server >= 2.11); without it, kv.keys(). */
 export function leaseBucketOf(
   kv: KV,
-  nc: Pick<NatsConnection, 'requestMany'>,
+  batchVia: Pick<NatsConnection, 'requestMany'> | undefined,
   jsm: Pick<JetStreamManager, 'getOptions'>,
   name: string,
 ): LeaseBucket {
   const subjectPrefix = `$KV.${name}.`;
+  const slowly = async (prefix: string) => {
+    const keys: string[] = [];
+    for await (const key of await kv.keys(`${prefix}>`)) keys.push(key);
+    return keys;
+  };
   return {
     kv,
     async keysUnder(prefix) {
+      if (batchVia === undefined) return slowly(prefix);
       let found;
       try {
-        found = await lastMessagesFor(nc, jsm, `KV_${name}`, [`${subjectPrefix}${prefix}>`]);
+        found = await lastMessagesFor(batchVia, jsm, `KV_${name}`, [`${subjectPrefix}${prefix}>`]);
       } catch (error) {
         // more keys than one batch answers: the slow listing, still complete
         if (!(error instanceof IncompleteBatch)) throw error;
-        const keys: string[] = [];
-        for await (const key of await kv.keys(`${prefix}>`)) keys.push(key);
-        return keys;
+        return slowly(prefix);
       }
       const keys: string[] = [];
       for (const last of found.values())
