@@ -19,6 +19,10 @@ export interface PartitionedControllerOptions extends Omit<
   'dispatch' | 'log'
 > {
   readonly replicaId: string;
+  /** the partition consumers' ack_wait */
+  readonly ackWaitMs: number;
+  /** the partition consumers' max_ack_pending: delivered and not yet answered (pendingPerPartition) */
+  readonly maxAckPending: number;
   /** who shares the leases (leaseGroups in partition-leases.ts) */
   readonly leaseGroup: string;
   readonly partitions: number;
@@ -36,7 +40,8 @@ export interface PartitionedControllerOptions extends Omit<
 }
 
 /**
- * Requests pulled per partition before they are settled. Few: a request left
+ * Requests delivered per partition before they are settled (its consumer's
+ * max_ack_pending; a pull asks for more and stands until there is room). Few: a request left
  * in the work stream still coalesces with newer marks for its object (one
  * per subject), while one pulled early only waits in memory, heartbeated
  * (a NATS message every ackWait / 3). The workers' share of the partitions,
