@@ -8,7 +8,7 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { serverAtLeast } from './connect.js';
-import { IncompleteBatch, lastMessagesFor } from './last-messages.js';
+import { lastMessagesFor } from './last-messages.js';
 
 export interface LeaseBucket {
   readonly kv: KV;
@@ -48,9 +48,9 @@ export function leaseBucketOf(
       let found;
       try {
         found = await lastMessagesFor(batchVia, jsm, `KV_${name}`, [`${subjectPrefix}${prefix}>`]);
-      } catch (error) {
-        // more keys than one batch answers: the slow listing, still complete
-        if (!(error instanceof IncompleteBatch)) throw error;
+      } catch {
+        // more keys than one batch answers (IncompleteBatch), or a server that cannot answer
+        // one (an older replica mid-upgrade, a reconnect to 2.10): the slow listing, complete
         return slowly(prefix);
       }
       const keys: string[] = [];
