@@ -7,6 +7,7 @@
 import {
   HandedDownWrites,
   OutcomeRecorder,
+  outcomeRecordsSince,
   OwnWrites,
   StatusPublisher,
   Streams,
@@ -15,7 +16,13 @@ import {
 import { createLogger } from '@kubebus/shared/obs';
 import { partitionOf } from '@kubebus/shared/bus';
 import type { ReconcileOutcome } from '@kubebus/shared/runtime';
-import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy } from '@nats-io/jetstream';
+import {
+  DiscardPolicy,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -65,16 +72,18 @@ function outcome(name: string): ReconcileOutcome {
 describe('own writes handed down in outcome records', { timeout: 120_000 }, () => {
   let nats: StandaloneNats;
   let nc: NatsConnection;
+  let jsm: JetStreamManager;
 
   before(async () => {
     nats = await standaloneNats('handed-down');
     nc = nats.nc;
-    const jsm = await jetstreamManager(nc);
+    jsm = await jetstreamManager(nc);
     await jsm.streams.add({
       name: Streams.outcomes,
       subjects: [subjects.allOutcomes],
       num_replicas: 1,
       max_msg_size: 8 * 1024,
+      allow_direct: true,
     });
     // as topology.ts makes it: a work queue, one pending intent per object, read directly
     await jsm.streams.add({
@@ -94,7 +103,6 @@ describe('own writes handed down in outcome records', { timeout: 120_000 }, () =
 
   /** Outcome records are core publishes: stored a moment after they are sent. */
   async function untilStored(records: number): Promise<void> {
-    const jsm = await jetstreamManager(nc);
     await waitFor(
       async () => (await jsm.streams.info(Streams.outcomes)).state.messages >= records,
       `${records} outcome records stored`,
@@ -102,17 +110,15 @@ describe('own writes handed down in outcome records', { timeout: 120_000 }, () =
     );
   }
 
-  const nextOwner = (writes: OwnWrites) =>
+  /** The outcome records of `controller`, read as on nats-server >= 2.11 or as on 2.10. */
+  const recordsOf = (controller: string, batched: boolean) =>
+    outcomeRecordsSince({ js: jetstream(nc), jsm, batchVia: batched ? nc : undefined }, controller);
+
+  const nextOwner = (writes: OwnWrites, batched = true, maxRecords = 1_000) =>
     new HandedDownWrites(
-      jetstream(nc),
+      recordsOf(CONTROLLER, batched),
       writes,
-      {
-        controller: CONTROLLER,
-        partitions: PARTITIONS,
-        windowMs: 60_000,
-        maxRecords: 1_000,
-        deadlineMs: 10_000,
-      },
+      { partitions: PARTITIONS, windowMs: 60_000, maxRecords, deadlineMs: 10_000 },
       silent,
     );
 
@@ -142,6 +148,9 @@ describe('own writes handed down in outcome records', { timeout: 120_000 }, () =
 
     const next = new OwnWrites();
     assert.equal(await nextOwner(next).inherit(partition), 1);
+    // nats-server 2.10's way (an ordered consumer) hands down the same
+    const throughConsumer = new OwnWrites();
+    assert.equal(await nextOwner(throughConsumer, false).inherit(partition), 1);
     const alive = (seq: number, resourceVersion: string, name: string) => ({
       seq,
       uid: `uid-${name}`,
@@ -150,6 +159,8 @@ describe('own writes handed down in outcome records', { timeout: 120_000 }, () =
     // the bus at the read before the latest write: stale; the write itself: fresh
     assert.equal(next.freshness(ownedOf(mine), alive(5, '10', mine)), 'stale');
     assert.equal(next.freshness(ownedOf(mine), alive(8, '12', mine)), 'fresh');
+    assert.equal(throughConsumer.freshness(ownedOf(mine), alive(5, '10', mine)), 'stale');
+    assert.equal(throughConsumer.freshness(ownedOf(mine), alive(8, '12', mine)), 'fresh');
     // caught up only to the write before it: not taken for the latest
     const again = new OwnWrites();
     await nextOwner(again).inherit(partition);
@@ -169,28 +180,83 @@ describe('own writes handed down in outcome records', { timeout: 120_000 }, () =
       previous.handDown(primaryNamed(name)),
     );
     await untilStored(6);
-    const next = new OwnWrites();
-    await nextOwner(next).inherit(partition);
-    const record = { seq: 7, uid: 'uid-swept', resourceVersion: '30' };
-    assert.equal(next.freshness(ownedOf(name), record), 'stale');
-    assert.equal(next.freshness(ownedOf(name), undefined), 'fresh');
+    for (const batched of [true, false]) {
+      const next = new OwnWrites();
+      await nextOwner(next, batched).inherit(partition);
+      const record = { seq: 7, uid: 'uid-swept', resourceVersion: '30' };
+      assert.equal(next.freshness(ownedOf(name), record), 'stale');
+      assert.equal(next.freshness(ownedOf(name), undefined), 'fresh');
+    }
   });
 
   it('reads nothing where the window holds no outcome record', async () => {
-    const next = new OwnWrites();
-    const handedDown = new HandedDownWrites(
-      jetstream(nc),
-      next,
-      {
-        controller: 'quiet',
-        partitions: PARTITIONS,
-        windowMs: 60_000,
-        maxRecords: 1_000,
-        deadlineMs: 10_000,
+    for (const batched of [true, false]) {
+      const handedDown = new HandedDownWrites(
+        recordsOf('quiet', batched),
+        new OwnWrites(),
+        { partitions: PARTITIONS, windowMs: 60_000, maxRecords: 1_000, deadlineMs: 10_000 },
+        silent,
+      );
+      assert.equal(await handedDown.inherit(0), 0);
+    }
+  });
+
+  it('reads a window of many pages through direct gets, with no consumer', async () => {
+    const controller = 'paged';
+    const recorder = new OutcomeRecorder(nc, controller);
+    const previous = new OwnWrites();
+    const names = Array.from({ length: 600 }, (_, i) => `p${String(i)}`);
+    const stored = (await jsm.streams.info(Streams.outcomes)).state.messages;
+    for (const name of names) {
+      previous.read(ownedOf(name), 1);
+      previous.wrote(
+        ownedOf(name),
+        { metadata: { uid: `uid-${name}`, resourceVersion: '2' } },
+        `/api/v1/namespaces/ns/configmaps/${name}-count`,
+        primaryNamed(name),
+      );
+      recorder.record(outcome(name), previous.handDown(primaryNamed(name)));
+    }
+    await untilStored(stored + names.length);
+    const inPartition = (partition: number) =>
+      names.filter((name) => partitionOf(primaryNamed(name), PARTITIONS) === partition).length;
+    const takeAll = async (batched: boolean) => {
+      const handedDown = new HandedDownWrites(
+        recordsOf(controller, batched),
+        new OwnWrites(),
+        { partitions: PARTITIONS, windowMs: 60_000, maxRecords: 1_000, deadlineMs: 10_000 },
+        silent,
+      );
+      const taken: number[] = [];
+      for (let partition = 0; partition < PARTITIONS; partition++)
+        taken.push(await handedDown.inherit(partition));
+      return taken;
+    };
+    const consumerRequests: string[] = [];
+    const tap = nc.subscribe('$JS.API.CONSUMER.>', {
+      callback: (_error, message) => {
+        consumerRequests.push(message.subject);
       },
-      silent,
-    );
-    assert.equal(await handedDown.inherit(0), 0);
+    });
+    let directGets = 0;
+    const gets = nc.subscribe(`$JS.API.DIRECT.GET.${Streams.outcomes}`, {
+      callback: () => {
+        directGets++;
+      },
+    });
+    await nc.flush();
+    const expected = Array.from({ length: PARTITIONS }, (_, partition) => inPartition(partition));
+    // every partition's objects, from records read once for the round (600 in pages of 256)
+    assert.deepEqual(await takeAll(true), expected);
+    await nc.flush();
+    gets.unsubscribe();
+    assert.deepEqual(consumerRequests, []);
+    assert.ok(directGets >= 3, `three pages at least, read: ${String(directGets)} requests`);
+    // an ordered consumer, on nats-server 2.10, reads the same
+    assert.deepEqual(await takeAll(false), expected);
+    await nc.flush();
+    tap.unsubscribe();
+    assert.ok(consumerRequests.length > 0, 'the 2.10 way is an ordered consumer');
   });
 
   it("the next owner of a partition shows its objects' pending status intents as its own", async () => {

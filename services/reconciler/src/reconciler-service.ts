@@ -15,6 +15,7 @@ import {
   defaultTopology,
   Buckets,
   HandedDownWrites,
+  outcomeRecordsSince,
   ObjectReader,
   OwnWrites,
   StatusPublisher,
@@ -327,10 +328,12 @@ export async function startReconcilerService(deps: {
         });
   const batchedReads = serverAtLeast(bus.nc, '2.11.0');
   const handedDown = new HandedDownWrites(
-    js,
+    outcomeRecordsSince(
+      { js, jsm, batchVia: batchedReads ? bus.nc : undefined },
+      config.controller,
+    ),
     ownWrites,
     {
-      controller: config.controller,
       partitions: config.partitions,
       windowMs: HANDED_DOWN_WINDOW_MS,
       maxRecords: HANDED_DOWN_MAX_RECORDS,

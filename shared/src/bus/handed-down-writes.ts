@@ -8,17 +8,16 @@
 // The partitions of one lease round are taken one after another while the
 // leases wait: the records are read once and then only what came since
 // (kept, the latest write per object), and each read is bounded in time.
-import { DeliverPolicy, type JetStreamClient } from '@nats-io/jetstream';
+// Where the records come from: outcome-records-since.ts.
 import type { Logger } from '../obs/logger.js';
 import { keyString, type ObjectKey } from '../runtime/object-key.js';
 import { jsonOf } from './json-message.js';
 import { OutcomeRecordSchema } from './outcomes.js';
+import type { RecordsRead } from './outcome-records-since.js';
 import type { HandedDownWrite, OwnWrites } from './own-writes.js';
-import { keyOfSubject, partitionOf, subjects } from './subjects.js';
-import { Streams } from './topology.js';
+import { keyOfSubject, partitionOf } from './subjects.js';
 
 export interface HandedDownOptions {
-  readonly controller: string;
   readonly partitions: number;
   /**
    * How far back: a write older than this had that long to reach the bus.
@@ -51,7 +50,8 @@ export class HandedDownWrites {
   readonly #now: () => number;
 
   constructor(
-    private readonly js: JetStreamClient,
+    /** the operator's outcome records (outcomeRecordsSince) */
+    private readonly records: RecordsRead,
     private readonly writes: OwnWrites,
     private readonly options: HandedDownOptions,
     private readonly log: Logger,
@@ -82,49 +82,28 @@ export class HandedDownWrites {
         ? started - windowMs
         : this.#readAt - 1_000;
     for (;;) {
-      const consumer = await this.js.consumers.get(Streams.outcomes, {
-        filter_subjects: [subjects.outcomesOfController(this.options.controller)],
-        deliver_policy: DeliverPolicy.StartTime,
-        opt_start_time: new Date(from).toISOString(),
-      });
-      try {
-        const pending = (await consumer.info()).num_pending;
-        // more than it reads: the latest of them (an own write further back had longer to reach the bus)
-        if (pending > maxRecords && started - from > 2_000) {
-          from = started - Math.floor((started - from) / 2);
-          continue;
-        }
-        if (pending > 0) await this.#read(consumer);
-        this.#readAt = started;
-        return;
-      } finally {
-        // an ordered consumer outlives its reader on the server until it is idle long enough
-        await consumer.delete().catch(() => undefined);
-      }
-    }
-  }
-
-  async #read(consumer: Awaited<ReturnType<JetStreamClient['consumers']['get']>>): Promise<void> {
-    const messages = await consumer.consume();
-    const deadline = setTimeout(() => {
-      this.log.warn(
-        { deadlineMs: this.options.deadlineMs },
-        'reading the own writes to hand down took too long: the rest is not handed down',
+      const windowFrom = from;
+      // more than it reads: the latest of them (an own write further back had longer to reach the bus)
+      const tooMany = (count: number) => count > maxRecords && started - windowFrom > 2_000;
+      const read = await this.records.read(
+        from,
+        tooMany,
+        (subject, data, at) => {
+          this.#take(keyOfSubject(subject), data, at);
+        },
+        started + this.options.deadlineMs,
       );
-      void messages.close();
-    }, this.options.deadlineMs);
-    try {
-      for await (const message of messages) {
-        this.#take(
-          keyOfSubject(message.subject),
-          message.data,
-          Math.floor(message.info.timestampNanos / 1e6),
-        );
-        if (message.info.pending === 0) break;
+      if (read === 'too-many') {
+        from = started - Math.floor((started - from) / 2);
+        continue;
       }
-    } finally {
-      clearTimeout(deadline);
-      await messages.close();
+      if (read === 'late')
+        this.log.warn(
+          { deadlineMs: this.options.deadlineMs },
+          'reading the own writes to hand down took too long: the rest is not handed down',
+        );
+      this.#readAt = started;
+      return;
     }
   }
 

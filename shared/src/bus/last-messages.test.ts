@@ -4,7 +4,7 @@
 import { headers, type Msg, type MsgHdrs } from '@nats-io/nats-core';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { IncompleteBatch, lastMessagesFor } from './last-messages.js';
+import { directBatch, IncompleteBatch, lastMessagesFor } from './last-messages.js';
 
 function stored(subject: string, seq: number): Msg {
   const h = headers();
@@ -69,5 +69,25 @@ describe('a batched direct get on the shared inbox', () => {
 
   it('fails on any other status', async () => {
     await assert.rejects(read([status(408, 'Request Timeout')]), /408 Request Timeout/);
+  });
+});
+
+describe("a page of one filter's messages (batch, next_by_subj)", () => {
+  const page = (messages: readonly Msg[]) => {
+    const { nc, jsm } = answering(messages);
+    return directBatch(nc, jsm, 'S', { next_by_subj: 's.>', batch: 2, seq: 1 }, /not found/i);
+  };
+
+  it('answers the messages in order and how many match past them', async () => {
+    const answer = await page([stored('s.a', 3), stored('s.b', 5), status(204, 'EOB', 7)]);
+    assert.deepEqual(
+      answer.messages.map(({ seq }) => seq),
+      [3, 5],
+    );
+    assert.equal(answer.pending, 7);
+  });
+
+  it('answers nothing when nothing matches from there on', async () => {
+    assert.deepEqual(await page([status(404, 'Message Not Found')]), { messages: [], pending: 0 });
   });
 });

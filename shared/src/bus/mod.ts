@@ -47,6 +47,7 @@ export { ObjectReader } from './object-reader.js';
 export type { FetchByReference, ReadYourWrites } from './object-reader.js';
 export { OwnWrites } from './own-writes.js';
 export { HandedDownWrites } from './handed-down-writes.js';
+export { outcomeRecordsSince, type RecordsRead } from './outcome-records-since.js';
 export type { HandedDownWrite, StaleReadOutcome } from './own-writes.js';
 export { runPartitioned, pendingPerPartition } from './partitioned-controller.js';
 export type { PartitionedControllerOptions, RunningPartitions } from './partitioned-controller.js';
