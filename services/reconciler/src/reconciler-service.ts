@@ -331,6 +331,7 @@ export async function startReconcilerService(deps: {
     outcomeRecordsSince(
       { js, jsm, batchVia: batchedReads ? bus.nc : undefined },
       config.controller,
+      log,
     ),
     ownWrites,
     {

@@ -51,21 +51,24 @@ export interface BatchAnswer {
  * One batched direct get (`request` names `batch` or `multi_last`): the
  * messages answered up to the end of batch. A 404 alone whose description
  * matches `nothingFound` answers nothing; any other status, a 413 included
- * (IncompleteBatch), or no end within the JetStream API's timeout throws.
+ * (IncompleteBatch), or no end within `maxWaitMs` (by default the JetStream
+ * API's timeout) throws.
  */
 export async function directBatch(
   nc: Pick<NatsConnection, 'requestMany'>,
   jsm: Pick<JetStreamManager, 'getOptions'>,
   stream: string,
   request: Readonly<Record<string, unknown>>,
-  nothingFound: RegExp,
+  nothingFound: RegExp | undefined,
+  maxWaitMs?: number,
 ): Promise<BatchAnswer> {
-  const { apiPrefix, timeout } = jsm.getOptions();
+  const { apiPrefix } = jsm.getOptions();
+  const timeout = maxWaitMs ?? jsm.getOptions().timeout ?? 5_000;
   const messages: LastMessage[] = [];
   const answers = await nc.requestMany(
     `${apiPrefix ?? '$JS.API'}.DIRECT.GET.${stream}`,
     JSON.stringify(request),
-    { strategy: 'timer', maxWait: timeout ?? 5_000 },
+    { strategy: 'timer', maxWait: timeout },
   );
   for await (const message of answers) {
     const headers = message.headers;
@@ -83,15 +86,17 @@ export async function directBatch(
     if (code === END_OF_BATCH)
       return { messages, pending: Number(headers?.last('Nats-Num-Pending') || 0) };
     // "nothing" comes alone; a 404 after messages is one that failed to load
-    if (code === NOT_FOUND && messages.length === 0 && nothingFound.test(descriptionOf(message)))
+    if (
+      code === NOT_FOUND &&
+      messages.length === 0 &&
+      nothingFound?.test(descriptionOf(message)) === true
+    )
       return { messages, pending: 0 };
     if (code === TOO_MANY)
       throw new IncompleteBatch(`direct get from ${stream}: 413 ${descriptionOf(message)}`);
     throw new Error(`direct get from ${stream}: ${String(code)} ${descriptionOf(message)}`);
   }
-  throw new Error(
-    `direct get from ${stream}: the batch did not end within ${String(timeout ?? 5_000)} ms`,
-  );
+  throw new Error(`direct get from ${stream}: the batch did not end within ${String(timeout)} ms`);
 }
 
 function descriptionOf(message: Msg): string {

@@ -6,12 +6,15 @@
 // delete consumers, ADR 0015), one more per partition taken.
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
+import type { Logger } from '../obs/logger.js';
 import { directBatch } from './last-messages.js';
 import { subjects } from './subjects.js';
 import { Streams } from './topology.js';
 
 /** One stored record: its subject, its body, when it was stored (ms). */
 export type TakeRecord = (subject: string, data: Uint8Array, storedAtMs: number) => void;
+
+export type ReadResult = 'read' | 'too-many' | 'late';
 
 export interface RecordsRead {
   /**
@@ -24,11 +27,22 @@ export interface RecordsRead {
     tooMany: (count: number) => boolean,
     take: TakeRecord,
     deadlineAtMs: number,
-  ): Promise<'read' | 'too-many' | 'late'>;
+  ): Promise<ReadResult>;
 }
 
+/** Where a read through a consumer starts: a moment, or the sequence after the last record taken. */
+export type ReadFrom = { readonly ms: number } | { readonly seq: number };
+
+/** Reads records through a consumer (nats-server 2.10, or after a batch failed). */
+export type ConsumerRead = (
+  from: ReadFrom,
+  tooMany: (count: number) => boolean,
+  take: TakeRecord,
+  deadlineAtMs: number,
+) => Promise<ReadResult>;
+
 /** Records a page of a batched read holds at most. */
-const PAGE = 256;
+export const PAGE = 256;
 
 export function outcomeRecordsSince(
   bus: {
@@ -38,85 +52,113 @@ export function outcomeRecordsSince(
     readonly batchVia: Pick<NatsConnection, 'requestMany'> | undefined;
   },
   controller: string,
+  log: Logger,
   now: () => number = Date.now,
 ): RecordsRead {
   const filter = subjects.outcomesOfController(controller);
-  const { batchVia, jsm, js } = bus;
-  const slowly = throughConsumer(js, filter, now);
-  if (batchVia === undefined) return slowly;
-  return {
-    async read(fromMs, tooMany, take, deadlineAtMs) {
-      try {
-        return await batched(batchVia, jsm, filter, now, fromMs, tooMany, take, deadlineAtMs);
-      } catch {
-        // a stream without direct gets (made before they were allowed), a reconnect to 2.10:
-        // read again from the start the slow way (taken again in order, the latest still last)
-        return slowly.read(fromMs, tooMany, take, deadlineAtMs);
-      }
-    },
-  };
+  const slowly = throughConsumer(bus.js, filter, now);
+  if (bus.batchVia === undefined)
+    return { read: (fromMs, ...rest) => slowly({ ms: fromMs }, ...rest) };
+  return pagedRecords(bus.batchVia, bus.jsm, filter, slowly, log, now);
 }
 
-/** Pages of batched direct gets on the shared inbox: the first from the moment, then from the last seen. */
-async function batched(
+/**
+ * Pages of batched direct gets on the shared inbox: the first from the
+ * moment, then from the last record seen. A page that fails hands the rest
+ * to `slowly`, from the record after the last one taken (taking them again
+ * from the start could stop, at the deadline, on an object's older write).
+ */
+export function pagedRecords(
   via: Pick<NatsConnection, 'requestMany'>,
   jsm: Pick<JetStreamManager, 'getOptions'>,
   filter: string,
+  slowly: ConsumerRead,
+  log: Logger,
   now: () => number,
-  ...[fromMs, tooMany, take, deadlineAtMs]: Parameters<RecordsRead['read']>
-): ReturnType<RecordsRead['read']> {
-  const page = (from: { start_time: string } | { seq: number }) =>
-    directBatch(
-      via,
-      jsm,
-      Streams.outcomes,
-      { ...from, next_by_subj: filter, batch: PAGE },
-      /not found/i,
-    );
-  let answer = await page({ start_time: new Date(fromMs).toISOString() });
-  if (tooMany(answer.messages.length + answer.pending)) return 'too-many';
-  for (;;) {
-    for (const record of answer.messages) take(record.subject, record.data, storedAt(record));
-    const last = answer.messages.at(-1);
-    if (answer.pending === 0 || last === undefined) return 'read';
-    if (now() > deadlineAtMs) return 'late';
-    answer = await page({ seq: last.seq + 1 });
-  }
+): RecordsRead {
+  const { timeout } = jsm.getOptions();
+  return {
+    async read(fromMs, tooMany, take, deadlineAtMs) {
+      let lastTaken: number | undefined;
+      let counted = false;
+      try {
+        const page = (from: { start_time: string } | { seq: number }) =>
+          directBatch(
+            via,
+            jsm,
+            Streams.outcomes,
+            { ...from, next_by_subj: filter, batch: PAGE },
+            // nothing from the window's start on is an empty window; a page after
+            // one that said more are pending that finds nothing failed to load
+            'start_time' in from ? /not found/i : undefined,
+            // the deadline bounds the wait for a page, not only the pages asked
+            Math.max(1, Math.min(timeout ?? 5_000, deadlineAtMs - now())),
+          );
+        let answer = await page({ start_time: new Date(fromMs).toISOString() });
+        if (tooMany(answer.messages.length + answer.pending)) return 'too-many';
+        counted = true;
+        for (;;) {
+          for (const record of answer.messages) {
+            take(record.subject, record.data, storedAt(record));
+            lastTaken = record.seq;
+          }
+          if (answer.pending === 0 || lastTaken === undefined) return 'read';
+          if (now() > deadlineAtMs) return 'late';
+          answer = await page({ seq: lastTaken + 1 });
+        }
+      } catch (error) {
+        if (now() > deadlineAtMs) return 'late';
+        log.warn(
+          { err: error, afterSeq: lastTaken },
+          'a batched read of the outcome records failed: reading the rest through a consumer',
+        );
+        // a stream without direct gets (made before they were allowed), a reconnect to 2.10
+        return slowly(
+          lastTaken === undefined ? { ms: fromMs } : { seq: lastTaken + 1 },
+          counted ? () => false : tooMany,
+          take,
+          deadlineAtMs,
+        );
+      }
+    },
+  };
 }
 
 function storedAt(record: { readonly header: { last(name: string): string } | undefined }): number {
   return Date.parse(record.header?.last('Nats-Time-Stamp') ?? '') || 0;
 }
 
-/** nats-server 2.10: an ordered consumer from the moment on, deleted after (where the user may). */
-function throughConsumer(js: JetStreamClient, filter: string, now: () => number): RecordsRead {
-  return {
-    async read(fromMs, tooMany, take, deadlineAtMs) {
-      const consumer = await js.consumers.get(Streams.outcomes, {
-        filter_subjects: [filter],
-        deliver_policy: DeliverPolicy.StartTime,
-        opt_start_time: new Date(fromMs).toISOString(),
-      });
-      try {
-        const pending = (await consumer.info()).num_pending;
-        if (tooMany(pending)) return 'too-many';
-        if (pending === 0) return 'read';
-        const messages = await consumer.consume();
-        const deadline = setTimeout(() => void messages.close(), Math.max(0, deadlineAtMs - now()));
-        try {
-          for await (const message of messages) {
-            take(message.subject, message.data, Math.floor(message.info.timestampNanos / 1e6));
-            if (message.info.pending === 0) return 'read';
+/** An ordered consumer from `from` on, deleted after (where the user may). */
+function throughConsumer(js: JetStreamClient, filter: string, now: () => number): ConsumerRead {
+  return async (from, tooMany, take, deadlineAtMs) => {
+    const consumer = await js.consumers.get(Streams.outcomes, {
+      filter_subjects: [filter],
+      ...('ms' in from
+        ? {
+            deliver_policy: DeliverPolicy.StartTime,
+            opt_start_time: new Date(from.ms).toISOString(),
           }
-          return 'late';
-        } finally {
-          clearTimeout(deadline);
-          await messages.close();
+        : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from.seq }),
+    });
+    try {
+      const pending = (await consumer.info()).num_pending;
+      if (tooMany(pending)) return 'too-many';
+      if (pending === 0) return 'read';
+      const messages = await consumer.consume();
+      const deadline = setTimeout(() => void messages.close(), Math.max(0, deadlineAtMs - now()));
+      try {
+        for await (const message of messages) {
+          take(message.subject, message.data, Math.floor(message.info.timestampNanos / 1e6));
+          if (message.info.pending === 0) return 'read';
         }
+        return 'late';
       } finally {
-        // an ordered consumer outlives its reader on the server until it is idle long enough
-        await consumer.delete().catch(() => undefined);
+        clearTimeout(deadline);
+        await messages.close();
       }
-    },
+    } finally {
+      // an ordered consumer outlives its reader on the server until it is idle long enough
+      await consumer.delete().catch(() => undefined);
+    }
   };
 }
