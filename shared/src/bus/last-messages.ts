@@ -62,8 +62,8 @@ export async function directBatch(
   nothingFound: RegExp | undefined,
   maxWaitMs?: number,
 ): Promise<BatchAnswer> {
-  const { apiPrefix } = jsm.getOptions();
-  const timeout = maxWaitMs ?? jsm.getOptions().timeout ?? 5_000;
+  const { apiPrefix, timeout: apiTimeout } = jsm.getOptions();
+  const timeout = maxWaitMs ?? apiTimeout ?? 5_000;
   const messages: LastMessage[] = [];
   const answers = await nc.requestMany(
     `${apiPrefix ?? '$JS.API'}.DIRECT.GET.${stream}`,
