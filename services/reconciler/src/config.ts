@@ -4,6 +4,7 @@ import {
   commonConfig,
   durationMs,
   positiveInt,
+  statusPartitionsEnv,
   workerConfig,
   workerEnv,
 } from '@kubebus/shared/config';
@@ -37,7 +38,7 @@ export const ReconcilerConfigSchema = z
       backoffCap: '5m',
       replicaId: 'reconciler',
     }),
-    KUBEBUS_STATUS_PARTITIONS: positiveInt(16),
+    KUBEBUS_STATUS_PARTITIONS: statusPartitionsEnv(),
     /**
      * Deliveries of one work mark never answered — its process died or hung
      * past the ack wait reconciling it — before the object is parked (ADR 0022)

@@ -9,6 +9,7 @@ import {
   durableNames,
   leaseGroups,
   openLeaseBucket,
+  repartitioningBy,
   OutcomeRecorder,
   serverAtLeast,
   pendingPerPartition,
@@ -137,17 +138,26 @@ export async function startReconcilerService(deps: {
   // the watcher publishes to the work partitions, the status writers consume the status ones
   const agreements = await new Kvm(bus.nc).open(Buckets.agreements);
   const registeredBy = `reconciler ${config.replicaId}`;
+  const leases = await openLeaseBucket(bus.nc, jsm, Buckets.leases);
+  const repartitioning = repartitioningBy(
+    leases,
+    config.controller,
+    config.replicaId,
+    defaultTopology.leaseTtlMs,
+  );
   await agree(
     agreements,
     agreementKeys.work(config.controller),
     { partitions: config.partitions, registeredBy },
     log,
+    repartitioning,
   );
   await agree(
     agreements,
     agreementKeys.status(config.controller),
     { partitions: config.statusPartitions, registeredBy },
     log,
+    repartitioning,
   );
   const client = deps.kube;
   await requireKubernetesVersion(client, log);
@@ -345,7 +355,7 @@ export async function startReconcilerService(deps: {
   let partitions: RunningPartitions | undefined;
   if (config.consume) {
     partitions = await runPartitioned(
-      { js, jsm, leases: await openLeaseBucket(bus.nc, jsm, Buckets.leases), controller, log },
+      { js, jsm, leases, controller, log },
       {
         stream: Streams.work,
         durable: (partition) => durableNames.work(config.controller, partition),

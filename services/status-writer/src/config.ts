@@ -2,7 +2,7 @@
 import {
   CommonEnv,
   commonConfig,
-  positiveInt,
+  statusPartitionsEnv,
   workerConfig,
   workerEnv,
 } from '@kubebus/shared/config';
@@ -17,7 +17,7 @@ export const StatusWriterConfigSchema = z
       backoffCap: '60s',
       replicaId: 'status-writer',
     }),
-    KUBEBUS_STATUS_PARTITIONS: positiveInt(16),
+    KUBEBUS_STATUS_PARTITIONS: statusPartitionsEnv(),
     KUBEBUS_FIELD_MANAGER: z.string().default('kubebus-status-writer'),
   })
   .transform((env) => ({

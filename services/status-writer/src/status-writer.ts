@@ -7,6 +7,7 @@ import {
   durableNames,
   leaseGroups,
   openLeaseBucket,
+  repartitioningBy,
   OutcomeRecorder,
   pendingPerPartition,
   defaultTopology,
@@ -64,11 +65,13 @@ export async function startStatusWriter(deps: {
     { ...defaultTopology, replicas: config.streamReplicas },
     log,
   );
+  const leases = await openLeaseBucket(bus.nc, jsm, Buckets.leases);
   await agree(
     await new Kvm(bus.nc).open(Buckets.agreements),
     agreementKeys.status(config.controller),
     { partitions: config.partitions, registeredBy: `status writer ${config.replicaId}` },
     log,
+    repartitioningBy(leases, config.controller, config.replicaId, defaultTopology.leaseTtlMs),
   );
   const client = deps.kube;
   await requireKubernetesVersion(client, log);
@@ -126,7 +129,7 @@ export async function startStatusWriter(deps: {
   );
 
   const partitions = await runPartitioned(
-    { js, jsm, leases: await openLeaseBucket(bus.nc, jsm, Buckets.leases), controller, log },
+    { js, jsm, leases, controller, log },
     {
       stream: Streams.status,
       durable: (partition) => durableNames.status(config.controller, partition),

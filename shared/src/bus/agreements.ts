@@ -4,12 +4,17 @@
 // status writers consume) — recorded in a KV bucket by the first process to
 // start and checked by every later one. A process that disagrees refuses to
 // start with one line saying who registered what, instead of publishing work
-// nobody consumes. Interests (for, owns) may change in a rolling update: a
-// difference is logged, and the newest process' view is kept.
+// nobody consumes — unless no other process of the controller is alive: then
+// it repartitions (registers its count), and the upgrade sweep, which knows
+// the count, reconciles every object again in its new partition. Interests
+// (for, owns) may change in a rolling update: a difference is logged, and the
+// newest process' view is kept.
 import type { KV } from '@nats-io/kv';
 import { z } from 'zod';
 import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import type { Logger } from '../obs/logger.js';
+import type { LeaseBucket } from './lease-bucket.js';
+import { leaseGroups } from './partition-leases.js';
 
 const AgreementSchema = z.object({
   partitions: z.number().int().positive(),
@@ -34,11 +39,25 @@ export const agreementKeys = {
   of: (controller: string) => `${controller}.>`,
 } as const;
 
+/**
+ * Who else of the controller is alive: what a process that disagrees with the
+ * registered count asks before it repartitions. Undefined: it may not (the
+ * watcher, which holds no lease, only follows what the reconcilers registered).
+ */
+export interface Repartitioning {
+  /** the live processes of the controller other than this one (their lease members) */
+  readonly othersAlive: () => Promise<string[]>;
+  /** a count registered this recently may belong to a process that has not joined yet */
+  readonly settleMs: number;
+  readonly now?: () => number;
+}
+
 export async function agree(
   kv: KV,
   key: string,
   ours: Omit<Agreement, 'at'>,
   log: Logger,
+  repartitioning?: Repartitioning,
 ): Promise<void> {
   const entry = await kv.get(key);
   let registered: Agreement | undefined;
@@ -46,11 +65,20 @@ export async function agree(
     const parsed = AgreementSchema.safeParse(entry.json());
     registered = parsed.success ? parsed.data : undefined;
   }
+  let repartitioned = false;
   if (registered !== undefined && registered.partitions !== ours.partitions) {
-    throw new KubebusError(
-      ErrorCodes.InvalidConfig,
-      `${key} is split into ${registered.partitions} partitions (registered by ${registered.registeredBy} at ${registered.at}) but this process says ${ours.partitions}: every process of a controller must use the same count. Use ${registered.partitions}, or stop all of them and delete the key (nats kv del kubebus_agreements ${key}) to change it`,
+    const refusal = await refusalToRepartition(key, registered, ours, repartitioning);
+    if (refusal !== undefined) throw new KubebusError(ErrorCodes.InvalidConfig, refusal);
+    log.warn(
+      {
+        key,
+        from: registered.partitions,
+        to: ours.partitions,
+        registeredBy: registered.registeredBy,
+      },
+      'repartitioning: no other process of the controller is alive; every object is reconciled again in its new partition',
     );
+    repartitioned = true;
   }
   const sameInterests =
     registered === undefined ||
@@ -64,10 +92,60 @@ export async function agree(
       'this process declares other interests than the one registered before it (a rolling update?); keeping this one',
     );
   const unchanged =
+    !repartitioned &&
     registered !== undefined &&
     sameInterests &&
     (ours.for === undefined || registered.for !== undefined) &&
     (ours.owns === undefined || registered.owns !== undefined);
-  if (!unchanged)
-    await kv.put(key, JSON.stringify({ ...registered, ...ours, at: new Date().toISOString() }));
+  if (unchanged) return;
+  const value = JSON.stringify({ ...registered, ...ours, at: new Date().toISOString() });
+  // a repartition replaces exactly what it read: two at once, and the second fails
+  if (repartitioned && entry !== null) await kv.update(key, value, entry.revision);
+  else await kv.put(key, value);
+}
+
+/**
+ * The reconcilers and status writers of the controller alive now, other than
+ * `replicaId` (this process): their member keys in the leases bucket, which
+ * expire a lease TTL after their process stopped renewing them.
+ */
+export function repartitioningBy(
+  leases: LeaseBucket,
+  controller: string,
+  replicaId: string,
+  leaseTtlMs: number,
+): Repartitioning {
+  return {
+    settleMs: leaseTtlMs,
+    async othersAlive() {
+      const alive: string[] = [];
+      for (const group of [leaseGroups.work(controller), leaseGroups.status(controller)]) {
+        const prefix = `${group}.member.`;
+        for (const key of await leases.keysUnder(prefix)) {
+          const replica = key.slice(prefix.length);
+          if (replica !== replicaId) alive.push(`${group.slice(controller.length + 1)} ${replica}`);
+        }
+      }
+      return alive;
+    },
+  };
+}
+
+/** Why this process may not register its count over the registered one; undefined if it may. */
+async function refusalToRepartition(
+  key: string,
+  registered: Agreement,
+  ours: Omit<Agreement, 'at'>,
+  repartitioning: Repartitioning | undefined,
+): Promise<string | undefined> {
+  const said = `${key} is split into ${registered.partitions} partitions (registered by ${registered.registeredBy} at ${registered.at}) but this process says ${ours.partitions}`;
+  if (repartitioning === undefined)
+    return `${said}: every process of a controller must use the same count. Use ${registered.partitions}, or stop every process of the operator and start its reconcilers with ${ours.partitions} first (they repartition it)`;
+  const alive = await repartitioning.othersAlive();
+  if (alive.length > 0)
+    return `${said}, and ${alive.length} of its processes are alive (${alive.slice(0, 3).join(', ')}${alive.length > 3 ? ', ...' : ''}). Use ${registered.partitions}, or stop every process of the operator (scale its roles to 0) and start them with ${ours.partitions}: the first one repartitions it`;
+  const sinceRegistered = (repartitioning.now ?? Date.now)() - Date.parse(registered.at);
+  if (!(sinceRegistered >= repartitioning.settleMs))
+    return `${said}, registered less than ${Math.ceil(repartitioning.settleMs / 1_000)} s ago: its process may still be starting. Use ${registered.partitions}, or start this one again once every process with ${registered.partitions} has stopped`;
+  return undefined;
 }

@@ -6,6 +6,7 @@
 // the partition it now holds, so the new code reconciles them, paced by the
 // usual work queue and throttle, one reconcile per key as always — and a
 // rolling update sweeps each partition once more per version, whoever held it.
+// A repartition (agreements.ts) sweeps every partition again: the objects moved.
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -70,13 +71,21 @@ async function primaryObjects(deps: SweepDeps): Promise<{ key: ObjectKey; uid: s
   });
 }
 
-/** The version a sweep record names (JSON, as every agreement is); undefined if unreadable. */
-function sweptVersion(text: string): string | undefined {
+/**
+ * What a sweep record names (JSON, as every agreement is): the version, and
+ * the partition count it swept under — a repartition moves objects to other
+ * partitions, so it sweeps again even with the same version (a record
+ * without a count predates it: swept again too).
+ */
+function sweptBy(text: string): { version?: string; partitions?: number } {
   try {
-    const { version } = JSON.parse(text) as { version?: unknown };
-    return typeof version === 'string' ? version : undefined;
+    const { version, partitions } = JSON.parse(text) as { version?: unknown; partitions?: unknown };
+    return {
+      ...(typeof version === 'string' ? { version } : {}),
+      ...(typeof partitions === 'number' ? { partitions } : {}),
+    };
   } catch {
-    return undefined;
+    return {};
   }
 }
 
@@ -97,8 +106,9 @@ export class UpgradeSweeper {
     const acquired = Date.now();
     const key = sweepKey(deps.controller, partition);
     const recorded = await deps.agreements.get(key);
-    const previous = recorded?.operation === 'PUT' ? sweptVersion(recorded.string()) : undefined;
-    if (previous === deps.version) return 0;
+    const swept = recorded?.operation === 'PUT' ? sweptBy(recorded.string()) : {};
+    const previous = swept.version;
+    if (previous === deps.version && swept.partitions === deps.partitions) return 0;
     if (this.#objects === undefined || this.#objects.at < acquired) {
       const read = primaryObjects(deps);
       this.#objects = { read, at: Date.now() };
@@ -128,10 +138,21 @@ export class UpgradeSweeper {
     }
     await deps.agreements.put(
       key,
-      JSON.stringify({ version: deps.version, at: new Date().toISOString() }),
+      JSON.stringify({
+        version: deps.version,
+        partitions: deps.partitions,
+        at: new Date().toISOString(),
+      }),
     );
     deps.log.info(
-      { partition, version: deps.version, previous, marked: inPartition.length },
+      {
+        partition,
+        version: deps.version,
+        previous,
+        partitions: deps.partitions,
+        previousPartitions: swept.partitions,
+        marked: inPartition.length,
+      },
       SWEPT,
     );
     return inPartition.length;

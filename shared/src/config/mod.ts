@@ -37,7 +37,12 @@ function deepFreeze<T>(value: T): Readonly<T> {
 
 export { durationMs } from './duration.js';
 export { CommonEnv, commonConfig, positiveInt } from './common.js';
-export { workerConfig, workerEnv } from './worker.js';
+export {
+  DEFAULT_STATUS_PARTITIONS,
+  statusPartitionsEnv,
+  workerConfig,
+  workerEnv,
+} from './worker.js';
 export type { WorkerDefaults } from './worker.js';
 export {
   KNOWN_VARIABLES,

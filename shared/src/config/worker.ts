@@ -4,6 +4,15 @@ import { z } from 'zod';
 import { durationMs } from './duration.js';
 import { positiveInt } from './common.js';
 
+/**
+ * KUBEBUS_STATUS_PARTITIONS' default: the status stream's partitions (reconcilers
+ * publish to them, status writers consume them). Few, as the work's (DEFAULT_PARTITIONS).
+ */
+export const DEFAULT_STATUS_PARTITIONS = 4;
+
+/** KUBEBUS_STATUS_PARTITIONS: every process of a controller must say the same. */
+export const statusPartitionsEnv = () => positiveInt(DEFAULT_STATUS_PARTITIONS);
+
 export interface WorkerDefaults {
   readonly maxAttempts: number;
   readonly backoffBase: string;

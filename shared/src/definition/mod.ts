@@ -32,7 +32,7 @@ export type {
   UntypedConversion,
   VersionSchemas,
 } from './versions.js';
-export { declaredResources, defineOperator, isOperator } from './operator.js';
+export { DEFAULT_PARTITIONS, declaredResources, defineOperator, isOperator } from './operator.js';
 export type { Operator, OperatorDefinition, OperatorHost, Watch } from './operator.js';
 export type { OperatorRbac, RbacRule, RoleReference, RuleVerb } from './rbac.js';
 export type { ListOptions, Log, OnceEffect, ReconcileContext, RuntimeContext } from './context.js';

@@ -62,7 +62,11 @@ export interface OperatorDefinition<Primary extends CustomResource, Deps = undef
   setup?(host: OperatorHost): Deps | Promise<Deps>;
   /** what else the status says while the spec is invalid (a phase, a condition) */
   invalidSpec?(message: string): InvalidSpecReport<NoInfer<StatusOf<Primary>>>;
-  /** how the work is split between replicas (default 16); fixed once deployed */
+  /**
+   * How the work is split between replicas (default 4: at most 4 reconcilers share it).
+   * Each partition is a durable consumer the server keeps busy; changing the count
+   * needs every process of the operator stopped first (docs/operators.md).
+   */
   readonly partitions?: number;
   /** failed attempts before an object is dead-lettered (default 10) */
   readonly maxAttempts?: number;
@@ -85,6 +89,13 @@ function check(ok: boolean, what: string): void {
   if (!ok) throw new TypeError(`defineOperator: ${what}`);
 }
 
+/**
+ * Work partitions of an operator that declares none. Few: every partition is a
+ * durable consumer whose state nats-server writes up to 10 times a second while
+ * it is busy (ADR 0001, 2026-12-04).
+ */
+export const DEFAULT_PARTITIONS = 4;
+
 /** An operator for `kubebus run`, `kubebus generate`, `kubebus replay` and the test kit. */
 export function defineOperator<Primary extends CustomResource, Deps = undefined>(
   definition: OperatorDefinition<Primary, Deps>,
@@ -97,7 +108,7 @@ export function defineOperator<Primary extends CustomResource, Deps = undefined>
     typeof definition.for === 'object' && 'definition' in definition.for,
     '`for` must be a resource made by defineResource',
   );
-  const partitions = definition.partitions ?? 16;
+  const partitions = definition.partitions ?? DEFAULT_PARTITIONS;
   check(
     Number.isInteger(partitions) && partitions >= 1 && partitions <= 1024,
     'partitions must be 1-1024',

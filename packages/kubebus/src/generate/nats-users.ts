@@ -17,6 +17,7 @@ import {
   origins,
   subjects,
 } from '@kubebus/shared/bus';
+import { DEFAULT_STATUS_PARTITIONS } from '@kubebus/shared/config';
 import type { Operator } from '@kubebus/shared/definition';
 import { partitionsOf, type Role } from '../host/role-configs.js';
 import { natsUserOf, passwordVariableOf } from './names.js';
@@ -30,7 +31,7 @@ import {
  * KUBEBUS_STATUS_PARTITIONS' default: the status writer's consumers are
  * permitted one by one, so a different count needs the users generated for it.
  */
-export const STATUS_PARTITIONS = 16;
+export const STATUS_PARTITIONS = DEFAULT_STATUS_PARTITIONS;
 
 /** Account and stream info, reading messages by sequence or subject. */
 export const JETSTREAM_READ = [

@@ -11,7 +11,7 @@ import {
   type WatchMapping,
   type WatcherConfig,
 } from '@kubebus/watcher/service';
-import { resourceName, type Operator } from '@kubebus/shared/definition';
+import { DEFAULT_PARTITIONS, resourceName, type Operator } from '@kubebus/shared/definition';
 
 export const ROLES = ['watcher', 'reconciler', 'status-writer'] as const;
 export type Role = (typeof ROLES)[number];
@@ -24,7 +24,7 @@ export function derivedVariablesSet(env: Environment): string[] {
 }
 
 export function partitionsOf(operator: Operator): number {
-  return operator.partitions ?? 16;
+  return operator.partitions ?? DEFAULT_PARTITIONS;
 }
 
 export function watcherConfig(operator: Operator, env: Environment): WatcherConfig {

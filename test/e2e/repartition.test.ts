@@ -1,0 +1,161 @@
+// Changing an operator's partition count: refused while a process with the
+// old count is alive; once every one has stopped, the first reconciler with
+// the new count repartitions, and every object — the ones reconciled under
+// the old count too — is reconciled again in its new partition, with the
+// operator's version unchanged (docs/operators.md, "Partitions").
+import { CoreV1Api } from '@kubernetes/client-node';
+import { Buckets, SWEPT, agreementKeys } from '@kubebus/shared/bus';
+import { Kvm } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { TestBed } from '../bed/testbed.js';
+import { installCrd, objects, widget, widgetCrd } from '../support/kube.js';
+import { ServiceProcess, kubebusArgs } from '../support/services.js';
+import { waitFor } from '../support/wait.js';
+
+const run = promisify(execFile);
+const operator = (file: string) =>
+  fileURLToPath(new URL(`../support/operators/${file}.ts`, import.meta.url));
+const FOUR = operator('versioned-v1');
+const EIGHT = operator('versioned-8-partitions');
+const NAMESPACE = 'repartition';
+const ENV = {
+  // one version for both modules: what sweeps again is the new count, not a new version
+  KUBEBUS_OPERATOR_VERSION: 'same-version',
+  KUBEBUS_ACK_WAIT: '5s',
+  KUBEBUS_LEASE_RENEW: '1s',
+  KUBEBUS_BACKOFF_BASE: '100ms',
+  KUBEBUS_BACKOFF_CAP: '1s',
+  KUBEBUS_CURSOR_FLUSH: '200ms',
+};
+
+describe('repartitioning an operator', { timeout: 600_000 }, () => {
+  let bed: TestBed;
+  let nc: NatsConnection;
+  const running: ServiceProcess[] = [];
+
+  before(async () => {
+    bed = await TestBed.start();
+    nc = await connect({ servers: bed.natsUrl });
+    await installCrd(bed.kubeConfig(), widgetCrd);
+    await bed
+      .kubeConfig()
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  });
+
+  after(async () => {
+    for (const service of running) await service.stop();
+    await nc?.close();
+    await bed?.stop();
+  });
+
+  /** Who last reconciled each widget: the label of the ConfigMap it applied. */
+  const reconciledBy = async (): Promise<Map<string, string>> => {
+    const list = await bed
+      .kubeConfig()
+      .makeApiClient(CoreV1Api)
+      .listNamespacedConfigMap({ namespace: NAMESPACE, labelSelector: 'reconciled-by' });
+    return new Map(
+      list.items.map((cm) => [
+        (cm.metadata?.name ?? '').replace(/-state$/, ''),
+        cm.metadata?.labels?.['reconciled-by'] ?? '',
+      ]),
+    );
+  };
+  const registered = async () => {
+    const kv = await new Kvm(nc).open(Buckets.agreements);
+    const entry = await kv.get(agreementKeys.work('versioned'));
+    return entry?.json<{ partitions: number; at: string }>();
+  };
+
+  it('refuses a new count while the old one runs, then moves every object to its new partition', async () => {
+    const api = objects(bed.kubeConfig());
+    const names = Array.from({ length: 24 }, (_, i) => `w${i}`);
+    const four = await ServiceProcess.start(bed, 'all', ENV, { operator: FOUR });
+    running.push(four);
+    for (const [i, name] of names.entries()) await api.create(widget(name, { n: i }, NAMESPACE));
+    await waitFor(
+      async () => {
+        const seen = await reconciledBy();
+        return names.every((name) => seen.get(name) === 'v1');
+      },
+      'the 4-partition operator to reconcile every widget',
+      120_000,
+    );
+    assert.equal((await registered())?.partitions, 4);
+
+    // a reconciler with 8 while the 4-partition process is alive: one line, and nothing changes
+    const refused = await run(process.execPath, kubebusArgs('run', EIGHT, '--role', 'reconciler'), {
+      env: {
+        ...process.env,
+        ...ENV,
+        KUBECONFIG: bed.kubeconfigPath,
+        KUBEBUS_NATS_URL: bed.natsUrl,
+        KUBEBUS_HEALTH_PORT: '0',
+        KUBEBUS_REPLICA_ID: 'eight-early',
+      },
+      timeout: 120_000,
+    }).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    assert.ok(refused, 'a reconciler with 8 partitions started beside one with 4');
+    assert.equal(refused.code, 2, refused.stderr);
+    const lines = (refused.stderr ?? '').trim().split('\n');
+    assert.equal(lines.length, 1, refused.stderr);
+    assert.match(
+      lines[0] ?? '',
+      /versioned\.work is split into 4 partitions .* says 8, and \d+ of its processes are alive/,
+    );
+    assert.equal((await registered())?.partitions, 4, 'the refused process changed the count');
+
+    // every process with 4 stops; a count registered moments ago might still be starting
+    await four.stop();
+    running.splice(running.indexOf(four), 1);
+    await waitFor(
+      async () => Date.now() - Date.parse((await registered())?.at ?? '') > 16_000,
+      'the 4-partition registration to be older than a lease TTL',
+      60_000,
+    );
+
+    const eight = await ServiceProcess.start(bed, 'all', ENV, { operator: EIGHT });
+    running.push(eight);
+    assert.equal((await registered())?.partitions, 8);
+    assert.ok(
+      eight.logs().some((line) => String(line['msg']).startsWith('repartitioning')),
+      'no repartitioning logged',
+    );
+    await waitFor(
+      async () => {
+        const seen = await reconciledBy();
+        return names.every((name) => seen.get(name) === '8-partitions');
+      },
+      'every widget reconciled again after the repartition (same operator version)',
+      180_000,
+    );
+    const sweeps = eight.logs().filter((line) => line['msg'] === SWEPT);
+    assert.equal(
+      new Set(sweeps.map((line) => line['partition'])).size,
+      8,
+      'each of the 8 partitions swept once',
+    );
+
+    // new objects land in all 8 partitions and are reconciled
+    const later = Array.from({ length: 16 }, (_, i) => `later${i}`);
+    for (const [i, name] of later.entries()) await api.create(widget(name, { n: i }, NAMESPACE));
+    await waitFor(
+      async () => {
+        const seen = await reconciledBy();
+        return later.every((name) => seen.get(name) === '8-partitions');
+      },
+      'the widgets created after the repartition to be reconciled',
+      120_000,
+    );
+  });
+});
