@@ -1,8 +1,9 @@
 // The bus' floor: kubebus' NATS traffic for N created objects — as the bench
 // counts it per object (bench/nats-traffic.ts) — with nothing else: no
 // apiserver, no watch, no reconcile logic, no zod, no logs. The same streams
-// (kubebus' topology), the same client, the same 16 work and 8 status durable
-// consumers, 8 workers. Per object: the primary's event and work mark; its
+// (kubebus' topology), the same client, the same durable consumers as
+// kubebus-one on the independent harness (the definition's default work
+// partitions, 8 status partitions), 8 workers. Per object: the primary's event and work mark; its
 // first reconcile reads the primary and four owned objects, publishes a status
 // intent and the seven events (with marks) its writes would cause; every
 // reconcile records an outcome; the status writer reads, acks and records;
@@ -11,6 +12,7 @@
 // kubebus-one's cost that the architecture sets, with this client.
 //   node --conditions=source --import tsx bench/bus-floor.ts [objects]
 import { applyTopology, partitionOf, subjects, Streams, Buckets } from '@kubebus/shared/bus';
+import { DEFAULT_PARTITIONS } from '@kubebus/shared/definition';
 import { jetstream, jetstreamManager, AckPolicy, type JsMsg } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
@@ -22,7 +24,7 @@ import { formatTraffic, natsTraffic, trafficBetween } from './nats-traffic.js';
 import { procStats, serverPid } from './proc-stats.js';
 
 const N = Number(process.argv[2] ?? 1_000);
-const WORK_PARTITIONS = 16;
+const WORK_PARTITIONS = DEFAULT_PARTITIONS;
 const STATUS_PARTITIONS = 8;
 const WORKERS = 8;
 const CONTROLLER = 'databasecluster';

@@ -1,8 +1,9 @@
-// Changing an operator's partition count: refused while a process with the
-// old count is alive; once every one has stopped, the first reconciler with
-// the new count repartitions, and every object — the ones reconciled under
-// the old count too — is reconciled again in its new partition, with the
-// operator's version unchanged (docs/operators.md, "Partitions").
+// Changing an operator's partition count (8 to 4): refused while a process
+// with the old count is alive; once every reconciler has stopped, the first
+// one with the new count repartitions, and every object — the ones
+// reconciled under the old count too — is reconciled again in its new
+// partition, with the operator's version unchanged. A watcher left running
+// with the old count loses no change, and stops (docs/operators.md, "Partitions").
 import { CoreV1Api } from '@kubernetes/client-node';
 import { Buckets, SWEPT, agreementKeys } from '@kubebus/shared/bus';
 import { Kvm } from '@nats-io/kv';
@@ -21,8 +22,8 @@ import { waitFor } from '../support/wait.js';
 const run = promisify(execFile);
 const operator = (file: string) =>
   fileURLToPath(new URL(`../support/operators/${file}.ts`, import.meta.url));
-const FOUR = operator('versioned-v1');
 const EIGHT = operator('versioned-8-partitions');
+const FOUR = operator('versioned-v1');
 const NAMESPACE = 'repartition';
 const ENV = {
   // one version for both modules: what sweeps again is the new count, not a new version
@@ -77,85 +78,101 @@ describe('repartitioning an operator', { timeout: 600_000 }, () => {
   it('refuses a new count while the old one runs, then moves every object to its new partition', async () => {
     const api = objects(bed.kubeConfig());
     const names = Array.from({ length: 24 }, (_, i) => `w${i}`);
-    const four = await ServiceProcess.start(bed, 'all', ENV, { operator: FOUR });
-    running.push(four);
+    const eight = await ServiceProcess.start(bed, 'all', ENV, { operator: EIGHT });
+    running.push(eight);
     for (const [i, name] of names.entries()) await api.create(widget(name, { n: i }, NAMESPACE));
     await waitFor(
       async () => {
         const seen = await reconciledBy();
-        return names.every((name) => seen.get(name) === 'v1');
+        return names.every((name) => seen.get(name) === '8-partitions');
       },
-      'the 4-partition operator to reconcile every widget',
+      'the 8-partition operator to reconcile every widget',
       120_000,
     );
-    assert.equal((await registered())?.partitions, 4);
+    assert.equal((await registered())?.partitions, 8);
 
-    // a reconciler with 8 while the 4-partition process is alive: one line, and nothing changes
-    const refused = await run(process.execPath, kubebusArgs('run', EIGHT, '--role', 'reconciler'), {
+    // a reconciler with 4 while the 8-partition process is alive: one line, and nothing changes
+    const refused = await run(process.execPath, kubebusArgs('run', FOUR, '--role', 'reconciler'), {
       env: {
         ...process.env,
         ...ENV,
         KUBECONFIG: bed.kubeconfigPath,
         KUBEBUS_NATS_URL: bed.natsUrl,
         KUBEBUS_HEALTH_PORT: '0',
-        KUBEBUS_REPLICA_ID: 'eight-early',
+        KUBEBUS_REPLICA_ID: 'four-early',
       },
       timeout: 120_000,
     }).then(
       () => undefined,
       (error: { code?: number; stderr?: string }) => error,
     );
-    assert.ok(refused, 'a reconciler with 8 partitions started beside one with 4');
+    assert.ok(refused, 'a reconciler with 4 partitions started beside one with 8');
     assert.equal(refused.code, 2, refused.stderr);
     const lines = (refused.stderr ?? '').trim().split('\n');
     assert.equal(lines.length, 1, refused.stderr);
     assert.match(
       lines[0] ?? '',
-      /versioned\.work is split into 4 partitions .* says 8, and \d+ of its processes are alive/,
+      /versioned\.work is split into 8 partitions .* says 4, and \d+ of its processes are alive/,
     );
-    assert.equal((await registered())?.partitions, 4, 'the refused process changed the count');
+    assert.equal((await registered())?.partitions, 8, 'the refused process changed the count');
 
-    // every process with 4 stops; a count registered moments ago might still be starting
-    await four.stop();
-    running.splice(running.indexOf(four), 1);
+    // an extra watcher with the old count outlives the rest (it holds no lease: nothing sees it)
+    const oldWatcher = await ServiceProcess.start(bed, 'watcher', ENV, { operator: EIGHT });
+    running.push(oldWatcher);
+    await eight.stop();
+    running.splice(running.indexOf(eight), 1);
+    // a count registered moments ago might belong to a process still starting
     await waitFor(
       async () => Date.now() - Date.parse((await registered())?.at ?? '') > 16_000,
-      'the 4-partition registration to be older than a lease TTL',
+      'the 8-partition registration to be older than a lease TTL',
       60_000,
     );
 
-    const eight = await ServiceProcess.start(bed, 'all', ENV, { operator: EIGHT });
-    running.push(eight);
-    assert.equal((await registered())?.partitions, 8);
+    const four = await ServiceProcess.start(bed, 'all', ENV, { operator: FOUR });
+    running.push(four);
+    assert.equal((await registered())?.partitions, 4);
     assert.ok(
-      eight.logs().some((line) => String(line['msg']).startsWith('repartitioning')),
+      four.logs().some((line) => String(line['msg']).startsWith('repartitioning')),
       'no repartitioning logged',
     );
     await waitFor(
       async () => {
         const seen = await reconciledBy();
-        return names.every((name) => seen.get(name) === '8-partitions');
+        return names.every((name) => seen.get(name) === 'v1');
       },
       'every widget reconciled again after the repartition (same operator version)',
       180_000,
     );
-    const sweeps = eight.logs().filter((line) => line['msg'] === SWEPT);
-    assert.equal(
-      new Set(sweeps.map((line) => line['partition'])).size,
-      8,
-      'each of the 8 partitions swept once',
+    const sweeps = four.logs().filter((line) => line['msg'] === SWEPT);
+    assert.deepEqual(
+      [...new Set(sweeps.map((line) => line['partition']))].sort(),
+      [0, 1, 2, 3],
+      'each of the 4 partitions swept',
     );
 
-    // new objects land in all 8 partitions and are reconciled
+    // new objects: the old watcher marks half of them in partitions 4-7, which no one
+    // consumes now; the new watcher's marks of the same changes still reach partitions 0-3
     const later = Array.from({ length: 16 }, (_, i) => `later${i}`);
     for (const [i, name] of later.entries()) await api.create(widget(name, { n: i }, NAMESPACE));
     await waitFor(
       async () => {
         const seen = await reconciledBy();
-        return later.every((name) => seen.get(name) === '8-partitions');
+        return later.every((name) => seen.get(name) === 'v1');
       },
       'the widgets created after the repartition to be reconciled',
       120_000,
+    );
+    // and the old watcher saved no cursor past the repartition: it stopped, not live
+    await waitFor(
+      async () => (await oldWatcher.get('/healthz')).status !== 200,
+      'the old-count watcher to report itself not live',
+      60_000,
+    );
+    assert.ok(
+      oldWatcher
+        .logs()
+        .some((line) => /was repartitioned into 4 partitions/.test(String(line['msg']))),
+      'the old-count watcher did not say why it stopped',
     );
   });
 });

@@ -176,8 +176,9 @@ export class ChangePublisher {
       msgId: string;
     },
   ): OutgoingMessage {
+    const partition = partitionOf(key, this.deps.partitions);
     return {
-      subject: subjects.work(controller, partitionOf(key, this.deps.partitions), key),
+      subject: subjects.work(controller, partition, key),
       payload: encodeWorkMark({
         key,
         reason: fields.reason,
@@ -186,7 +187,9 @@ export class ChangePublisher {
         time: new Date().toISOString(),
       }),
       headers: { 'content-type': 'application/json', traceparent: fields.traceparent },
-      msgId: fields.msgId,
+      // the partition in the id: a watcher still on an old count (a repartition) must not
+      // make the work stream drop the same change's mark to its right partition as a duplicate
+      msgId: `${fields.msgId}/p${partition}`,
     };
   }
 

@@ -32,6 +32,8 @@ export class CursorStore {
     private readonly kv: KV,
     private readonly watcherId: string,
     private readonly operator: string,
+    /** asked before every write; a cursor is not saved if it throws (partition-guard.ts) */
+    private readonly beforeWrite: () => Promise<void> = async () => {},
   ) {}
 
   static bucket = Buckets.cursors;
@@ -61,6 +63,7 @@ export class CursorStore {
   }
 
   async write(key: string, resourceVersion: string): Promise<void> {
+    await this.beforeWrite();
     const cursor: Cursor = {
       resourceVersion,
       updatedAt: new Date().toISOString(),

@@ -17,6 +17,7 @@ import { Kvm } from '@nats-io/kv';
 import { ChangePublisher } from './change-publisher.js';
 import type { WatcherConfig } from './config.js';
 import { CursorStore, cursorKey } from './cursor-store.js';
+import { PartitionGuard } from './partition-guard.js';
 import { KnownObjects } from './known-objects.js';
 import { watcherMetrics } from './metrics.js';
 import { ResourceWatcher } from './resource-watcher.js';
@@ -52,13 +53,23 @@ export async function startWatcher(deps: {
     { ...defaultTopology, replicas: deps.config.streamReplicas },
     log,
   );
+  // the reconcilers consume the partitions this publishes to: the counts must agree
+  const agreements = await new Kvm(bus.nc).open(Buckets.agreements);
+  const guard = new PartitionGuard(
+    agreements,
+    config.controllers.map((controller) => controller.name),
+    config.partitions,
+    (reason) => {
+      log.error({ partitions: config.partitions }, reason);
+      abort.abort();
+    },
+  );
   const cursors = new CursorStore(
     await new Kvm(bus.nc).open(Buckets.cursors),
     config.watcherId,
     config.operator,
+    () => guard.check(),
   );
-  // the reconcilers consume the partitions this publishes to: the counts must agree
-  const agreements = await new Kvm(bus.nc).open(Buckets.agreements);
   for (const controller of config.controllers)
     await agree(
       agreements,
@@ -169,6 +180,7 @@ export async function startWatcher(deps: {
 
   return {
     live() {
+      if (guard.moved !== undefined) return guard.moved;
       for (const [watcher, state] of loops) {
         if (state !== 'running' && !abort.signal.aborted)
           return `${watcher.resource.resource}: ${state}`;

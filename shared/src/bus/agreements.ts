@@ -39,6 +39,14 @@ export const agreementKeys = {
   of: (controller: string) => `${controller}.>`,
 } as const;
 
+/** The partition count registered under `key`; undefined if none is (or it is unreadable). */
+export async function registeredPartitions(kv: KV, key: string): Promise<number | undefined> {
+  const entry = await kv.get(key);
+  if (entry === null || entry.operation !== 'PUT') return undefined;
+  const parsed = AgreementSchema.safeParse(entry.json());
+  return parsed.success ? parsed.data.partitions : undefined;
+}
+
 /**
  * Who else of the controller is alive: what a process that disagrees with the
  * registered count asks before it repartitions. Undefined: it may not (the

@@ -54,7 +54,7 @@ export type { PartitionedControllerOptions, RunningPartitions } from './partitio
 export { readMessages, readRevisions } from './history.js';
 export type { Revision } from './history.js';
 export { DEAD_LETTERED, isParked, leaveParked, publishDegraded } from './degraded.js';
-export { agree, agreementKeys, repartitioningBy } from './agreements.js';
+export { agree, agreementKeys, registeredPartitions, repartitioningBy } from './agreements.js';
 export type { Repartitioning } from './agreements.js';
 export { BatchingReader } from './batching-reader.js';
 export { IncompleteBatch, lastMessagesFor } from './last-messages.js';
