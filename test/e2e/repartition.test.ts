@@ -117,7 +117,13 @@ describe('repartitioning an operator', { timeout: 600_000 }, () => {
     assert.equal((await registered())?.partitions, 8, 'the refused process changed the count');
 
     // an extra watcher with the old count outlives the rest (it holds no lease: nothing sees it)
-    const oldWatcher = await ServiceProcess.start(bed, 'watcher', ENV, { operator: EIGHT });
+    // (it saves its cursors every 20 s: until then it goes on marking the new changes)
+    const oldWatcher = await ServiceProcess.start(
+      bed,
+      'watcher',
+      { ...ENV, KUBEBUS_CURSOR_FLUSH: '20s' },
+      { operator: EIGHT },
+    );
     running.push(oldWatcher);
     await eight.stop();
     running.splice(running.indexOf(eight), 1);
@@ -162,11 +168,11 @@ describe('repartitioning an operator', { timeout: 600_000 }, () => {
       'the widgets created after the repartition to be reconciled',
       120_000,
     );
-    // and the old watcher saved no cursor past the repartition: it stopped, not live
+    // and at its next cursor save the old watcher saw the repartition: no cursor saved, not live
     await waitFor(
       async () => (await oldWatcher.get('/healthz')).status !== 200,
       'the old-count watcher to report itself not live',
-      60_000,
+      90_000,
     );
     assert.ok(
       oldWatcher
