@@ -5,7 +5,8 @@
 // partition, with the operator's version unchanged. A watcher left running
 // with the old count loses no change, and stops (docs/operators.md, "Partitions").
 import { CoreV1Api } from '@kubernetes/client-node';
-import { Buckets, SWEPT, agreementKeys } from '@kubebus/shared/bus';
+import { Buckets, SWEPT, Streams, agreementKeys } from '@kubebus/shared/bus';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
@@ -179,6 +180,46 @@ describe('repartitioning an operator', { timeout: 600_000 }, () => {
         .logs()
         .some((line) => /was repartitioned into 4 partitions/.test(String(line['msg']))),
       'the old-count watcher did not say why it stopped',
+    );
+
+    // the topology step removes partitions 4-7 and the old watcher's marks pending there;
+    // without it they would count as lag for ever
+    const jsm = await jetstreamManager(nc);
+    const pendingIn = async (partition: number) => {
+      const info = await jsm.streams.info(Streams.work, {
+        subjects_filter: `kubebus.work.versioned.p${partition}.>`,
+      });
+      return Object.values(info.state.subjects ?? {}).reduce((sum, n) => sum + n, 0);
+    };
+    const consumerNames = async () => {
+      const names: string[] = [];
+      for await (const consumer of jsm.consumers.list(Streams.work)) names.push(consumer.name);
+      return names.filter((name) => name.startsWith('versioned_')).sort();
+    };
+    let stranded = 0;
+    for (const partition of [4, 5, 6, 7]) stranded += await pendingIn(partition);
+    assert.ok(stranded > 0, 'the old-count watcher left no mark in partitions 4-7');
+    assert.deepEqual(
+      await consumerNames(),
+      [0, 1, 2, 3, 4, 5, 6, 7].map((n) => `versioned_p${n}`),
+    );
+    const applied = await run(process.execPath, kubebusArgs('topology', 'apply', FOUR), {
+      env: { ...process.env, ...ENV, KUBEBUS_NATS_URL: bed.natsUrl },
+      timeout: 120_000,
+    });
+    for (const partition of [4, 5, 6, 7])
+      assert.match(applied.stdout, new RegExp(`KUBEBUS_WORK/versioned_p${partition}\\s+removed`));
+    assert.deepEqual(
+      await consumerNames(),
+      [0, 1, 2, 3].map((n) => `versioned_p${n}`),
+    );
+    for (const partition of [4, 5, 6, 7]) assert.equal(await pendingIn(partition), 0);
+    // the live partitions are untouched, and the operator goes on
+    await api.create(widget('after-topology', { n: 0 }, NAMESPACE));
+    await waitFor(
+      async () => (await reconciledBy()).get('after-topology') === 'v1',
+      'a widget created after the topology step to be reconciled',
+      60_000,
     );
   });
 });

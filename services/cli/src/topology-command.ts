@@ -4,12 +4,15 @@
 import {
   applyConsumers,
   applyTopology,
+  Buckets,
   defaultTopology,
   removeLegacyLayout,
+  removeRetiredPartitions,
   type DurableConsumerSpec,
   type TopologyMode,
 } from '@kubebus/shared/bus';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { print, type BusContext, type CommandOutcome } from './command.js';
 import { formatTopology } from './topology.js';
 
@@ -19,6 +22,8 @@ export interface TopologyOptions {
   readonly replicas: 1 | 3 | 5;
   /** an operator's durable consumers (`topology apply <operator>`): after the streams */
   readonly consumers?: readonly DurableConsumerSpec[];
+  /** the operator those consumers are of */
+  readonly controller?: string;
 }
 
 export async function topologyCommand(
@@ -33,8 +38,20 @@ export async function topologyCommand(
   if (options.consumers !== undefined && options.consumers.length > 0) {
     const jsm = await jetstreamManager(context.nc);
     changes.push(...(await applyConsumers(jsm, options.consumers, options.mode)));
-    // the durables and intents of the layout before per-operator subjects (ADR 0015)
-    if (options.mode === 'apply') changes.push(...(await removeLegacyLayout(jsm)));
+    if (options.mode === 'apply') {
+      // the durables and intents of the layout before per-operator subjects (ADR 0015)
+      changes.push(...(await removeLegacyLayout(jsm)));
+      // the partitions a repartition to fewer left behind (retired-partitions.ts)
+      if (options.controller !== undefined)
+        changes.push(
+          ...(await removeRetiredPartitions(
+            jsm,
+            await new Kvm(context.nc).open(Buckets.agreements),
+            options.controller,
+            options.consumers,
+          )),
+        );
+    }
   }
   print(context, changes, () => formatTopology(changes));
   return changes.some(({ result }) => result === 'missing' || result === 'differs')

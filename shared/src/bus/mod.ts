@@ -21,6 +21,7 @@ export type { TopologyChange, TopologyMode } from './topology-apply.js';
 export { applyConsumers, openConsumers } from './consumer-apply.js';
 export { LEGACY_STATUS_SUBJECTS, removeLegacyLayout } from './legacy-layout.js';
 export { consumerConfigOf, durableNames, operatorConsumers } from './durable-consumers.js';
+export { removeRetiredPartitions } from './retired-partitions.js';
 export type { ConsumingRole, DurableConsumerSpec } from './durable-consumers.js';
 export { connectBus, serverAtLeast } from './connect.js';
 export { writesCoalesced } from './write-coalescing.js';

@@ -24,12 +24,12 @@ const OBJECT = '<kind|resource[.group]> <namespace/name | name>';
 async function operatorConsumersOf(
   line: CommandLine,
   env: Environment,
-): Promise<{ consumers?: DurableConsumerSpec[] }> {
+): Promise<{ consumers?: DurableConsumerSpec[]; controller?: string }> {
   if (line.positionals.length === 0) return {};
   const operator = await operatorArgument(line, 'kubebus topology apply [operator module]');
   const { consumersOf } = await import('../host/operator-consumers.js');
   try {
-    return { consumers: consumersOf(operator, env) };
+    return { consumers: consumersOf(operator, env), controller: operator.name };
   } catch (error) {
     return usageError((error as Error).message);
   }
