@@ -7,14 +7,18 @@ import { parse } from 'yaml';
 import { httpCall } from '../bed/http.js';
 import type { TestBed } from '../bed/testbed.js';
 import databaseCluster from '../../examples/databasecluster/operator.js';
+import { DEFAULT_STATUS_PARTITIONS } from '@kubebus/shared/config';
 import { partitionsOf } from '../../packages/kubebus/src/host/role-configs.js';
 import { ServiceProcess } from './services.js';
 import { waitFor } from './wait.js';
 
 /** The example's work partitions: its definition decides them, as it does for users' operators. */
 export const PARTITIONS = String(partitionsOf(databaseCluster));
-/** The status partitions the reconcilers and status writers are told (they must agree). */
-export const STATUS_PARTITIONS = '8';
+/**
+ * The status partitions the reconcilers and status writers are told (they must
+ * agree): the default, the count the generated NATS users grant.
+ */
+export const STATUS_PARTITIONS = String(DEFAULT_STATUS_PARTITIONS);
 export const DB_GROUP = 'example.kubebus.dev';
 
 const crdFile = fileURLToPath(
