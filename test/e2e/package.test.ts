@@ -618,7 +618,8 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
   });
 
   it('refuses to start a process whose partition count disagrees with the deployed one', async () => {
-    // the same operator, edited to split its work differently while the others run with 4
+    // the same operator, edited to split its work differently while a reconciler runs with 4
+    const running = await operator(['--role', 'reconciler'], { KUBEBUS_REPLICA_ID: 'with-4' });
     const edited = readFileSync(join(project, 'operator.ts'), 'utf8').replace(
       "name: 'staticsite',",
       "name: 'staticsite',\n  partitions: 8,",
@@ -627,17 +628,20 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
     writeFileSync(join(project, 'operator-8.ts'), edited);
     const refused = await cli(['run', 'operator-8.ts', '--role', 'reconciler'], {
       KUBEBUS_HEALTH_PORT: '0',
-    }).then(
-      () => undefined,
-      (error: { code?: number; stderr?: string }) => error,
-    );
+      KUBEBUS_REPLICA_ID: 'with-8',
+    })
+      .then(
+        () => undefined,
+        (error: { code?: number; stderr?: string }) => error,
+      )
+      .finally(() => running.stop());
     assert.ok(refused, 'a reconciler with another partition count started');
     assert.equal(refused.code, 2);
     const lines = (refused.stderr ?? '').trim().split('\n');
     assert.equal(lines.length, 1, refused.stderr);
     assert.match(
       lines[0] ?? '',
-      /staticsite\.work is split into 4 partitions .* says 8, and \d+ of its processes are alive/,
+      /staticsite\.work is split into 4 partitions .* says 8, and \d+ of its processes are alive \(.*work with-4/,
     );
   });
 });
