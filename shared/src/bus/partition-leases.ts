@@ -140,7 +140,7 @@ export class PartitionLeases {
       ]);
       if (this.#now() - sentAt > this.options.ttlMs / 2) return; // too slow to trust a new lease
       const members = await this.#members();
-      const fairShare = Math.ceil(this.options.partitions / Math.max(1, members.length));
+      const fairShare = shareOf(this.options.partitions, members, this.options.replicaId);
       const keep = this.held.filter((partition) => !this.#releasing.has(partition));
       if (keep.length > fairShare) {
         // Hand-overs wait for running work; they run beside the renewals, never in front.
@@ -254,4 +254,17 @@ export class PartitionLeases {
   #leaseKey(partition: number): string {
     return leaseKey(this.options.group, partition);
   }
+}
+
+/**
+ * How many partitions a member holds: an equal share, the remainder one each
+ * to the first members in name order — exactly the partitions between them,
+ * so no member waits idle while another holds one more than its share (4
+ * partitions over 3 replicas: 2, 1, 1, where the rounded-up share let two
+ * replicas hold 2 each and the third none). `members` is sorted.
+ */
+export function shareOf(partitions: number, members: readonly string[], member: string): number {
+  const count = Math.max(1, members.length);
+  const rank = Math.max(0, members.indexOf(member));
+  return Math.floor(partitions / count) + (rank < partitions % count ? 1 : 0);
 }
