@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { TestBed } from '../bed/testbed.js';
 import { installCrd, objects, widget, widgetCrd } from '../support/kube.js';
+import { reconciledBy } from '../support/reconciled-by.js';
 import { ServiceProcess, kubebusArgs } from '../support/services.js';
 import { waitFor } from '../support/wait.js';
 
@@ -58,18 +59,7 @@ describe('repartitioning an operator', { timeout: 600_000 }, () => {
   });
 
   /** Who last reconciled each widget: the label of the ConfigMap it applied. */
-  const reconciledBy = async (): Promise<Map<string, string>> => {
-    const list = await bed
-      .kubeConfig()
-      .makeApiClient(CoreV1Api)
-      .listNamespacedConfigMap({ namespace: NAMESPACE, labelSelector: 'reconciled-by' });
-    return new Map(
-      list.items.map((cm) => [
-        (cm.metadata?.name ?? '').replace(/-state$/, ''),
-        cm.metadata?.labels?.['reconciled-by'] ?? '',
-      ]),
-    );
-  };
+  const reconciled = () => reconciledBy(bed.kubeConfig(), NAMESPACE);
   const registered = async () => {
     const kv = await new Kvm(nc).open(Buckets.agreements);
     const entry = await kv.get(agreementKeys.work('versioned'));
@@ -84,7 +74,7 @@ describe('repartitioning an operator', { timeout: 600_000 }, () => {
     for (const [i, name] of names.entries()) await api.create(widget(name, { n: i }, NAMESPACE));
     await waitFor(
       async () => {
-        const seen = await reconciledBy();
+        const seen = await reconciled();
         return names.every((name) => seen.get(name) === '8-partitions');
       },
       'the 8-partition operator to reconcile every widget',
@@ -144,7 +134,7 @@ describe('repartitioning an operator', { timeout: 600_000 }, () => {
     );
     await waitFor(
       async () => {
-        const seen = await reconciledBy();
+        const seen = await reconciled();
         return names.every((name) => seen.get(name) === 'v1');
       },
       'every widget reconciled again after the repartition (same operator version)',
@@ -163,7 +153,7 @@ describe('repartitioning an operator', { timeout: 600_000 }, () => {
     for (const [i, name] of later.entries()) await api.create(widget(name, { n: i }, NAMESPACE));
     await waitFor(
       async () => {
-        const seen = await reconciledBy();
+        const seen = await reconciled();
         return later.every((name) => seen.get(name) === 'v1');
       },
       'the widgets created after the repartition to be reconciled',
@@ -217,7 +207,7 @@ describe('repartitioning an operator', { timeout: 600_000 }, () => {
     // the live partitions are untouched, and the operator goes on
     await api.create(widget('after-topology', { n: 0 }, NAMESPACE));
     await waitFor(
-      async () => (await reconciledBy()).get('after-topology') === 'v1',
+      async () => (await reconciled()).get('after-topology') === 'v1',
       'a widget created after the topology step to be reconciled',
       60_000,
     );

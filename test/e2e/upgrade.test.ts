@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { TestBed } from '../bed/testbed.js';
 import { installCrd, objects, widget, widgetCrd } from '../support/kube.js';
 import { SWEPT } from '@kubebus/shared/bus';
+import { reconciledBy } from '../support/reconciled-by.js';
 import { ServiceProcess } from '../support/services.js';
 import { waitFor } from '../support/wait.js';
 
@@ -56,18 +57,7 @@ describe('an operator upgrade', { timeout: 600_000 }, () => {
   });
 
   /** The version that last reconciled each widget, from the ConfigMap it applied. */
-  const versions = async (): Promise<Map<string, string>> => {
-    const list = await bed
-      .kubeConfig()
-      .makeApiClient(CoreV1Api)
-      .listNamespacedConfigMap({ namespace: NAMESPACE, labelSelector: 'reconciled-by' });
-    return new Map(
-      list.items.map((cm) => [
-        cm.metadata?.name ?? '',
-        cm.metadata?.labels?.['reconciled-by'] ?? '',
-      ]),
-    );
-  };
+  const versions = () => reconciledBy(bed.kubeConfig(), NAMESPACE);
 
   it('reconciles every object again with the new version during a rolling replacement', async () => {
     await start('watcher', 'v1', 'watcher');
@@ -86,7 +76,7 @@ describe('an operator upgrade', { timeout: 600_000 }, () => {
     await create(30);
     await waitFor(async () => {
       const seen = await versions();
-      return names.every((name) => seen.get(`${name}-state`) === 'v1');
+      return names.every((name) => seen.get(name) === 'v1');
     }, 'the old version to reconcile every widget');
 
     // the rolling update: a new replica, then an old one goes; more objects arrive meanwhile
@@ -103,7 +93,7 @@ describe('an operator upgrade', { timeout: 600_000 }, () => {
     await waitFor(
       async () => {
         seen = await versions();
-        return names.every((name) => seen.get(`${name}-state`) === 'v2');
+        return names.every((name) => seen.get(name) === 'v2');
       },
       'the new version to reconcile every widget',
       180_000,
@@ -122,7 +112,7 @@ describe('an operator upgrade', { timeout: 600_000 }, () => {
     }
     await create(1);
     await waitFor(
-      async () => (await versions()).get(`${names.at(-1) ?? ''}-state`) === 'v2',
+      async () => (await versions()).get(names.at(-1) ?? '') === 'v2',
       'the last widget, by the restarted replica',
     );
     assert.deepEqual(sweeps(new3), [], 'the same version swept again');

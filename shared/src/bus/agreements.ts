@@ -39,12 +39,17 @@ export const agreementKeys = {
   of: (controller: string) => `${controller}.>`,
 } as const;
 
+/** The agreement under `key` and its entry; undefined if none is registered (or it is unreadable). */
+async function readAgreement(kv: KV, key: string) {
+  const entry = await kv.get(key);
+  if (entry === null || entry.operation !== 'PUT') return { entry, registered: undefined };
+  const parsed = AgreementSchema.safeParse(entry.json());
+  return { entry, registered: parsed.success ? parsed.data : undefined };
+}
+
 /** The partition count registered under `key`; undefined if none is (or it is unreadable). */
 export async function registeredPartitions(kv: KV, key: string): Promise<number | undefined> {
-  const entry = await kv.get(key);
-  if (entry === null || entry.operation !== 'PUT') return undefined;
-  const parsed = AgreementSchema.safeParse(entry.json());
-  return parsed.success ? parsed.data.partitions : undefined;
+  return (await readAgreement(kv, key)).registered?.partitions;
 }
 
 /**
@@ -67,12 +72,7 @@ export async function agree(
   log: Logger,
   repartitioning?: Repartitioning,
 ): Promise<void> {
-  const entry = await kv.get(key);
-  let registered: Agreement | undefined;
-  if (entry !== null && entry.operation === 'PUT') {
-    const parsed = AgreementSchema.safeParse(entry.json());
-    registered = parsed.success ? parsed.data : undefined;
-  }
+  const { entry, registered } = await readAgreement(kv, key);
   let repartitioned = false;
   if (registered !== undefined && registered.partitions !== ours.partitions) {
     const refusal = await refusalToRepartition(key, registered, ours, repartitioning);
