@@ -20,6 +20,7 @@ import {
   ObjectReader,
   OwnWrites,
   StatusPublisher,
+  type InProcessStatusWriter,
   Streams,
   parseWorkMark,
   deadLetter,
@@ -128,6 +129,8 @@ export async function startReconcilerService(deps: {
    * version has every object reconciled again when this replica takes it.
    */
   readonly operatorVersion?: string;
+  /** the status writer of this process, when it runs one: intents are written there first (ADR 0028) */
+  readonly statusWriter?: InProcessStatusWriter;
 }): Promise<RunningReconciler> {
   const { config, bus, log, registry } = deps;
   const { js, jsm } = await openJetStream(
@@ -190,7 +193,12 @@ export async function startReconcilerService(deps: {
   const reader = config.consume
     ? new ApiserverFallbackReader(recorded, client, deps.plan.resources, log, { owned: false })
     : new ApiserverFallbackReader(recorded, client, deps.plan.resources, log);
-  const status = new StatusPublisher(js, config.controller, config.statusPartitions);
+  const status = new StatusPublisher(
+    js,
+    config.controller,
+    config.statusPartitions,
+    deps.statusWriter,
+  );
   const parkedSkips = parkedSkipsMetric(registry);
   const reconciler = deps.plan.build({
     reader,
@@ -370,6 +378,7 @@ export async function startReconcilerService(deps: {
         // the status intents it left pending (a batched read: nats-server >= 2.11)
         // (each settled before the partition is consumed, whatever the other does)
         beforeConsuming: async (partition: number) => {
+          if (!batchedReads) status.pendingUnknown();
           const taken = await Promise.allSettled([
             handedDown.inherit(partition),
             batchedReads

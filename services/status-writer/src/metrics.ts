@@ -16,6 +16,12 @@ export function statusWriterMetrics(registry: Registry) {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
+    handoffs: new Counter({
+      name: 'kubebus_status_handoffs_total',
+      help: 'Status intents a reconciler of the same process handed over, by path: in_process (judged and written there) or declined (sent on the bus instead).',
+      labelNames: ['path'],
+      registers,
+    }),
     skipped: new Counter({
       name: 'kubebus_status_skipped_total',
       help: 'Intents not applied, by reason: noop, stale, gone.',

@@ -99,6 +99,14 @@ export class StatusApplier implements Reconciler {
   async reconcile(request: ReconcileRequest, context: RuntimeContext): Promise<RuntimeResult> {
     const intent = parseIntent(request.body);
     await this.deps.taken?.(intent, context.signal);
+    return this.applyIntent(intent, context);
+  }
+
+  /** Judges the intent against the object as it is, and writes it unless stale, gone or in place. */
+  async applyIntent(
+    intent: StatusIntent,
+    context: Pick<RuntimeContext, 'signal' | 'log' | 'fence'>,
+  ): Promise<RuntimeResult> {
     const resource = resourceOf(intent);
     const { client, metrics } = this.deps;
     let current: KubeObject | undefined;

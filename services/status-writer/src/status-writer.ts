@@ -24,6 +24,7 @@ import {
   subjects,
   watchConsumerLag,
   type BusConnection,
+  type InProcessStatusWriter,
 } from '@kubebus/shared/bus';
 import { ErrorCodes } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
@@ -32,6 +33,7 @@ import { type Logger, type Registry, type Spans } from '@kubebus/shared/obs';
 import { Controller, runtimeMetrics, type WorkItem } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
 import type { StatusWriterConfig } from './config.js';
+import { inProcessWriter } from './in-process-writer.js';
 import { statusWriterMetrics } from './metrics.js';
 import { StatusApplier, parseIntent, type IntentTaken } from './status-applier.js';
 
@@ -43,6 +45,8 @@ import { StatusApplier, parseIntent, type IntentTaken } from './status-applier.j
 export const CONTROLLER_NAME = 'status-writer';
 
 export interface RunningStatusWriter {
+  /** for a reconciler in the same process: its intents written at once (ADR 0028) */
+  readonly inProcess: InProcessStatusWriter;
   ready(): true | string;
   stop(): Promise<void>;
 }
@@ -100,33 +104,31 @@ export async function startStatusWriter(deps: {
     );
   };
   const outcomes = new OutcomeRecorder(bus.nc, origin);
-  const controller = new Controller(
-    new StatusApplier({
-      client,
-      read: (key) => reader.read(key),
-      fieldManager: config.fieldManager,
-      metrics,
-      ...(deps.taken === undefined ? {} : { taken: deps.taken }),
-    }),
-    {
-      name: CONTROLLER_NAME,
-      onOutcome: (outcome) => {
-        outcomes.record(outcome);
-      },
-      maxConcurrent: config.maxConcurrent,
-      retry: config.retry,
-      ...(deps.spans === undefined ? {} : { spans: deps.spans }),
-      heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
-      metrics: runtimeMetrics(registry),
-      log,
-      onDeadLetter: park,
-      // A patch the apiserver rejects (422) is parked with its message, never retried in a loop.
-      onTerminal: async (item, error) => {
-        metrics.patches.inc({ result: 'dead_letter' });
-        await park(item, error, 1);
-      },
+  const applier = new StatusApplier({
+    client,
+    read: (key) => reader.read(key),
+    fieldManager: config.fieldManager,
+    metrics,
+    ...(deps.taken === undefined ? {} : { taken: deps.taken }),
+  });
+  const controller = new Controller(applier, {
+    name: CONTROLLER_NAME,
+    onOutcome: (outcome) => {
+      outcomes.record(outcome);
     },
-  );
+    maxConcurrent: config.maxConcurrent,
+    retry: config.retry,
+    ...(deps.spans === undefined ? {} : { spans: deps.spans }),
+    heartbeatMs: Math.max(1_000, config.ackWaitMs / 3),
+    metrics: runtimeMetrics(registry),
+    log,
+    onDeadLetter: park,
+    // A patch the apiserver rejects (422) is parked with its message, never retried in a loop.
+    onTerminal: async (item, error) => {
+      metrics.patches.inc({ result: 'dead_letter' });
+      await park(item, error, 1);
+    },
+  });
 
   const partitions = await runPartitioned(
     { js, jsm, leases, controller, log },
@@ -165,6 +167,7 @@ export async function startStatusWriter(deps: {
   log.info({ partitions: partitions.held() }, 'status writer started');
 
   return {
+    inProcess: inProcessWriter({ applier, outcomes, handoffs: metrics.handoffs, log }),
     ready: () => (bus.connected() ? true : 'nats is not connected'),
     async stop() {
       lag.stop();

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ObjectKeySchema } from '../kube/names.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import { PublishedStatus, type OwnStatus } from './published-status.js';
+import { IntentsOnTheBus, type InProcessStatusWriter } from './status-handoff.js';
 import { partitionOf, subjects } from './subjects.js';
 import { jsonOf } from './json-message.js';
 import { Streams } from './topology.js';
@@ -46,10 +47,15 @@ export class StatusPublisher {
   /** the pending intents as last read, for the partitions taken in the same lease round */
   #pendingRead: { at: number; intents: StatusIntent[]; unread: number } | undefined;
 
+  /** objects whose intents may be pending on the bus: theirs are not written here first */
+  readonly #onTheBus = new IntentsOnTheBus();
+
   constructor(
     private readonly js: JetStreamClient,
     private readonly controller: string,
     private readonly partitions: number,
+    /** the status writer of this process, when it runs one: intents go to it first (ADR 0028) */
+    private readonly inProcess?: InProcessStatusWriter,
   ) {}
 
   /**
@@ -64,25 +70,56 @@ export class StatusPublisher {
     current?: Record<string, unknown>,
   ): Promise<void> {
     if (current !== undefined && this.#published.redundant(intent, current)) return;
-    const headers = natsHeaders();
-    headers.set('content-type', 'application/json');
-    if (intent.traceparent !== undefined) headers.set('traceparent', intent.traceparent);
+    const stamped: StatusIntent = {
+      ...intent,
+      key: { ...intent.key },
+      time: new Date().toISOString(),
+    };
     const subject = subjects.status(
       this.controller,
       partitionOf(intent.key, this.partitions),
       intent.key,
     );
+    const written =
+      this.inProcess !== undefined &&
+      (await this.#noneOnTheBus(intent.uid, subject)) &&
+      (await this.inProcess.write(stamped));
+    if (!written) await this.#onBus(subject, stamped);
+    // one published without `current` (a Degraded status) is a newer word than the memo
+    if (current === undefined) this.#published.forget(intent.uid);
+    else this.#published.published(intent, current);
+  }
+
+  async #onBus(subject: string, intent: StatusIntent): Promise<void> {
+    const headers = natsHeaders();
+    headers.set('content-type', 'application/json');
+    if (intent.traceparent !== undefined) headers.set('traceparent', intent.traceparent);
+    // tracked before it is sent: an intent the publish times out on may still be stored
+    this.#onTheBus.added(intent.uid);
     await this.js
-      .publish(subject, encodeStatusIntent({ ...intent, time: new Date().toISOString() }), {
-        headers,
-      })
+      .publish(subject, encodeStatusIntent(intent), { headers })
       .catch((error: unknown) => {
         this.#published.forget(intent.uid);
         throw error;
       });
-    // one published without `current` (a Degraded status) is a newer word than the memo
-    if (current === undefined) this.#published.forget(intent.uid);
-    else this.#published.published(intent, current);
+  }
+
+  /**
+   * Whether no intent of the object is pending on the bus, so one written
+   * here cannot be overtaken by an older one (status-handoff.ts). A leader
+   * get, and only for an object that went on the bus; an error says "maybe".
+   */
+  async #noneOnTheBus(uid: string, subject: string): Promise<boolean> {
+    if (!this.#onTheBus.mayBePending(uid)) return true;
+    try {
+      const jsm = await this.js.jetstreamManager();
+      const pending = await jsm.streams.getMessage(Streams.status, { last_by_subj: subject });
+      if (pending !== null) return false;
+      this.#onTheBus.cleared(uid);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** The object's status as this process' own last intent for it makes it (published-status.ts). */
@@ -103,18 +140,33 @@ export class StatusPublisher {
    * one read answers (1,024) throws, after the others are remembered.
    */
   async inherit(taken: (key: ObjectKey) => boolean): Promise<number> {
-    const { intents, unread } = await this.#pendingIntents();
+    const { intents, unread } = await this.#pendingIntents().catch((error: unknown) => {
+      this.#onTheBus.lostTrack();
+      throw error;
+    });
     let inherited = 0;
     for (const intent of intents)
       if (taken(intent.key)) {
         this.#published.inherit(intent);
+        this.#onTheBus.added(intent.uid);
         inherited++;
       }
-    if (unread > 0)
+    if (unread > 0) {
+      this.#onTheBus.lostTrack();
       throw new Error(
         `${unread} of ${this.partitions} status partitions hold more pending intents than one read answers: theirs are not handed down`,
       );
+    }
     return inherited;
+  }
+
+  /**
+   * The pending intents of a taken partition cannot be read (nats-server
+   * before 2.11): none is inherited, and none of them is overtaken by an
+   * intent written in this process — each object's bus is checked first.
+   */
+  pendingUnknown(): void {
+    this.#onTheBus.lostTrack();
   }
 
   /**

@@ -4,7 +4,12 @@
 // connection and one client-side throttle, as a controller-runtime manager
 // does) and one health server.
 import { arch, platform } from 'node:os';
-import { connectBus, serverAtLeast, type BusConnection } from '@kubebus/shared/bus';
+import {
+  connectBus,
+  serverAtLeast,
+  type BusConnection,
+  type InProcessStatusWriter,
+} from '@kubebus/shared/bus';
 import { KubeClient, PerResourceThrottle, type KubeCredentials } from '@kubebus/shared/kube';
 import { restClientMetrics, type Logger, type ServiceShell } from '@kubebus/shared/obs';
 import type { Environment } from '@kubebus/shared/config';
@@ -113,6 +118,7 @@ export async function runOperator(options: {
     spans: shell.spans,
   };
 
+  let statusWriter: InProcessStatusWriter | undefined;
   if (configs.statusWriter !== undefined) {
     const writer = await startStatusWriter({
       ...common,
@@ -122,6 +128,8 @@ export async function runOperator(options: {
     });
     shell.checks.ready('status-writer', () => writer.ready());
     stops.push(() => writer.stop());
+    // the reconciler beside it writes its statuses through it, inside each reconcile (ADR 0028)
+    statusWriter = writer.inProcess;
   }
   if (configs.reconciler !== undefined) {
     const state = await stateConnectionOf(
@@ -136,6 +144,7 @@ export async function runOperator(options: {
       ...common,
       config: configs.reconciler,
       log: log.child({ role: 'reconciler' }),
+      ...(statusWriter === undefined ? {} : { statusWriter }),
       ...(options.operatorVersion === undefined
         ? {}
         : { operatorVersion: options.operatorVersion }),

@@ -1,0 +1,60 @@
+// The status writer's door for a reconciler in the same process (ADR 0028):
+// an intent judged and written at once by the same applier (the same field
+// manager, no-op and staleness rules, metrics and memory of what it wrote) as
+// one taken from the bus, and recorded for `kubebus history` and replay the
+// same way. Whatever it cannot write now it declines, and the intent goes on
+// the bus, where the partitioned writer retries or parks it.
+import type { InProcessStatusWriter, OutcomeRecorder, StatusIntent } from '@kubebus/shared/bus';
+import { continueTrace, type Logger } from '@kubebus/shared/obs';
+import { randomUUID } from 'node:crypto';
+import type { Counter } from 'prom-client';
+import type { StatusApplier } from './status-applier.js';
+
+export function inProcessWriter(deps: {
+  readonly applier: StatusApplier;
+  readonly outcomes: OutcomeRecorder;
+  /** by path: in_process, or declined (handed to the bus) */
+  readonly handoffs: Counter<'path'>;
+  readonly log: Logger;
+}): InProcessStatusWriter {
+  const { applier, outcomes, handoffs } = deps;
+  return {
+    async write(intent: StatusIntent): Promise<boolean> {
+      const traceparent = continueTrace(intent.traceparent);
+      const reconcileId = randomUUID();
+      const log = deps.log.child({ ...intent.key, reconcileID: reconcileId, traceparent });
+      const started = performance.now();
+      try {
+        const result = await applier.applyIntent(intent, {
+          signal: AbortSignal.timeout(IN_PROCESS_TIMEOUT_MS),
+          log,
+        });
+        // throttled (429): the bus' writer waits the Retry-After, not this reconcile
+        if (result?.requeueAfterMs !== undefined) return declined(log, 'throttled');
+        outcomes.record({
+          key: intent.key,
+          result: 'success',
+          ...(result?.skipped === undefined ? {} : { skipped: result.skipped }),
+          ...(result?.wrote === undefined ? {} : { wrote: result.wrote }),
+          seconds: (performance.now() - started) / 1_000,
+          attempt: 1,
+          reconcileId,
+          traceparent,
+        });
+        handoffs.inc({ path: 'in_process' });
+        return true;
+      } catch (error) {
+        return declined(log, error);
+      }
+    },
+  };
+
+  function declined(log: Logger, why: unknown): false {
+    handoffs.inc({ path: 'declined' });
+    log.debug({ why: why instanceof Error ? why.message : why }, 'status intent handed to the bus');
+    return false;
+  }
+}
+
+/** A write here holds a reconcile: one that hangs goes to the bus' writer instead. */
+const IN_PROCESS_TIMEOUT_MS = 10_000;
