@@ -92,6 +92,29 @@ describe('the per-object breakdown', () => {
     assert.deepEqual(one('8 status seen'), [10]);
   });
 
+  it('measures no intent queue for a status written inside the reconcile (one process)', () => {
+    const inside = {
+      ...records,
+      outcomes: records.outcomes.map((o) =>
+        o.controller === 'databasecluster.status-writer' && o.result !== 'skipped'
+          ? { ...o, startedAt: 1_600, endedAt: 1_690 }
+          : o,
+      ),
+    };
+    const stages = stagesOf(phase, inside, seen);
+    assert.equal(stages.get('6 intent queue: reconcile end → status writer starts'), undefined);
+    assert.deepEqual(stages.get('7 status write: writer start → end'), [90]);
+    assert.deepEqual(
+      stages.get('first status written inside the reconcile (in process), per object (count)'),
+      [1],
+    );
+    assert.deepEqual(
+      one('first status written inside the reconcile'),
+      [0],
+      'from the bus: not inside the reconcile',
+    );
+  });
+
   it('counts the reconciles and the writer runs of the phase only, and those that wrote nothing', () => {
     assert.deepEqual(one('reconciles per object'), [2]);
     assert.deepEqual(one('5b every other'), [20]);
