@@ -126,6 +126,28 @@ describe('status intents handed over in process', { timeout: 120_000 }, () => {
     assert.equal(await pendingOf('declined'), null);
   });
 
+  it('sends nothing on the bus for a reconcile that may no longer write', async () => {
+    const writer = new RecordingWriter();
+    writer.accepting = false; // as the writer declines a write its fence refused
+    const publisher = new StatusPublisher(jetstream(nats.nc), CONTROLLER, PARTITIONS, writer);
+    const revoked = new AbortController();
+    revoked.abort(new Error('the partition was taken'));
+    await assert.rejects(
+      publisher.publish(
+        intentOf('zombie', 1),
+        {},
+        {
+          fence: () => {
+            revoked.signal.throwIfAborted();
+          },
+          signal: revoked.signal,
+        },
+      ),
+      /the partition was taken/,
+    );
+    assert.equal(await pendingOf('zombie'), null);
+  });
+
   it('keeps on the bus the objects whose intents a previous owner left pending there', async () => {
     const previous = new StatusPublisher(jetstream(nats.nc), CONTROLLER, PARTITIONS);
     await previous.publish(intentOf('handed', 1), {});

@@ -4,7 +4,12 @@
 // one taken from the bus, and recorded for `kubebus history` and replay the
 // same way. Whatever it cannot write now it declines, and the intent goes on
 // the bus, where the partitioned writer retries or parks it.
-import type { InProcessStatusWriter, OutcomeRecorder, StatusIntent } from '@kubebus/shared/bus';
+import type {
+  InProcessStatusWriter,
+  OutcomeRecorder,
+  StatusIntent,
+  WriteGuard,
+} from '@kubebus/shared/bus';
 import { continueTrace, type Logger } from '@kubebus/shared/obs';
 import { randomUUID } from 'node:crypto';
 import type { Counter } from 'prom-client';
@@ -19,15 +24,17 @@ export function inProcessWriter(deps: {
 }): InProcessStatusWriter {
   const { applier, outcomes, handoffs } = deps;
   return {
-    async write(intent: StatusIntent): Promise<boolean> {
+    async write(intent: StatusIntent, guard?: WriteGuard): Promise<boolean> {
       const traceparent = continueTrace(intent.traceparent);
       const reconcileId = randomUUID();
       const log = deps.log.child({ ...intent.key, reconcileID: reconcileId, traceparent });
       const started = performance.now();
       try {
+        const timeout = AbortSignal.timeout(IN_PROCESS_TIMEOUT_MS);
         const result = await applier.applyIntent(intent, {
-          signal: AbortSignal.timeout(IN_PROCESS_TIMEOUT_MS),
+          signal: guard === undefined ? timeout : AbortSignal.any([guard.signal, timeout]),
           log,
+          ...(guard === undefined ? {} : { fence: guard.fence }),
         });
         // throttled (429): the bus' writer waits the Retry-After, not this reconcile
         if (result?.requeueAfterMs !== undefined) return declined(log, 'throttled');

@@ -42,7 +42,7 @@ export type { CrashBound, ParsedRequest, PartitionConsumerOptions } from './part
 export { StatusIntentSchema, StatusPublisher, encodeStatusIntent } from './status-intent.js';
 export type { StatusIntent } from './status-intent.js';
 export { IntentsOnTheBus } from './status-handoff.js';
-export type { InProcessStatusWriter } from './status-handoff.js';
+export type { InProcessStatusWriter, WriteGuard } from './status-handoff.js';
 export { desiredStatus, sameStatus, statusInPlace } from './status-in-place.js';
 export { PublishedStatus } from './published-status.js';
 export type { OwnStatus } from './published-status.js';

@@ -12,10 +12,18 @@
 // its next ones on the bus too, until the bus shows none pending for it.
 import type { StatusIntent } from './status-intent.js';
 
+/** What keeps a zombie reconcile from writing (ADR 0005): checked right before the write. */
+export interface WriteGuard {
+  /** throws when the reconcile may no longer write (its partition's lease lost) */
+  readonly fence: () => void;
+  /** the reconcile's own: aborted, the write is too */
+  readonly signal: AbortSignal;
+}
+
 /** The status writer of this process, as the reconciler's publisher sees it. */
 export interface InProcessStatusWriter {
   /** Judges and writes (or skips) the intent now; false when it could not: it goes on the bus. */
-  write(intent: StatusIntent): Promise<boolean>;
+  write(intent: StatusIntent, guard?: WriteGuard): Promise<boolean>;
 }
 
 /** Objects tracked by uid; past it, every object's bus is checked before a write here (one get). */

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ObjectKeySchema } from '../kube/names.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import { PublishedStatus, type OwnStatus } from './published-status.js';
-import { IntentsOnTheBus, type InProcessStatusWriter } from './status-handoff.js';
+import { IntentsOnTheBus, type InProcessStatusWriter, type WriteGuard } from './status-handoff.js';
 import { partitionOf, subjects } from './subjects.js';
 import { jsonOf } from './json-message.js';
 import { Streams } from './topology.js';
@@ -68,6 +68,7 @@ export class StatusPublisher {
   async publish(
     intent: Omit<StatusIntent, 'key' | 'time'> & { key: ObjectKey },
     current?: Record<string, unknown>,
+    guard?: WriteGuard,
   ): Promise<void> {
     if (current !== undefined && this.#published.redundant(intent, current)) return;
     const stamped: StatusIntent = {
@@ -83,8 +84,13 @@ export class StatusPublisher {
     const written =
       this.inProcess !== undefined &&
       (await this.#noneOnTheBus(intent.uid, subject)) &&
-      (await this.inProcess.write(stamped));
-    if (!written) await this.#onBus(subject, stamped);
+      (await this.inProcess.write(stamped, guard));
+    if (!written) {
+      // declined because the reconcile may no longer write: nothing goes on the bus either
+      guard?.signal.throwIfAborted();
+      guard?.fence();
+      await this.#onBus(subject, stamped);
+    }
     // one published without `current` (a Degraded status) is a newer word than the memo
     if (current === undefined) this.#published.forget(intent.uid);
     else this.#published.published(intent, current);

@@ -284,6 +284,13 @@ export class OperatorReconciler implements Reconciler {
         reconcileId: runtime.reconcileId,
       },
       current,
+      // written in process (ADR 0028): fenced right before the write, as every write is
+      {
+        fence: () => {
+          fenced(runtime);
+        },
+        signal: runtime.signal,
+      },
     );
   }
 
