@@ -1,6 +1,6 @@
 // A status intent: the status a reconciler wants on an object, for the
 // generation it observed. The status writer applies the latest one per object.
-import type { JetStreamClient } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { z } from 'zod';
 import { ObjectKeySchema } from '../kube/names.js';
@@ -49,6 +49,7 @@ export class StatusPublisher {
 
   /** objects whose intents may be pending on the bus: theirs are not written here first */
   readonly #onTheBus = new IntentsOnTheBus();
+  #jsm: Promise<JetStreamManager> | undefined;
 
   constructor(
     private readonly js: JetStreamClient,
@@ -118,7 +119,7 @@ export class StatusPublisher {
   async #noneOnTheBus(uid: string, subject: string): Promise<boolean> {
     if (!this.#onTheBus.mayBePending(uid)) return true;
     try {
-      const jsm = await this.js.jetstreamManager();
+      const jsm = await this.#manager();
       const pending = await jsm.streams.getMessage(Streams.status, { last_by_subj: subject });
       if (pending !== null) return false;
       this.#onTheBus.cleared(uid);
@@ -126,6 +127,12 @@ export class StatusPublisher {
     } catch {
       return false;
     }
+  }
+
+  /** One manager for this publisher's reads, made without asking the server for its account. */
+  #manager(): Promise<JetStreamManager> {
+    this.#jsm ??= this.js.jetstreamManager(false);
+    return this.#jsm;
   }
 
   /** The object's status as this process' own last intent for it makes it (published-status.ts). */
@@ -183,7 +190,7 @@ export class StatusPublisher {
   async #pendingIntents(): Promise<{ intents: StatusIntent[]; unread: number }> {
     const read = this.#pendingRead;
     if (read !== undefined && Date.now() - read.at < PENDING_READ_REUSE_MS) return read;
-    const jsm = await this.js.jetstreamManager();
+    const jsm = await this.#manager();
     const intents: StatusIntent[] = [];
     let unread = 0;
     for (let partition = 0; partition < this.partitions; partition++) {
