@@ -235,6 +235,8 @@ describe('read-your-own-writes', { timeout: 300_000 }, () => {
         name: 'relay',
         for: Relay,
         owns: [kinds.ConfigMap],
+        // the first process's hand-over reconciles apply nothing: that must not prune the count
+        prune: false,
         async reconcile(object, ctx) {
           const name = `${object.metadata.name}-count`;
           const count = Number((await ctx.get(kinds.ConfigMap, name))?.data?.['count'] ?? '0');
