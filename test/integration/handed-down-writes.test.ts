@@ -16,17 +16,15 @@ import {
 import { createLogger } from '@kubebus/shared/obs';
 import { partitionOf } from '@kubebus/shared/bus';
 import type { ReconcileOutcome } from '@kubebus/shared/runtime';
-import {
-  DiscardPolicy,
-  jetstream,
-  jetstreamManager,
-  RetentionPolicy,
-  type JetStreamManager,
-} from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { standaloneNats, type StandaloneNats } from '../support/standalone-nats.js';
+import {
+  addStatusStream,
+  standaloneNats,
+  type StandaloneNats,
+} from '../support/standalone-nats.js';
 import { waitFor } from '../support/wait.js';
 
 const CONTROLLER = 'relay';
@@ -85,16 +83,7 @@ describe('own writes handed down in outcome records', { timeout: 120_000 }, () =
       max_msg_size: 8 * 1024,
       allow_direct: true,
     });
-    // as topology.ts makes it: a work queue, one pending intent per object, read directly
-    await jsm.streams.add({
-      name: Streams.status,
-      subjects: [subjects.allStatus],
-      num_replicas: 1,
-      retention: RetentionPolicy.Workqueue,
-      max_msgs_per_subject: 1,
-      discard: DiscardPolicy.New,
-      allow_direct: true,
-    });
+    await addStatusStream(jsm);
   });
 
   after(async () => {

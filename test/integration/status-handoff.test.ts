@@ -13,16 +13,14 @@ import {
   type InProcessStatusWriter,
   type StatusIntent,
 } from '@kubebus/shared/bus';
-import {
-  DiscardPolicy,
-  jetstream,
-  jetstreamManager,
-  RetentionPolicy,
-  type JetStreamManager,
-} from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { standaloneNats, type StandaloneNats } from '../support/standalone-nats.js';
+import {
+  addStatusStream,
+  standaloneNats,
+  type StandaloneNats,
+} from '../support/standalone-nats.js';
 
 const CONTROLLER = 'handoff';
 const PARTITIONS = 4;
@@ -63,16 +61,7 @@ describe('status intents handed over in process', { timeout: 120_000 }, () => {
   before(async () => {
     nats = await standaloneNats('status-handoff');
     jsm = await jetstreamManager(nats.nc);
-    // as topology.ts makes it: a work queue, one pending intent per object, read directly
-    await jsm.streams.add({
-      name: Streams.status,
-      subjects: [subjects.allStatus],
-      num_replicas: 1,
-      retention: RetentionPolicy.Workqueue,
-      max_msgs_per_subject: 1,
-      discard: DiscardPolicy.New,
-      allow_direct: true,
-    });
+    await addStatusStream(jsm);
   });
 
   after(async () => {
