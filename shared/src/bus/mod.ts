@@ -41,7 +41,6 @@ export { PartitionConsumers } from './partition-consumers.js';
 export type { CrashBound, ParsedRequest, PartitionConsumerOptions } from './partition-consumers.js';
 export { StatusIntentSchema, StatusPublisher, encodeStatusIntent } from './status-intent.js';
 export type { StatusIntent } from './status-intent.js';
-export { IntentsOnTheBus } from './status-handoff.js';
 export type { InProcessStatusWriter, WriteGuard } from './status-handoff.js';
 export { desiredStatus, sameStatus, statusInPlace } from './status-in-place.js';
 export { PublishedStatus } from './published-status.js';
