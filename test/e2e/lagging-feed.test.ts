@@ -2,7 +2,11 @@
 // feed held behind the reconciler's writes while a requeue reconciles on the
 // older records. An operator that finds its announcement marker by label
 // (ctx.list reads the held bus as it stands) announces again, and the printed
-// replay line reproduces exactly that failure. Its twins pass every lagging
+// replay line reproduces that failure: the same schedule, the same oracle.
+// How often it announces past the requeue's is not the bug's to fix: once the
+// feed is released, the watcher resumes each kind's watch on its own, and a
+// reconcile on the primary's newer record may list before the marker's
+// record is back on the bus (seen in CI: 2 in one run, 3 in its replay). Its twins pass every lagging
 // schedule, each by a part of read-your-own-writes (ADR 0019): the one that
 // reads the marker back by name (its own last apply), and the one that
 // remembers in its own status (the status intent it published last; a
@@ -21,6 +25,8 @@ const CORRECT = 'test/support/operators/announced.ts';
 const IN_STATUS = 'test/support/operators/announced-in-status.ts';
 const BUGGY = 'test/support/operators/announced-by-list.ts';
 const SCHEDULE = 'lagging:s0';
+// more announcements than the reference's one: the requeue's at least
+const ANNOUNCED_AGAIN = /^Event Announced: 1 in the reference, ([2-9]|[1-9]\d+) here$/;
 
 const RUN_MS = 420_000;
 const SUITE_MS = 4 * RUN_MS + 60_000;
@@ -111,18 +117,26 @@ describe('kubebus test: a watcher lagging behind the writes', { timeout: SUITE_M
       assert.ok(failure !== undefined, JSON.stringify(report.schedules));
       assert.equal(failure.schedule, SCHEDULE);
       assert.equal(failure.oracle, 'side-effects-once');
-      assert.deepEqual(failure.detail, ['Event Announced: 1 in the reference, 2 here']);
+      assert.equal(failure.detail?.length, 1, JSON.stringify(failure.detail));
+      const extra = ANNOUNCED_AGAIN.exec(failure.detail?.[0] ?? '');
+      assert.ok(extra !== null, JSON.stringify(failure.detail));
       // what it saw: the held reconcile announced, and so did the requeue's, on the same generation
-      const announced = (failure.reconciles ?? []).filter((call) =>
-        call.wrote.includes('event Normal Announced'),
+      const calls = failure.reconciles ?? [];
+      const announced = calls.filter((call) => call.wrote.includes('event Normal Announced'));
+      assert.equal(announced.length, Number(extra[1]), JSON.stringify(calls));
+      assert.ok(announced.length >= 2, JSON.stringify(calls));
+      const generationOf = (saw: string) => /generation (\d+)/.exec(saw)?.[1];
+      assert.equal(
+        generationOf(announced[1]?.saw ?? ''),
+        generationOf(announced[0]?.saw ?? ''),
+        JSON.stringify(calls),
       );
-      assert.equal(announced.length, 2, JSON.stringify(failure.reconciles));
       assert.equal(failure.replay, `kubebus test ${BUGGY} --replay ${SCHEDULE}`);
 
       // the replay line as printed: the same failure, in the report for a person
       const again = { stdout: await replayed(failure, RUN_MS) };
       assert.match(again.stdout, new RegExp(`^FAIL ${SCHEDULE}: oracle side-effects-once$`, 'm'));
-      assert.match(again.stdout, /^ {4}Event Announced: 1 in the reference, 2 here$/m);
+      assert.match(again.stdout, new RegExp(`^ {4}${ANNOUNCED_AGAIN.source.slice(1)}`, 'm'));
     },
   );
 });
