@@ -11,6 +11,7 @@ import type {
   WriteGuard,
 } from '@kubebus/shared/bus';
 import { continueTrace, type Logger } from '@kubebus/shared/obs';
+import { Slots } from '@kubebus/shared/runtime';
 import { randomUUID } from 'node:crypto';
 import type { Counter } from 'prom-client';
 import type { StatusApplier } from './status-applier.js';
@@ -21,18 +22,27 @@ export function inProcessWriter(deps: {
   /** by path: in_process, or declined (handed to the bus) */
   readonly handoffs: Counter<'path'>;
   readonly log: Logger;
+  /** writes at once, as many as the status writer's own workers (KUBEBUS_MAX_CONCURRENT) */
+  readonly maxConcurrent: number;
 }): InProcessStatusWriter {
   const { applier, outcomes, handoffs } = deps;
+  const slots = new Slots(deps.maxConcurrent);
   return {
     async write(intent: StatusIntent, guard?: WriteGuard): Promise<boolean> {
       const traceparent = continueTrace(intent.traceparent);
       const reconcileId = randomUUID();
       const log = deps.log.child({ ...intent.key, reconcileID: reconcileId, traceparent });
-      const started = performance.now();
+      // the wait for a slot counts: a write that cannot start in time goes to the bus
+      const timeout = AbortSignal.timeout(IN_PROCESS_TIMEOUT_MS);
+      const signal = guard === undefined ? timeout : AbortSignal.any([guard.signal, timeout]);
+      // the reconcile's worker moves on; the reconcile (and its mark) waits for the write
+      guard?.releaseWorker?.();
+      let release: (() => void) | undefined;
       try {
-        const timeout = AbortSignal.timeout(IN_PROCESS_TIMEOUT_MS);
+        release = await slots.acquire(signal);
+        const started = performance.now();
         const result = await applier.applyIntent(intent, {
-          signal: guard === undefined ? timeout : AbortSignal.any([guard.signal, timeout]),
+          signal,
           log,
           ...(guard === undefined ? {} : { fence: guard.fence }),
         });
@@ -52,6 +62,8 @@ export function inProcessWriter(deps: {
         return true;
       } catch (error) {
         return declined(log, error);
+      } finally {
+        release?.();
       }
     },
   };
@@ -63,5 +75,5 @@ export function inProcessWriter(deps: {
   }
 }
 
-/** A write here holds a reconcile: one that hangs goes to the bus' writer instead. */
+/** A write here holds a reconcile (not its worker): one that waits or hangs goes to the bus' writer instead. */
 const IN_PROCESS_TIMEOUT_MS = 10_000;

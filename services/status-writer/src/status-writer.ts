@@ -167,7 +167,13 @@ export async function startStatusWriter(deps: {
   log.info({ partitions: partitions.held() }, 'status writer started');
 
   return {
-    inProcess: inProcessWriter({ applier, outcomes, handoffs: metrics.handoffs, log }),
+    inProcess: inProcessWriter({
+      applier,
+      outcomes,
+      handoffs: metrics.handoffs,
+      log,
+      maxConcurrent: config.maxConcurrent,
+    }),
     ready: () => (bus.connected() ? true : 'nats is not connected'),
     async stop() {
       lag.stop();

@@ -18,6 +18,12 @@ export interface WriteGuard {
   readonly fence: () => void;
   /** the reconcile's own: aborted, the write is too */
   readonly signal: AbortSignal;
+  /**
+   * Told when the write waits on the status writer's own pool: the intent is
+   * the reconcile's last word, and its worker may take the next object (the
+   * work mark stays unacked until the write is done).
+   */
+  readonly releaseWorker?: () => void;
 }
 
 /** The status writer of this process, as the reconciler's publisher sees it. */

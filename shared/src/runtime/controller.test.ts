@@ -294,6 +294,44 @@ describe('controller work loop', () => {
     assert.deepEqual(fates, ['retry:0', 'retry:0']);
     assert.deepEqual(deadLetters, []);
   });
+
+  it('a reconcile that releases its worker lets the next object start; its own object stays busy and unacked', async () => {
+    const gates = new Map<string, () => void>();
+    const runs: string[] = [];
+    let sameAtOnce = 0;
+    const active = new Set<string>();
+    const controller = new Controller(
+      reconcilerFunc(async ({ key }, context) => {
+        if (active.has(key.name)) sameAtOnce++;
+        active.add(key.name);
+        runs.push(key.name);
+        // the last step waits on another pool: the worker goes back first
+        context.releaseWorker?.();
+        await new Promise<void>((resolve) => gates.set(`${key.name}#${runs.length}`, resolve));
+        active.delete(key.name);
+        return undefined;
+      }),
+      options({ maxConcurrent: 1 }),
+    );
+    const fates: Record<string, string[]> = { a: [], b: [] };
+    controller.dispatch(item('a', fates['a'] ?? [], undefined, 'a-1'));
+    controller.dispatch(item('b', fates['b'] ?? [], undefined, 'b-1'));
+    // one worker, yet both run: a's worker was released while a waits
+    await until(() => runs.includes('a') && runs.includes('b'));
+    assert.deepEqual(fates, { a: [], b: [] }, 'acked before the reconcile returned');
+    // a newer request for a waits for a's reconcile, however many workers are free
+    controller.dispatch(item('a', fates['a'] ?? [], undefined, 'a-2'));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(runs.filter((name) => name === 'a').length, 1);
+    gates.get('a#1')?.();
+    await until(() => runs.filter((name) => name === 'a').length === 2);
+    for (const [gate, open] of gates) if (gate !== 'a#1') open();
+    await until(() => gates.size === 3);
+    gates.get('a#3')?.();
+    await until(() => controller.idle);
+    assert.equal(sameAtOnce, 0);
+    assert.deepEqual(fates, { a: ['ack', 'ack'], b: ['ack'] });
+  });
 });
 
 describe('controller work loop: requests whose process may have died running them', () => {

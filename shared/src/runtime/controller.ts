@@ -65,6 +65,8 @@ export class Controller {
   readonly #spans: Spans;
   readonly #pending = new Map<string, WorkItem>();
   readonly #running = new Map<string, Running>();
+  /** running reconciles whose worker went back to the pool (releaseWorker): their objects stay busy */
+  readonly #released = new Set<string>();
   /** failures per object that count against its budget; the runtime, not the transport, counts */
   readonly #failures = new Map<string, number>();
   /** failures in a row of any kind, for the backoff */
@@ -159,7 +161,7 @@ export class Controller {
   #pump(): void {
     if (this.#stopped) return;
     for (const [id, item] of this.#pending) {
-      if (this.#running.size >= this.options.maxConcurrent) break;
+      if (this.#busyWorkers() >= this.options.maxConcurrent) break;
       if (this.#running.has(id)) continue;
       // a suspect runs beside no other: a death is then blamed on one request
       if (isSuspect(item) && [...this.#running.values()].some((run) => isSuspect(run.item)))
@@ -168,19 +170,30 @@ export class Controller {
       const abort = new AbortController();
       const done = this.#run(id, item, abort).finally(() => {
         this.#running.delete(id);
+        this.#released.delete(id);
         // A copy of the same request that arrived meanwhile is settled already.
         const waiting = this.#pending.get(id);
         if (waiting !== undefined && sameRequest(waiting, item)) this.#pending.delete(id);
-        this.options.metrics.activeWorkers.set(
-          { controller: this.options.name },
-          this.#running.size,
-        );
         this.#pump();
       });
       this.#running.set(id, { item, abort, done });
     }
-    this.options.metrics.activeWorkers.set({ controller: this.options.name }, this.#running.size);
+    this.options.metrics.activeWorkers.set({ controller: this.options.name }, this.#busyWorkers());
     this.#updateDepth();
+  }
+
+  #busyWorkers(): number {
+    return this.#running.size - this.#released.size;
+  }
+
+  /** The worker of a running reconcile goes back to the pool; its object stays busy. */
+  #releaseWorker(id: string): void {
+    if (this.#released.has(id)) return;
+    this.#released.add(id);
+    // not from inside the reconcile's call: #pump may be starting it right now
+    queueMicrotask(() => {
+      this.#pump();
+    });
   }
 
   async #run(id: string, item: WorkItem, abort: AbortController): Promise<void> {
@@ -223,15 +236,28 @@ export class Controller {
     log.debug({ attempt: attempts.attempt }, 'reconcile started');
     const started = performance.now();
     let outcome: Outcome;
+    // a releaseWorker after the reconcile returned has no worker left to give back
+    let returned = false;
     try {
       const result = await this.reconciler.reconcile(
         { key: item.key, ...(item.body === undefined ? {} : { body: item.body }) },
-        { signal, fence, log, reconcileId, traceparent, attempt: attempts.attempt },
+        {
+          signal,
+          fence,
+          log,
+          reconcileId,
+          traceparent,
+          attempt: attempts.attempt,
+          releaseWorker: () => {
+            if (!returned) this.#releaseWorker(id);
+          },
+        },
       );
       outcome = { ok: true, result };
     } catch (error) {
       outcome = { ok: false, error };
     } finally {
+      returned = true;
       clearInterval(heartbeat);
     }
     const seconds = (performance.now() - started) / 1_000;

@@ -5,7 +5,8 @@ export type { BackoffPolicy } from './backoff.js';
 export { keyString } from './object-key.js';
 export type { ObjectKey } from './object-key.js';
 export { reconcilerFunc } from './reconciler.js';
-export type { ReconcileRequest, Reconciler, RuntimeResult } from './reconciler.js';
+export type { ReconcileRequest, Reconciler, RuntimeResult, WorkerContext } from './reconciler.js';
+export { Slots } from './slots.js';
 // the contract's context and terminal failure: the definition API's, one of each
 export type { RuntimeContext } from '../definition/context.js';
 export { TerminalError, isTerminalError } from '../definition/terminal-error.js';

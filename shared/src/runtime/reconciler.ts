@@ -26,13 +26,23 @@ export type RuntimeResult =
   | { readonly skipped: string; readonly requeueAfterMs?: never; readonly wrote?: never }
   | { readonly wrote: string; readonly requeueAfterMs?: never; readonly skipped?: never };
 
+/** The runtime's context, with what only kubebus' own reconcilers use. */
+export interface WorkerContext extends RuntimeContext {
+  /**
+   * The rest of this reconcile waits on work another pool bounds (the status
+   * writer's, ADR 0028): its worker takes the next object meanwhile. The
+   * object stays busy, and its request unsettled, until the reconcile returns.
+   */
+  readonly releaseWorker?: () => void;
+}
+
 export interface Reconciler {
-  reconcile(request: ReconcileRequest, context: RuntimeContext): Promise<RuntimeResult>;
+  reconcile(request: ReconcileRequest, context: WorkerContext): Promise<RuntimeResult>;
 }
 
 /** A Reconciler from a function (controller-runtime's reconcile.Func). */
 export function reconcilerFunc(
-  fn: (request: ReconcileRequest, context: RuntimeContext) => Promise<RuntimeResult>,
+  fn: (request: ReconcileRequest, context: WorkerContext) => Promise<RuntimeResult>,
 ): Reconciler {
   return { reconcile: fn };
 }

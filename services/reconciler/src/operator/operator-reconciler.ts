@@ -28,7 +28,12 @@ import {
   type Resource,
   type RuntimeContext,
 } from '@kubebus/shared/definition';
-import type { ReconcileRequest, Reconciler, RuntimeResult } from '@kubebus/shared/runtime';
+import type {
+  ReconcileRequest,
+  Reconciler,
+  RuntimeResult,
+  WorkerContext,
+} from '@kubebus/shared/runtime';
 import { fenced } from './fenced.js';
 import { KnownResources, refOf } from './known-resources.js';
 import { ApiserverLister, BusLister, type ObjectLister } from './object-lister.js';
@@ -91,7 +96,7 @@ export class OperatorReconciler implements Reconciler {
     this.#storage = new StorageVersionReader(operator.for, deps.client);
   }
 
-  async reconcile(request: ReconcileRequest, runtime: RuntimeContext): Promise<RuntimeResult> {
+  async reconcile(request: ReconcileRequest, runtime: WorkerContext): Promise<RuntimeResult> {
     const read = await this.#read(request);
     // gone: owned objects are garbage-collected
     if (read === undefined) return { skipped: 'the object no longer exists' };
@@ -155,10 +160,12 @@ export class OperatorReconciler implements Reconciler {
       });
       this.#applied.set(object.metadata.uid, touched);
     }
+    // the reconcile's last word: its worker may move on while the status is written
     await this.#publishStatus(
       recorded,
       reconciledStatus(object, status, result?.ready, result?.conditions ?? []),
       runtime,
+      runtime.releaseWorker,
     );
     const requeueAfterMs = result?.requeueAfterMs;
     return requeueAfterMs !== undefined && requeueAfterMs > 0 ? { requeueAfterMs } : undefined;
@@ -263,7 +270,12 @@ export class OperatorReconciler implements Reconciler {
     this.deps.ownWrites?.wrote(key, written, objectPath(ref, namespace, name), key);
   }
 
-  async #publishStatus(object: KubeObject, status: Status, runtime: RuntimeContext) {
+  async #publishStatus(
+    object: KubeObject,
+    status: Status,
+    runtime: RuntimeContext,
+    releaseWorker?: () => void,
+  ) {
     fenced(runtime);
     // with the status as read: an intent already in place (or on its way) is not sent again
     const current = (object['status'] ?? {}) as Record<string, unknown>;
@@ -290,6 +302,7 @@ export class OperatorReconciler implements Reconciler {
           fenced(runtime);
         },
         signal: runtime.signal,
+        ...(releaseWorker === undefined ? {} : { releaseWorker }),
       },
     );
   }
