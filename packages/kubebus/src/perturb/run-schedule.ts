@@ -263,7 +263,7 @@ async function unobserved(run: Run, from: number, to: number): Promise<Verdict> 
     if (lives.some(([, deleted]) => deleted === to) && !(await run.driver.gone(run.place)))
       lives = lives.filter(([, deleted]) => deleted !== to);
   } finally {
-    await run.driver.startOperator();
+    await run.driver.startOperatorCaughtUp(run.place);
   }
   const writes = run.reference.steps
     .slice(from, to + 1)

@@ -11,8 +11,11 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { connectionOf } from '@kubebus/cli/commands';
 import { Streams, subjects } from '@kubebus/shared/bus';
-import { decodeNatsMessage } from '@kubebus/shared/events';
+import { EventTypes, decodeNatsMessage } from '@kubebus/shared/events';
 import type { ObjectKey } from '@kubebus/shared/runtime';
+
+/** What `recorded` waits for when the object is not on the apiserver. */
+export const GONE = 'gone';
 
 /** How long the bus may take to record the apiserver's revision before the travel. */
 const RECORDED_WITHIN_MS = 10_000;
@@ -51,21 +54,8 @@ export class BusTimeTravel {
    * a revision recorded after the travel would undo it.
    */
   async travelBack(key: ObjectKey, to: number, current: string | undefined): Promise<number> {
-    const subject = subjects.event(key);
-    const last = async () => {
-      const stored = await this.jsm.streams.getMessage(Streams.events, { last_by_subj: subject });
-      return stored ?? undefined;
-    };
-    if (current !== undefined) {
-      const deadline = Date.now() + RECORDED_WITHIN_MS;
-      while (Date.now() < deadline) {
-        const stored = await last();
-        const decoded =
-          stored === undefined ? undefined : decodeNatsMessage(stored.data, stored.header);
-        if (decoded?.ok === true && decoded.event.kbrv === current) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }
+    const last = this.#lastOf(key);
+    if (current !== undefined) await this.recorded(key, current, RECORDED_WITHIN_MS);
     let removed = 0;
     for (;;) {
       const stored = await last();
@@ -73,6 +63,35 @@ export class BusTimeTravel {
       await this.jsm.streams.deleteMessage(Streams.events, stored.seq, false);
       removed++;
     }
+  }
+
+  /**
+   * Whether the bus' last record of the object is the apiserver's `current`
+   * (a resourceVersion, or `gone`: its deletion, or no record) within `ms`.
+   */
+  async recorded(key: ObjectKey, current: string, ms: number): Promise<boolean> {
+    const last = this.#lastOf(key);
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const stored = await last();
+      const decoded =
+        stored === undefined ? undefined : decodeNatsMessage(stored.data, stored.header);
+      if (
+        current === GONE
+          ? stored === undefined ||
+            (decoded?.ok === true && decoded.event.type === EventTypes.delete)
+          : decoded?.ok === true && decoded.event.kbrv === current
+      )
+        return true;
+      if (Date.now() > deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  #lastOf(key: ObjectKey) {
+    const subject = subjects.event(key);
+    return async () =>
+      (await this.jsm.streams.getMessage(Streams.events, { last_by_subj: subject })) ?? undefined;
   }
 
   async close(): Promise<void> {
