@@ -94,11 +94,7 @@ export class BedDriver {
   async startOperatorCaughtUp(place: Place): Promise<void> {
     await this.#startWriter();
     await this.releaseWatcher();
-    const current = await this.environment.get(
-      this.operator.for,
-      place.name,
-      place.namespaced ? place.namespace : undefined,
-    );
+    const current = await this.#current(place);
     // not in time: the reconciler starts anyway; what it sees is still judged
     await this.travel.recorded(
       this.#keyOf(place),
@@ -181,6 +177,15 @@ export class BedDriver {
     return this.travel.travelBack(this.#keyOf(place), to, undefined);
   }
 
+  /** The place's object as the apiserver holds it now, if it exists. */
+  #current(place: Place) {
+    return this.environment.get(
+      this.operator.for,
+      place.name,
+      place.namespaced ? place.namespace : undefined,
+    );
+  }
+
   #keyOf(place: Place) {
     const primary = this.operator.for;
     return {
@@ -246,11 +251,7 @@ export class BedDriver {
    * before applying it, so a reconcile that starts at once is armed too).
    */
   async seenAfter(place: Place, step: Step): Promise<(seen: Seen) => boolean> {
-    const current = await this.environment.get(
-      this.operator.for,
-      place.name,
-      place.namespaced ? place.namespace : undefined,
-    );
+    const current = await this.#current(place);
     const uid = current?.metadata.uid;
     if (step.action === 'delete') return (seen) => seen.uid === uid && seen.deleting;
     const generation = current?.metadata.generation ?? 0;
