@@ -28,7 +28,7 @@ import {
   type KnownResource,
 } from './knative-event.js';
 import type { SinkAuthenticator } from './sink-auth.js';
-import { parseEvent, readLimited } from './sink-request.js';
+import { loadEventParser, readLimited } from './sink-request.js';
 
 /** A dead letter the sink records: Knative gave up delivering an event. */
 export interface SinkDeadLetter {
@@ -87,6 +87,7 @@ export async function startHttpSource(
   options: HttpSourceOptions,
   log: Logger,
 ): Promise<Listening> {
+  const parseEvent = await loadEventParser();
   let inFlight = 0;
   const server = createServer(
     {

@@ -4,7 +4,6 @@
 // a kubebus event or one of Knative's ApiServerSource. Failure is data, with
 // the reason a 400 carries.
 import { KubeCloudEventSchema, type KubeCloudEvent } from '@kubebus/shared/events';
-import { HTTP } from 'cloudevents';
 import type { IncomingMessage } from 'node:http';
 import { parseApiServerSourceEvent, type ApiServerSourceEvent } from './knative-event.js';
 
@@ -83,7 +82,20 @@ function requiredProblem(headers: Record<string, string>, body: string): string 
   return undefined;
 }
 
-export function parseEvent(req: IncomingMessage, raw: Buffer): Received {
+export type EventParser = (req: IncomingMessage, raw: Buffer) => Received;
+
+/**
+ * The parser, with the CloudEvents SDK loaded when it is first wanted: only
+ * the HTTP source (Knative) needs it, so no other process loads it.
+ */
+export async function loadEventParser(): Promise<EventParser> {
+  const { HTTP } = await import('cloudevents');
+  return (req, raw) => parseEvent(HTTP, req, raw);
+}
+
+type CloudEventsHttp = (typeof import('cloudevents'))['HTTP'];
+
+function parseEvent(HTTP: CloudEventsHttp, req: IncomingMessage, raw: Buffer): Received {
   const headers = headersOf(req);
   const body = raw.toString('utf8');
   const problem = requiredProblem(headers, body);
