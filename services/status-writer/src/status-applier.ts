@@ -154,7 +154,8 @@ export class StatusApplier implements Reconciler {
     }
     this.#written.remember(intent.key, answer, current?.metadata.resourceVersion);
     metrics.patches.inc({ result: 'applied' });
-    context.log.info({ observedGeneration: intent.observedGeneration }, 'status applied');
+    // routine, once per write: the outcome record (`kubebus history`) and the metric keep it
+    context.log.debug({ observedGeneration: intent.observedGeneration }, 'status applied');
     return { wrote: answer.metadata.resourceVersion };
   }
 
