@@ -2,6 +2,11 @@
 // summed over every profile in a directory: what `npm run bench -- --profile
 // <dir>` leaves behind, one file per kubebus process.
 //   node --import tsx bench/profile-top.ts <dir> [count]
+// V8 samples the main thread by wall clock: a frame is charged while the
+// thread waits descheduled inside it (a socket write that wakes nats-server
+// on the same core), and the collector's helper threads are not seen. For
+// where CPU goes, `perf record -g -p <pid>` with `--node-flags=--perf-basic-prof`
+// (docs/benchmarks.md, 2026-12-05).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
