@@ -14,6 +14,8 @@ export interface NatsTraffic {
   readonly stored: ReadonlyMap<string, number>;
   /** consumers alive on each stream at the end (durables, and ordered reads not yet expired) */
   readonly consumers: ReadonlyMap<string, number>;
+  /** when it was read (ms since the epoch); between two readings: how long the window was (ms) */
+  readonly ms: number;
 }
 
 interface Varz {
@@ -42,7 +44,7 @@ export async function natsTraffic(monitorPort: number): Promise<NatsTraffic> {
       const alive = stream.state.consumer_count ?? 0;
       if (alive > 0) consumers.set(stream.name, (consumers.get(stream.name) ?? 0) + alive);
     }
-  return { inMsgs: varz.in_msgs, outMsgs: varz.out_msgs, stored, consumers };
+  return { inMsgs: varz.in_msgs, outMsgs: varz.out_msgs, stored, consumers, ms: Date.now() };
 }
 
 export function trafficBetween(before: NatsTraffic, after: NatsTraffic): NatsTraffic {
@@ -56,6 +58,7 @@ export function trafficBetween(before: NatsTraffic, after: NatsTraffic): NatsTra
     outMsgs: after.outMsgs - before.outMsgs,
     stored,
     consumers: after.consumers,
+    ms: after.ms - before.ms,
   };
 }
 
@@ -70,5 +73,8 @@ export function formatTraffic(traffic: NatsTraffic, objects: number): string {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([stream, n]) => `${stream} ${n}`)
     .join(', ');
-  return `messages in ${per(traffic.inMsgs)}, out ${per(traffic.outMsgs)}; stored: ${stored === '' ? 'none' : stored}; consumers alive at the end: ${consumers === '' ? 'none' : consumers}`;
+  // the window runs until the apiserver is quiet, long after the last object
+  // converged: what is written per second (leases, cursors) is over all of it
+  const window = `over ${(traffic.ms / 1_000).toFixed(0)} s, to quiet: leases and cursors are written per second, not per object`;
+  return `messages in ${per(traffic.inMsgs)}, out ${per(traffic.outMsgs)}; stored: ${stored === '' ? 'none' : stored}; consumers alive at the end: ${consumers === '' ? 'none' : consumers} (${window})`;
 }
