@@ -1,6 +1,7 @@
 // How long an apiserver request takes, seen from both ends: the system's own
 // rest_client_request_duration_seconds (client-go's name; kubebus exports it,
-// controller-runtime no longer does) and the apiserver's
+// and the bench's controller-runtime peer times its transport under it, as
+// controller-runtime no longer registers it) and the apiserver's
 // apiserver_request_duration_seconds. What the client waits beyond what the
 // server took is spent in the client's process and on the wire: on two
 // saturated cores, mostly waiting for a turn of the client's event loop.

@@ -278,7 +278,12 @@ async function startControllerRuntime(
     reconciles: () => metric(metricsPort, RECONCILES),
     reconcileSeconds: () => metric(metricsPort, RECONCILE_SECONDS),
     staleReads: NONE,
-    requestTimes: NO_TIMES,
+    // timed by its transport as kubebus times its requests (controller-runtime/request_times.go)
+    requestTimes: async () =>
+      timingsOf(
+        (await httpCall(`http://127.0.0.1:${metricsPort}/metrics`)).body,
+        'rest_client_request_duration_seconds',
+      ),
   };
 }
 

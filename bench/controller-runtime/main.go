@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -62,6 +63,8 @@ func run() error {
 		connections.Add(1)
 		return dialer.DialContext(ctx, network, address)
 	}
+	// every request timed as the bench compares it (request_times.go)
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper { return timedTransport{next: next} })
 	usr2 := make(chan os.Signal, 1)
 	signal.Notify(usr2, syscall.SIGUSR2)
 	go func() {
