@@ -4,7 +4,8 @@ package main
 // client-go's metric name: controller-runtime no longer registers it, and the
 // bench compares it with kubebus' own and with the apiserver's handler time
 // (bench/request-times.ts). Timed from the transport's call to the body's
-// close, as kubebus times a request to its body's end.
+// close, as kubebus times a request to its body's end; a watch, whose body
+// lasts minutes, to its response headers, as kubebus times its streams.
 
 import (
 	"io"
@@ -31,7 +32,7 @@ func (t timedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	started := time.Now()
 	observer := requestSeconds.WithLabelValues(req.Method)
 	res, err := t.next.RoundTrip(req)
-	if err != nil || res.Body == nil {
+	if err != nil || res.Body == nil || isWatch(req) {
 		observer.Observe(time.Since(started).Seconds())
 		return res, err
 	}
@@ -52,4 +53,9 @@ func (b *timedBody) Close() error {
 		b.done()
 	}
 	return b.ReadCloser.Close()
+}
+
+func isWatch(req *http.Request) bool {
+	watch := req.URL.Query().Get("watch")
+	return watch == "true" || watch == "1"
 }
