@@ -28,6 +28,7 @@ import { machineBusySeconds, procStats, serverPid } from './proc-stats.js';
 import { report, type Phase, type Run } from './report.js';
 import { serverTimingsOf, timingsBetween, timingsOf, type Timings } from './request-times.js';
 import { httpCall } from '../test/bed/http.js';
+import { auditArgs } from './audit-chain.js';
 import { SYSTEMS, startSystem, type SystemName } from './systems.js';
 
 const { values } = parseArgs({
@@ -45,6 +46,8 @@ const { values } = parseArgs({
     profile: { type: 'string' },
     /** extra node flags for kubebus' processes, space-separated (e.g. --node-flags=--max-semi-space-size=2) */
     'node-flags': { type: 'string' },
+    /** a directory for the apiserver's audit log of each system's run (read it with bench/audit-chain.ts) */
+    audit: { type: 'string' },
   },
 });
 const N = Number(values.n);
@@ -269,6 +272,7 @@ async function runOnce(system: SystemName): Promise<Run> {
   const profPort = values.profile === undefined ? undefined : await freePort();
   const bed = await TestBed.start({
     controllerManager: true,
+    ...(values.audit === undefined ? {} : { apiserverArgs: auditArgs(values.audit, system) }),
     ...(profPort === undefined ? {} : { nats: { extraConfig: `prof_port: ${profPort}` } }),
   });
   try {

@@ -10,7 +10,6 @@ import type { ObjectReader, OwnWrites } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   controllerReference,
-  createIfAbsent,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   objectPath,
@@ -121,15 +120,18 @@ export function operatorContext(
     // only what carries this object's controller reference is ever pruned
     if (ownable)
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
-    const recorded = await recordedOf(body, resource);
     const ref = refOf(resource);
-    fenced(runtime);
     const { outcome, object } = await deps.applied.apply(
       deps.client,
       ref,
       body,
       { fieldManager: deps.fieldManager, signal: runtime.signal },
-      recorded,
+      {
+        recorded: () => recordedOf(body, resource),
+        fence: () => {
+          fenced(runtime);
+        },
+      },
     );
     if (outcome === 'applied' && !deps.dryRun) {
       const namespace = body.metadata.namespace ?? '';
@@ -147,10 +149,15 @@ export function operatorContext(
     // only what carries this object's controller reference is ever pruned
     if (ownable)
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
-    const recorded = await recordedOf(body, resource);
-    if (recorded !== undefined) return 'exists';
-    fenced(runtime);
-    return createIfAbsent(deps.client, refOf(resource), body, deps.fieldManager, runtime.signal);
+    return deps.applied.createOnce(deps.client, refOf(resource), body, deps.fieldManager, {
+      recorded: () => recordedOf(body, resource),
+      fence: () => {
+        fenced(runtime);
+      },
+      signal: runtime.signal,
+      // replay asks the bus, as a reconcile did, instead of a dry-run create
+      readFirst: deps.dryRun,
+    });
   };
 
   const isPrimary = (resource: Resource) => sameResource(resource, deps.operator.for);
