@@ -13,7 +13,7 @@ import {
   type RuntimeContext,
 } from '@kubebus/shared/definition';
 import type { KubeObject } from '@kubebus/shared/events';
-import { AppliedObjects, type KubeClient } from '@kubebus/shared/kube';
+import type { KubeClient } from '@kubebus/shared/kube';
 import { KnownResources } from './known-resources.js';
 import { operatorContext } from './operator-context.js';
 
@@ -62,7 +62,7 @@ function contextWith(client: KubeClient, signal: AbortSignal) {
       known: new KnownResources(operator),
       reader: { read: () => Promise.resolve(undefined) },
       client,
-      applied: new AppliedObjects(),
+      applied: undefined as never,
       fieldManager: 'sites',
       instance: 'i',
       dryRun: false,

@@ -10,6 +10,7 @@ import type { ObjectReader, OwnWrites } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   controllerReference,
+  createIfAbsent,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   objectPath,
@@ -120,18 +121,15 @@ export function operatorContext(
     // only what carries this object's controller reference is ever pruned
     if (ownable)
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
+    const recorded = await recordedOf(body, resource);
     const ref = refOf(resource);
+    fenced(runtime);
     const { outcome, object } = await deps.applied.apply(
       deps.client,
       ref,
       body,
       { fieldManager: deps.fieldManager, signal: runtime.signal },
-      {
-        recorded: () => recordedOf(body, resource),
-        fence: () => {
-          fenced(runtime);
-        },
-      },
+      recorded,
     );
     if (outcome === 'applied' && !deps.dryRun) {
       const namespace = body.metadata.namespace ?? '';
@@ -149,15 +147,10 @@ export function operatorContext(
     // only what carries this object's controller reference is ever pruned
     if (ownable)
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
-    return deps.applied.createOnce(deps.client, refOf(resource), body, deps.fieldManager, {
-      recorded: () => recordedOf(body, resource),
-      fence: () => {
-        fenced(runtime);
-      },
-      signal: runtime.signal,
-      // replay asks the bus, as a reconcile did, instead of a dry-run create
-      readFirst: deps.dryRun,
-    });
+    const recorded = await recordedOf(body, resource);
+    if (recorded !== undefined) return 'exists';
+    fenced(runtime);
+    return createIfAbsent(deps.client, refOf(resource), body, deps.fieldManager, runtime.signal);
   };
 
   const isPrimary = (resource: Resource) => sameResource(resource, deps.operator.for);
