@@ -61,14 +61,15 @@ const micros = (timestamp: string) => Number(`0.${/\.\d{3}(\d*)/.exec(timestamp)
 
 /**
  * The operator (the user agent with the most writes, not the driver's empty
- * one nor Kubernetes' own) and, per DatabaseCluster, its requests naming the
- * cluster or an object named after it, from its creation to the driver's
- * first change of its spec.
+ * one nor Kubernetes' own; its last `/…` left out, so kubebus' roles in
+ * separate processes count as one) and, per DatabaseCluster, its requests
+ * naming the cluster or an object named after it, from its creation to the
+ * driver's first change of its spec.
  */
 export function firstReconcileChain(events: readonly AuditEvent[], maxSteps = 16): Chain {
   const writes = new Map<string, number>();
   for (const event of events) {
-    const agent = event.userAgent ?? '';
+    const agent = operatorOf(event.userAgent ?? '');
     if (agent === '' || agent.startsWith('kube-') || event.verb === 'watch') continue;
     writes.set(agent, (writes.get(agent) ?? 0) + 1);
   }
@@ -85,7 +86,8 @@ export function firstReconcileChain(events: readonly AuditEvent[], maxSteps = 16
   }
   const byCluster = new Map<string, { at: number; took: number; what: string }[]>();
   for (const event of events) {
-    if (event.userAgent !== operator || event.verb === 'list' || event.verb === 'watch') continue;
+    if (operatorOf(event.userAgent ?? '') !== operator) continue;
+    if (event.verb === 'list' || event.verb === 'watch') continue;
     const cluster = clusterOf(event.objectRef?.name, created);
     if (cluster === undefined) continue;
     const at = ms(event.requestReceivedTimestamp);
@@ -124,6 +126,12 @@ export function firstReconcileChain(events: readonly AuditEvent[], maxSteps = 16
       requests: [...step.what].sort((a, b) => b[1] - a[1]).slice(0, 3),
     })),
   };
+}
+
+/** A user agent without its last `/…`: kubebus names the role there (`<operator>/<role>`). */
+function operatorOf(agent: string): string {
+  const slash = agent.lastIndexOf('/');
+  return slash < 0 ? agent : agent.slice(0, slash);
 }
 
 /** The cluster an object is named after: its own name, or the name and a '-' or '.' suffix. */
