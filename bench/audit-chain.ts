@@ -55,6 +55,8 @@ export interface Chain {
   readonly steps: readonly ChainStep[];
 }
 
+const WRITES = new Set(['create', 'patch', 'update', 'delete']);
+
 const ms = (timestamp: string) => Date.parse(timestamp) + micros(timestamp);
 /** Date.parse keeps milliseconds; the audit log has microseconds */
 const micros = (timestamp: string) => Number(`0.${/\.\d{3}(\d*)/.exec(timestamp)?.[1] ?? '0'}`);
@@ -70,7 +72,7 @@ export function firstReconcileChain(events: readonly AuditEvent[], maxSteps = 16
   const writes = new Map<string, number>();
   for (const event of events) {
     const agent = operatorOf(event.userAgent ?? '');
-    if (agent === '' || agent.startsWith('kube-') || event.verb === 'watch') continue;
+    if (agent === '' || agent.startsWith('kube-') || !WRITES.has(event.verb)) continue;
     writes.set(agent, (writes.get(agent) ?? 0) + 1);
   }
   const operator = [...writes].sort((a, b) => b[1] - a[1])[0]?.[0] ?? '';
