@@ -6,10 +6,10 @@
 // CPU: walls of an audited run are not compared with unaudited ones.
 //
 //   node --import tsx bench/audit-chain.ts <dir>/<system>.log
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The apiserver flags that write `<dir>/<system>.log`. */
+/** The apiserver flags that write `<dir>/<system>.log` (`<system>-2.log` for a second round, …). */
 export function auditArgs(dir: string, system: string): string[] {
   mkdirSync(dir, { recursive: true });
   const policy = join(dir, 'policy.yaml');
@@ -19,11 +19,19 @@ export function auditArgs(dir: string, system: string): string[] {
   );
   return [
     `--audit-policy-file=${policy}`,
-    `--audit-log-path=${join(dir, `${system}.log`)}`,
+    `--audit-log-path=${unusedLog(dir, system)}`,
     // batched: the audit does not hold each request up
     '--audit-log-mode=batch',
     '--audit-log-maxsize=4000',
   ];
+}
+
+/** A round's own file: a later round's objects have the same names, and would mix with this one's. */
+function unusedLog(dir: string, system: string): string {
+  for (let round = 1; ; round++) {
+    const path = join(dir, round === 1 ? `${system}.log` : `${system}-${round}.log`);
+    if (!existsSync(path)) return path;
+  }
 }
 
 export interface AuditEvent {
