@@ -42,6 +42,8 @@ import { ErrorCodes, isKubebusError } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   AppliedObjects,
+  EventDropReasons,
+  EventRecorder,
   type KubeClient,
   listPages,
   type ObjectKey,
@@ -71,6 +73,19 @@ const parkedSkipsMetric = perRegistry(
       registers: [registry],
     }),
 );
+
+const droppedEventsMetric = perRegistry(
+  (registry: Registry) =>
+    new Counter({
+      name: 'kubebus_events_dropped_total',
+      help: 'Kubernetes Events not recorded, by reason: refused by the apiserver, retries spent, too many in flight, or recorded while stopping',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+);
+
+/** How long stopping waits for Events still being sent. */
+const EVENTS_STOP_MS = 5_000;
 
 /**
  * The own writes a partition's previous owner made in this window are read
@@ -104,6 +119,8 @@ export interface ReconcilerTools {
   readonly onParked: () => void;
   /** count a read of the primary older than this process' own status intent for it */
   readonly onStaleRead?: (outcome: StaleReadOutcome) => void;
+  /** Events sent in the background (ADR 0029) */
+  readonly events: EventRecorder;
 }
 
 export interface ReconcilerPlan {
@@ -200,6 +217,18 @@ export async function startReconcilerService(deps: {
     deps.statusWriter,
   );
   const parkedSkips = parkedSkipsMetric(registry);
+  const droppedEvents = droppedEventsMetric(registry);
+  for (const reason of EventDropReasons) droppedEvents.inc({ reason }, 0);
+  // Events go in the background (ADR 0029): a reconcile never waits for one
+  const events = new EventRecorder(
+    (object, input, time) => recordEvent(client, object, input, undefined, time),
+    {
+      log,
+      onDropped: (reason) => {
+        droppedEvents.inc({ reason });
+      },
+    },
+  );
   const reconciler = deps.plan.build({
     reader,
     client,
@@ -209,6 +238,7 @@ export async function startReconcilerService(deps: {
     instance: config.replicaId,
     applied: new AppliedObjects(),
     ownWrites,
+    events,
     onParked: () => {
       parkedSkips.inc();
     },
@@ -275,15 +305,13 @@ export async function startReconcilerService(deps: {
     const message = `${summary}${reason}`;
     await publishDegraded(status, item.key, object, message, item.traceparent);
     // one Warning Event per dead letter: what `kubectl describe` and `kubectl events` show
-    await recordEvent(client, object, {
+    events.record(object, {
       type: 'Warning',
       reason: DEAD_LETTERED,
       note: `${message}; after the fix: kubebus dlq redrive`,
       action: 'Reconcile',
       reportingController: `kubebus.dev/${config.controller}`,
       reportingInstance: config.replicaId.slice(0, 128),
-    }).catch((error: unknown) => {
-      log.warn({ err: error, key: item.key }, 'could not record the dead-letter Event');
     });
   }
 
@@ -473,6 +501,8 @@ export async function startReconcilerService(deps: {
       await http?.close();
       await partitions?.stop();
       await controller.stop();
+      const unsent = await events.stop(EVENTS_STOP_MS);
+      if (unsent > 0) log.warn({ unsent }, 'stopped before every Event was recorded');
       // what was given back is recorded as answered before the connection goes
       await deliveries.flush();
       log.info('reconciler stopped');

@@ -134,9 +134,11 @@ export async function recordEvent(
   object: KubeObject,
   input: EventInput,
   signal?: AbortSignal,
+  /** when it happened: an Event sent in the background keeps the time it was recorded */
+  time: Date = new Date(),
 ): Promise<void> {
   const namespace = object.metadata.namespace ?? 'default';
-  const now = new Date().toISOString().replace('Z', '000Z'); // MicroTime
+  const now = time.toISOString().replace('Z', '000Z'); // MicroTime
   await client.request(collectionPath(EVENTS, namespace), {
     ...(signal === undefined ? {} : { signal }),
     method: 'POST',

@@ -40,6 +40,12 @@ export {
 export type { ApplyBody, ApplyOptions, EventInput, OwnerReference } from './apply.js';
 export { PerResourceThrottle, TokenBucket, resourceOfPath } from './rate-limiter.js';
 export { AppliedObjects } from './applied-objects.js';
+export {
+  EventDropReasons,
+  EventRecorder,
+  type EventDropReason,
+  type PostEvent,
+} from './event-recorder.js';
 export type { WarningSink } from './warnings.js';
 export { diff, formatChange } from './object-diff.js';
 export type { Change } from './object-diff.js';

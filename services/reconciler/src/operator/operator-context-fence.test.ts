@@ -13,7 +13,8 @@ import {
   type RuntimeContext,
 } from '@kubebus/shared/definition';
 import type { KubeObject } from '@kubebus/shared/events';
-import type { KubeClient } from '@kubebus/shared/kube';
+import { EventRecorder, type KubeClient } from '@kubebus/shared/kube';
+import { pino } from 'pino';
 import { KnownResources } from './known-resources.js';
 import { operatorContext } from './operator-context.js';
 
@@ -48,7 +49,7 @@ function recordingClient(sent: (AbortSignal | undefined)[]): KubeClient {
   } as unknown as KubeClient;
 }
 
-function contextWith(client: KubeClient, signal: AbortSignal) {
+function contextWith(client: KubeClient, signal: AbortSignal, events?: EventRecorder) {
   const runtime: RuntimeContext = {
     signal,
     log: undefined as never,
@@ -70,6 +71,7 @@ function contextWith(client: KubeClient, signal: AbortSignal) {
       lister: { list: () => Promise.resolve([]) },
       storage: undefined as never,
       touched: new Set(),
+      ...(events === undefined ? {} : { events }),
     },
     owner,
     runtime,
@@ -93,5 +95,30 @@ describe('ctx writes carry the reconcile signal', () => {
     await assert.rejects(ctx.createOnce(kinds.ConfigMap, { metadata: { name: 'd' }, data: {} }), {
       name: 'AbortError',
     });
+  });
+
+  it('an Event in the background is recorded without waiting, refused once aborted, and a reason the apiserver refuses is the reconcile error', async () => {
+    const reasons: string[] = [];
+    // an apiserver that never answers: the reconcile must not wait for it
+    const events = new EventRecorder(
+      (_object, input) => {
+        reasons.push(input.reason);
+        return new Promise<void>(() => undefined);
+      },
+      { log: pino({ level: 'silent' }) },
+    );
+    const abort = new AbortController();
+    const ctx = contextWith(recordingClient([]), abort.signal, events);
+    await ctx.event('Normal', 'Announced', 'once');
+    assert.deepEqual(reasons, ['Announced']);
+    assert.equal(events.inFlight, 1);
+    for (const reason of ['', 'R'.repeat(129)])
+      await assert.rejects(ctx.event('Normal', reason, 'bad'), {
+        name: 'TerminalError',
+        message: /reason must be 1-128 characters/,
+      });
+    abort.abort();
+    await assert.rejects(ctx.event('Normal', 'Announced', 'again'), { name: 'AbortError' });
+    assert.deepEqual(reasons, ['Announced'], 'nothing more was sent');
   });
 });

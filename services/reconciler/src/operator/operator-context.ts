@@ -17,10 +17,13 @@ import {
   recordEvent,
   type AppliedObjects,
   type ApplyBody,
+  type EventInput,
+  type EventRecorder,
   type KubeClient,
 } from '@kubebus/shared/kube';
 import {
   apiVersionOf,
+  TerminalError,
   type DesiredBody,
   type DesiredObject,
   type Operator,
@@ -34,6 +37,9 @@ import type { ObjectLister } from './object-lister.js';
 import type { StorageVersionReader } from './storage-version.js';
 import { fenced } from './fenced.js';
 import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js';
+
+/** events.k8s.io/v1's limit on an Event's reason */
+const MAX_EVENT_REASON = 128;
 
 export interface ContextDeps {
   readonly operator: Operator;
@@ -53,6 +59,8 @@ export interface ContextDeps {
   readonly touched: Set<string>;
   /** what this process wrote: later reads answer nothing older (read-your-own-writes) */
   readonly ownWrites?: OwnWrites;
+  /** Events sent in the background; without it (replay) each is sent before ctx.event returns */
+  readonly events?: EventRecorder;
 }
 
 export function operatorContext(
@@ -225,20 +233,23 @@ export function operatorContext(
       return 'performed';
     },
     async event(type, reason, message) {
+      // sent in the background, where a refusal is only logged: what the apiserver
+      // would refuse for certain is the reconcile's error, here
+      if (reason.length === 0 || reason.length > MAX_EVENT_REASON)
+        throw new TerminalError(
+          `ctx.event: the reason must be 1-${MAX_EVENT_REASON} characters, not ${reason.length}: the apiserver refuses any other`,
+        );
       fenced(runtime);
-      await recordEvent(
-        deps.client,
-        owner,
-        {
-          type,
-          reason,
-          note: message,
-          action: 'Reconcile',
-          reportingController: `kubebus.dev/${deps.operator.name}`,
-          reportingInstance: deps.instance.slice(0, 128),
-        },
-        runtime.signal,
-      );
+      const input: EventInput = {
+        type,
+        reason,
+        note: message,
+        action: 'Reconcile',
+        reportingController: `kubebus.dev/${deps.operator.name}`,
+        reportingInstance: deps.instance.slice(0, 128),
+      };
+      if (deps.events === undefined) await recordEvent(deps.client, owner, input, runtime.signal);
+      else deps.events.record(owner, input);
     },
     log: runtime.log,
     signal: runtime.signal,

@@ -20,6 +20,8 @@ import {
   recordEvent,
   setFinalizer,
   type AppliedObjects,
+  type EventInput,
+  type EventRecorder,
   type KubeClient,
 } from '@kubebus/shared/kube';
 import {
@@ -68,6 +70,8 @@ export interface OperatorReconcilerDeps {
   readonly deps?: unknown;
   /** the bus ctx.list and pruning read from; without it (replay) they list from the apiserver */
   readonly bus?: BusConnection;
+  /** Events sent in the background (ADR 0029); without it (replay) each is sent before the reconcile goes on */
+  readonly events?: EventRecorder;
 }
 
 export class OperatorReconciler implements Reconciler {
@@ -308,13 +312,15 @@ export class OperatorReconciler implements Reconciler {
   }
 
   async #event(object: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string) {
-    await recordEvent(this.deps.client, object, {
+    const input: EventInput = {
       type,
       reason,
       note,
       action: 'Validate',
       reportingController: `kubebus.dev/${this.operator.name}`,
       reportingInstance: this.deps.instance.slice(0, 128),
-    });
+    };
+    if (this.deps.events === undefined) await recordEvent(this.deps.client, object, input);
+    else this.deps.events.record(object, input);
   }
 }
