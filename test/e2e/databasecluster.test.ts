@@ -218,10 +218,13 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
       });
       return secret.metadata?.annotations?.[ANNOUNCED] === 'true';
     }, 'the credentials Secret to be marked announced');
-    const events = await kc().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'shop' });
-    const announcements = events.items.filter(
-      (e) => e.reason === 'CredentialsCreated' && e.regarding?.name === 'orders',
-    );
+    // the Event goes in the background beside the annotation (ADR 0029): it may land a moment later
+    const announcementsOf = async () =>
+      (
+        await kc().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'shop' })
+      ).items.filter((e) => e.reason === 'CredentialsCreated' && e.regarding?.name === 'orders');
+    await waitFor(async () => (await announcementsOf()).length > 0, 'the CredentialsCreated Event');
+    const announcements = await announcementsOf();
     assert.equal(announcements.length, 1, 'one CredentialsCreated Event');
     assert.equal(announcements[0]?.note, 'Created Secret orders-credentials');
   });
@@ -374,10 +377,13 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
     assert.match(ready?.message ?? '', /spec\.version: mysql 16 is not supported/);
     assert.equal(cluster.status?.phase, 'Failed');
 
-    const events = await kc().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'bad' });
-    const warning = events.items.find(
-      (e) => e.reason === 'InvalidSpec' && e.regarding?.name === 'mismatch',
-    );
+    // recorded in the background (ADR 0029), after the status
+    const warningOf = async () =>
+      (await kc().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'bad' })).items.find(
+        (e) => e.reason === 'InvalidSpec' && e.regarding?.name === 'mismatch',
+      );
+    await waitFor(async () => (await warningOf()) !== undefined, 'the InvalidSpec Event');
+    const warning = await warningOf();
     assert.equal(warning?.type, 'Warning');
     assert.match(warning?.note ?? '', /mysql 16 is not supported/);
 

@@ -86,6 +86,15 @@ function alertsOf(operatorName: string, ns: string): Alert[] {
         '{{ $labels.pod }} is being rate-limited by the apiserver (API Priority and Fairness); writes are retried.',
     },
     {
+      alert: 'KubebusEventsDropped',
+      expr: `sum by (pod, reason) (increase(kubebus_events_dropped_total{${at}}[15m])) > 0`,
+      for: '5m',
+      severity: 'info',
+      summary: `${operatorName}: Kubernetes Events are not being recorded`,
+      description:
+        '{{ $labels.pod }} dropped Events ({{ $labels.reason }}) in the last 15 minutes; reconciles go on. Its log says why: a role without events.create, an Event rate limit, the apiserver down.',
+    },
+    {
       alert: 'KubebusQueueStuck',
       expr: `max by (controller) (workqueue_depth{${at}}) > 0 and sum by (controller) (rate(controller_runtime_reconcile_total{${at}}[10m])) == 0`,
       for: '15m',
