@@ -126,9 +126,9 @@ export default defineOperator({
     // Announced by whichever reconcile finds the Secret unannounced, not only by the one
     // that created it: a crash in between is repaired by the retry instead of losing the Event.
     if (credentials === 'created' || awaitsAnnouncement(secret)) {
-      // Sent together (the Event in the background, ADR 0029): one may land without the
-      // other only within a request's time (an Event has no idempotent form; a process
-      // killed then may lose or repeat it).
+      // Sent together; the Event goes in the background (ADR 0029) and is retried there.
+      // Once the annotation lands, an Event still unsent is lost if the process dies or
+      // the apiserver refuses it for good: the retry finds the Secret announced.
       await Promise.all([
         ctx.event('Normal', 'CredentialsCreated', `Created Secret ${names(cluster).secret}`),
         ctx.apply(announcedCredentials(cluster)),

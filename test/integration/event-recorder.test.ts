@@ -44,9 +44,9 @@ describe('Events recorded in the background, real apiserver', { timeout: 300_000
     const dropped: EventDropReason[] = [];
     let sends = 0;
     const recorder = new EventRecorder(
-      (object, event, time) => {
+      (object, event, send) => {
         sends++;
-        return recordEvent(client, object, event, undefined, time);
+        return recordEvent(client, object, event, send);
       },
       { log: pino({ level: 'silent' }), onDropped: (reason) => dropped.push(reason) },
     );

@@ -42,12 +42,10 @@ import { ErrorCodes, isKubebusError } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   AppliedObjects,
-  EventDropReasons,
-  EventRecorder,
+  type EventRecorder,
   type KubeClient,
   listPages,
   type ObjectKey,
-  recordEvent,
   requireKubernetesVersion,
 } from '@kubebus/shared/kube';
 import { perRegistry, type Logger, type Registry, type Spans } from '@kubebus/shared/obs';
@@ -61,6 +59,7 @@ import { Kvm } from '@nats-io/kv';
 import { Counter } from 'prom-client';
 import type { ReconcilerConfig } from './config.js';
 import { ApiserverFallbackReader } from './apiserver-fallback-reader.js';
+import { backgroundEvents } from './event-recording.js';
 import { startHttpSource } from './http-source.js';
 import { sinkAuthenticator } from './sink-auth.js';
 import type { KnownResource } from './knative-event.js';
@@ -74,17 +73,11 @@ const parkedSkipsMetric = perRegistry(
     }),
 );
 
-const droppedEventsMetric = perRegistry(
-  (registry: Registry) =>
-    new Counter({
-      name: 'kubebus_events_dropped_total',
-      help: 'Kubernetes Events not recorded, by reason: refused by the apiserver, retries spent, too many in flight, or recorded while stopping',
-      labelNames: ['reason'],
-      registers: [registry],
-    }),
-);
-
-/** How long stopping waits for Events still being sent. */
+/**
+ * How long stopping waits for Events still being sent: a few of their
+ * requests, well inside a pod's termination grace (60 s) and beside the
+ * rest of the drain, which does not wait for it.
+ */
 const EVENTS_STOP_MS = 5_000;
 
 /**
@@ -217,18 +210,8 @@ export async function startReconcilerService(deps: {
     deps.statusWriter,
   );
   const parkedSkips = parkedSkipsMetric(registry);
-  const droppedEvents = droppedEventsMetric(registry);
-  for (const reason of EventDropReasons) droppedEvents.inc({ reason }, 0);
   // Events go in the background (ADR 0029): a reconcile never waits for one
-  const events = new EventRecorder(
-    (object, input, time) => recordEvent(client, object, input, undefined, time),
-    {
-      log,
-      onDropped: (reason) => {
-        droppedEvents.inc({ reason });
-      },
-    },
-  );
+  const events = backgroundEvents(client, log, registry);
   const reconciler = deps.plan.build({
     reader,
     client,
@@ -501,10 +484,12 @@ export async function startReconcilerService(deps: {
       await http?.close();
       await partitions?.stop();
       await controller.stop();
-      const unsent = await events.stop(EVENTS_STOP_MS);
+      const [unsent] = await Promise.all([
+        events.stop(EVENTS_STOP_MS),
+        // what was given back is recorded as answered before the connection goes
+        deliveries.flush(),
+      ]);
       if (unsent > 0) log.warn({ unsent }, 'stopped before every Event was recorded');
-      // what was given back is recorded as answered before the connection goes
-      await deliveries.flush();
       log.info('reconciler stopped');
     },
   };

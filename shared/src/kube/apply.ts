@@ -128,28 +128,43 @@ const EVENTS: ResourceRef = {
   namespaced: true,
 };
 
+/** How an Event is sent: a retry sends the same name and time again. */
+export interface EventSend {
+  readonly signal?: AbortSignal;
+  /** when it happened: an Event sent in the background keeps the time it was recorded */
+  readonly time?: Date;
+  /** drawn once per Event: a retry of a POST that did land answers AlreadyExists, not a twin */
+  readonly name?: string;
+}
+
+/** events.k8s.io/v1's limit on an Event's note, in bytes */
+const MAX_NOTE_BYTES = 1024;
+
+/** A new Event's name, as client-go's recorder makes it: the object's name and a unique part. */
+export function newEventName(object: KubeObject): string {
+  return `${object.metadata.name}.${randomBytes(8).toString('hex')}`;
+}
+
 /** Records a Kubernetes Event (events.k8s.io/v1) about `object`. */
 export async function recordEvent(
   client: KubeClient,
   object: KubeObject,
   input: EventInput,
-  signal?: AbortSignal,
-  /** when it happened: an Event sent in the background keeps the time it was recorded */
-  time: Date = new Date(),
+  send: EventSend = {},
 ): Promise<void> {
   const namespace = object.metadata.namespace ?? 'default';
-  const now = time.toISOString().replace('Z', '000Z'); // MicroTime
+  const now = (send.time ?? new Date()).toISOString().replace('Z', '000Z'); // MicroTime
   await client.request(collectionPath(EVENTS, namespace), {
-    ...(signal === undefined ? {} : { signal }),
+    ...(send.signal === undefined ? {} : { signal: send.signal }),
     method: 'POST',
     body: {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
-      metadata: { name: `${object.metadata.name}.${randomBytes(8).toString('hex')}`, namespace },
+      metadata: { name: send.name ?? newEventName(object), namespace },
       eventTime: now,
       type: input.type,
       reason: input.reason,
-      note: input.note.slice(0, 1024),
+      note: truncateUtf8(input.note, MAX_NOTE_BYTES),
       action: input.action,
       reportingController: input.reportingController,
       reportingInstance: input.reportingInstance,
@@ -163,4 +178,12 @@ export async function recordEvent(
       },
     },
   });
+}
+
+/** At most `maxBytes` of UTF-8, never half a character (the apiserver counts bytes). */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  const bytes = Buffer.from(text).subarray(0, maxBytes);
+  // a cut inside a multi-byte character leaves a partial sequence: drop it
+  return new TextDecoder('utf-8', { fatal: false }).decode(bytes).replace(/\uFFFD$/, '');
 }

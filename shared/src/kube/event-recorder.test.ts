@@ -3,13 +3,20 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { KubeObject } from '../events/kube-object.js';
 import { KubeApiError } from './api-error.js';
-import type { EventInput } from './apply.js';
+import type { EventInput, EventSend } from './apply.js';
 import { EventRecorder, type EventDropReason, type PostEvent } from './event-recorder.js';
 
 const cluster: KubeObject = {
   apiVersion: 'example.kubebus.dev/v1',
   kind: 'DatabaseCluster',
-  metadata: { name: 'orders', namespace: 'team-a', uid: 'u1', resourceVersion: '7' },
+  metadata: {
+    name: 'orders',
+    namespace: 'team-a',
+    uid: 'u1',
+    resourceVersion: '7',
+    labels: { big: 'x'.repeat(1000) },
+  },
+  spec: { replicas: 3 },
 };
 const input: EventInput = {
   type: 'Normal',
@@ -21,29 +28,52 @@ const input: EventInput = {
 };
 const log = pino({ level: 'silent' });
 const quickRetry = { baseMs: 1, capMs: 2 };
+const apiError = (status: number, message = 'no') => new KubeApiError(status, 'Reason', message);
 
-/** A recorder whose sends the test settles by hand, and what it dropped. */
+/** A recorder with quick retries, and what it dropped. */
 function recorderWith(
   post: PostEvent,
-  options: { maxInFlight?: number; maxAttempts?: number } = {},
+  options: { maxInFlight?: number; maxAttempts?: number; onDropped?: () => void } = {},
 ) {
   const dropped: EventDropReason[] = [];
   const recorder = new EventRecorder(post, {
     log,
     retry: quickRetry,
-    ...options,
     onDropped: (reason) => dropped.push(reason),
+    ...options,
   });
   return { recorder, dropped };
 }
 
 /** A send that stays open until the test settles it. */
 function held() {
-  const sends: { time: Date; settle: (error?: Error) => void }[] = [];
-  const post: PostEvent = (_object, _input, time) =>
+  const sends: {
+    regarding: KubeObject;
+    send: Required<EventSend>;
+    settle: (error?: Error) => void;
+  }[] = [];
+  const post: PostEvent = (regarding, _input, send) =>
     new Promise<void>((resolve, reject) => {
-      sends.push({ time, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      sends.push({
+        regarding,
+        send,
+        settle: (error) => (error === undefined ? resolve() : reject(error)),
+      });
+      send.signal.addEventListener('abort', () => {
+        reject(new DOMException('aborted', 'AbortError'));
+      });
     });
+  return { post, sends };
+}
+
+/** Posts answering `answers` in turn (an error to throw, or undefined for success), counting them. */
+function answering(...answers: (Error | undefined)[]) {
+  const sends: Required<EventSend>[] = [];
+  const post: PostEvent = (_regarding, _input, send) => {
+    sends.push(send);
+    const answer = answers[Math.min(sends.length, answers.length) - 1];
+    return answer === undefined ? Promise.resolve() : Promise.reject(answer);
+  };
   return { post, sends };
 }
 
@@ -53,59 +83,96 @@ const until = async (condition: () => boolean) => {
 };
 
 describe('EventRecorder', () => {
-  it('returns before the Event is sent, which keeps the time it was recorded', async () => {
+  it('returns before the Event is sent, keeping only what the Event names of the object', async () => {
     const { post, sends } = held();
     const { recorder, dropped } = recorderWith(post);
     const before = Date.now();
     recorder.record(cluster, input);
     assert.equal(recorder.inFlight, 1, 'sent in the background, not yet answered');
     assert.equal(sends.length, 1, 'the send started at once');
-    const recordedAt = sends[0]?.time.getTime() ?? 0;
-    assert.ok(recordedAt >= before && recordedAt <= Date.now());
-    sends[0]?.settle();
+    const [first] = sends;
+    assert.ok(first);
+    assert.ok(first.send.time.getTime() >= before && first.send.time.getTime() <= Date.now());
+    assert.match(first.send.name, /^orders\.[0-9a-f]{16}$/);
+    assert.deepEqual(first.regarding, {
+      apiVersion: 'example.kubebus.dev/v1',
+      kind: 'DatabaseCluster',
+      metadata: { name: 'orders', namespace: 'team-a', uid: 'u1', resourceVersion: '7' },
+    });
+    first.settle();
     await until(() => recorder.inFlight === 0);
     assert.deepEqual(dropped, []);
   });
 
-  it('retries a transient failure with the same time, and drops the Event when its tries are spent', async () => {
-    const times: number[] = [];
-    let failures = 1;
-    const flaky: PostEvent = (_object, _input, time) => {
-      times.push(time.getTime());
-      return failures-- > 0
-        ? Promise.reject(new KubeApiError(429, 'TooManyRequests', 'throttled'))
-        : Promise.resolve();
-    };
-    const first = recorderWith(flaky);
+  it('retries a transient failure under the same name and time; a retry answered AlreadyExists landed', async () => {
+    const throttled = answering(apiError(429), undefined);
+    const first = recorderWith(throttled.post);
     first.recorder.record(cluster, input);
     await until(() => first.recorder.inFlight === 0);
-    assert.equal(times.length, 2, 'one retry after the 429');
-    assert.equal(times[0], times[1], 'the retry keeps the recorded time');
+    assert.equal(throttled.sends.length, 2);
+    assert.equal(throttled.sends[0]?.name, throttled.sends[1]?.name);
+    assert.equal(throttled.sends[0]?.time, throttled.sends[1]?.time);
     assert.deepEqual(first.dropped, []);
 
-    let sent = 0;
-    const down: PostEvent = () => {
-      sent++;
-      return Promise.reject(new KubeApiError(503, 'ServiceUnavailable', 'down'));
-    };
-    const second = recorderWith(down, { maxAttempts: 3 });
+    // the first POST landed but its answer was lost: the retry finds it there
+    const landed = answering(apiError(504), apiError(409, 'already exists'));
+    const second = recorderWith(landed.post);
     second.recorder.record(cluster, input);
     await until(() => second.recorder.inFlight === 0);
-    assert.equal(sent, 3);
-    assert.deepEqual(second.dropped, ['retries_spent']);
+    assert.equal(landed.sends.length, 2);
+    assert.deepEqual(second.dropped, []);
   });
 
-  it('drops an Event the apiserver refuses without retrying it', async () => {
-    let sent = 0;
-    const forbidden: PostEvent = () => {
-      sent++;
-      return Promise.reject(new KubeApiError(403, 'Forbidden', 'cannot create events'));
-    };
-    const { recorder, dropped } = recorderWith(forbidden);
-    recorder.record(cluster, input);
+  it('drops an Event when its tries are spent, refused, its namespace gone, or a bug', async () => {
+    const cases: [PostEvent, EventDropReason, number][] = [
+      [answering(apiError(503)).post, 'retries_spent', 3],
+      [answering(apiError(403, 'cannot create events')).post, 'refused', 1],
+      [answering(apiError(422, 'note too long')).post, 'refused', 1],
+      [answering(apiError(404, 'namespaces "gone" not found')).post, 'namespace_gone', 1],
+      [
+        answering(
+          apiError(
+            403,
+            'unable to create new content in namespace x because it is being terminated',
+          ),
+        ).post,
+        'namespace_gone',
+        1,
+      ],
+      [answering(new TypeError('a bug')).post, 'failed', 1],
+      [
+        () => {
+          throw new TypeError('thrown before any promise');
+        },
+        'failed',
+        1,
+      ],
+    ];
+    for (const [post, reason, tries] of cases) {
+      let sent = 0;
+      const counting: PostEvent = (...args) => {
+        sent++;
+        return post(...args);
+      };
+      const { recorder, dropped } = recorderWith(counting, { maxAttempts: 3 });
+      recorder.record(cluster, input);
+      await until(() => recorder.inFlight === 0);
+      assert.deepEqual(dropped, [reason]);
+      assert.equal(sent, tries, `${reason}: ${tries} tries`);
+    }
+  });
+
+  it('asks the fence before each try: a reconcile that lost its partition sends no retry', async () => {
+    const down = answering(apiError(503));
+    const { recorder, dropped } = recorderWith(down.post);
+    let mayAct = true;
+    recorder.record(cluster, input, () => {
+      if (!mayAct) throw new DOMException('the partition moved', 'AbortError');
+      mayAct = false;
+    });
     await until(() => recorder.inFlight === 0);
-    assert.equal(sent, 1);
-    assert.deepEqual(dropped, ['refused']);
+    assert.equal(down.sends.length, 1);
+    assert.deepEqual(dropped, ['fenced']);
   });
 
   it('drops what comes past the in-flight limit instead of growing', () => {
@@ -117,7 +184,19 @@ describe('EventRecorder', () => {
     assert.deepEqual(dropped, ['in_flight_limit']);
   });
 
-  it('stopping waits for the Events in flight, bounded, and takes no more', async () => {
+  it('a metric or logger that throws is no unhandled rejection', async () => {
+    const failing = answering(apiError(403));
+    const { recorder } = recorderWith(failing.post, {
+      onDropped: () => {
+        throw new Error('broken metric');
+      },
+    });
+    recorder.record(cluster, input);
+    await until(() => recorder.inFlight === 0);
+    assert.equal(await recorder.stop(1_000), 0);
+  });
+
+  it('stopping waits for the Events in flight, then aborts the rest: counted as stopped', async () => {
     const { post, sends } = held();
     const { recorder, dropped } = recorderWith(post);
     recorder.record(cluster, input);
@@ -132,29 +211,24 @@ describe('EventRecorder', () => {
     const stuck = held();
     const late = recorderWith(stuck.post);
     late.recorder.record(cluster, input);
-    assert.equal(
-      await late.recorder.stop(10),
-      1,
-      'an Event still unanswered at the deadline is counted',
-    );
+    assert.equal(await late.recorder.stop(10), 1, 'unanswered at the deadline');
+    assert.equal(stuck.sends[0]?.send.signal.aborted, true, 'its request aborted');
+    await until(() => late.recorder.inFlight === 0);
+    assert.deepEqual(late.dropped, ['stopped']);
   });
 
-  it('stopping cuts a retry pause short: one more try, then the Event is dropped', async () => {
-    let sent = 0;
-    const down: PostEvent = () => {
-      sent++;
-      return Promise.reject(new KubeApiError(503, 'ServiceUnavailable', 'down'));
-    };
+  it('stopping cuts a retry pause short: one more try, then the Event is dropped as stopped', async () => {
+    const down = answering(apiError(503));
     const dropped: EventDropReason[] = [];
-    const recorder = new EventRecorder(down, {
+    const recorder = new EventRecorder(down.post, {
       log,
       retry: { baseMs: 60_000, capMs: 60_000 },
       onDropped: (reason) => dropped.push(reason),
     });
     recorder.record(cluster, input);
-    await until(() => sent === 1);
+    await until(() => down.sends.length === 1);
     assert.equal(await recorder.stop(30_000), 0);
-    assert.equal(sent, 2);
-    assert.deepEqual(dropped, ['retries_spent']);
+    assert.equal(down.sends.length, 2);
+    assert.deepEqual(dropped, ['stopped']);
   });
 });

@@ -3,21 +3,43 @@
 // of waiting a request's time for a diagnostic, and an Event the apiserver
 // throttles or refuses (an EventRateLimit admission answers 429, a role may
 // lack events.create) never fails the reconcile or repeats its work. Each
-// Event keeps the time it was recorded. A transient failure is retried a few
-// times with backoff; what is refused, retried out, or finds too many Events
-// in flight is dropped, logged and counted. Stopping waits, bounded, for the
-// Events in flight.
+// Event keeps its name and the time it was recorded across retries, so a
+// retry of a POST that landed is not a second Event. A transient failure is
+// retried a few times with backoff — a second retry loop beside the
+// controller's, on purpose: the reconcile is done by then. Before each try the
+// caller's fence is asked again: a reconcile whose partition moved sends no
+// more. What is dropped is logged and counted. Stopping waits, bounded.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { classifyFailure, type FailureClass } from '../errors/failure-class.js';
 import type { KubeObject } from '../events/kube-object.js';
 import type { Logger } from '../obs/logger.js';
 import { backoffDelay, type BackoffPolicy } from '../runtime/backoff.js';
-import type { EventInput } from './apply.js';
+import { isKubeApiError } from './api-error.js';
+import { newEventName, type EventInput, type EventSend } from './apply.js';
 
-/** Sends one Event about `object`, stamped with the time it was recorded. */
-export type PostEvent = (object: KubeObject, input: EventInput, time: Date) => Promise<void>;
+/** Sends one Event about `regarding`, with its name, time and a signal aborted at the stop's deadline. */
+export type PostEvent = (
+  regarding: KubeObject,
+  input: EventInput,
+  send: Required<EventSend>,
+) => Promise<void>;
 
-export const EventDropReasons = ['in_flight_limit', 'refused', 'retries_spent', 'stopped'] as const;
+export const EventDropReasons = [
+  /** the apiserver refused it (403, 422, …): retrying will not help */
+  'refused',
+  /** its namespace is gone or being deleted: nothing left to describe */
+  'namespace_gone',
+  /** transient failures (429, 5xx, no answer) until its tries were spent */
+  'retries_spent',
+  /** more Events unanswered at once than allowed */
+  'in_flight_limit',
+  /** the reconcile that recorded it lost its partition before a retry */
+  'fenced',
+  /** recorded while stopping, or still unsent at the stop's deadline */
+  'stopped',
+  /** anything else: a bug, reported with its error */
+  'failed',
+] as const;
 export type EventDropReason = (typeof EventDropReasons)[number];
 
 export interface EventRecorderOptions {
@@ -37,10 +59,15 @@ const DEFAULTS = {
   retry: { baseMs: 500, capMs: 10_000 },
 } as const;
 
+/** Refuses (throws) when the recording reconcile may no longer write. */
+export type EventFence = () => void;
+
 export class EventRecorder {
   readonly #inFlight = new Set<Promise<void>>();
   /** aborts the retries' pauses once stopping */
   readonly #stopping = new AbortController();
+  /** aborts the requests still open at the stop's deadline */
+  readonly #deadline = new AbortController();
   readonly #maxInFlight: number;
   readonly #maxAttempts: number;
   readonly #retry: BackoffPolicy;
@@ -62,47 +89,67 @@ export class EventRecorder {
   }
 
   /** Starts sending an Event about `object` and returns at once. */
-  record(object: KubeObject, input: EventInput): void {
+  record(object: KubeObject, input: EventInput, fence?: EventFence): void {
+    const regarding = referenceOf(object);
     if (this.#stopping.signal.aborted) {
-      this.#drop('stopped', object, input);
+      this.#drop('stopped', regarding, input);
       return;
     }
     if (this.#inFlight.size >= this.#maxInFlight) {
-      this.#drop('in_flight_limit', object, input);
+      this.#drop('in_flight_limit', regarding, input);
       return;
     }
-    const sending = this.#send(object, input, new Date()).finally(() => {
+    const send = { name: newEventName(regarding), time: new Date(), signal: this.#deadline.signal };
+    const sending = this.#send(regarding, input, send, fence).finally(() => {
       this.#inFlight.delete(sending);
     });
     this.#inFlight.add(sending);
   }
 
   /**
-   * Takes no more Events and waits up to `timeoutMs` for those in flight
-   * (a retry's pause is cut short: each gets one more try at most). Returns
-   * how many were still unsent.
+   * Takes no more Events and waits up to `timeoutMs` for those in flight (a
+   * retry's pause is cut short: each gets one more try at most); then aborts
+   * what is still open, counted as stopped. Returns how many were unsent.
    */
   async stop(timeoutMs: number): Promise<number> {
     this.#stopping.abort();
-    if (this.#inFlight.size === 0) return 0;
-    const deadline = new AbortController();
-    await Promise.race([
-      Promise.all([...this.#inFlight]),
-      sleep(timeoutMs, undefined, { signal: deadline.signal }).catch(() => undefined),
-    ]);
-    deadline.abort();
-    return this.#inFlight.size;
+    if (this.#inFlight.size > 0) {
+      const timer = new AbortController();
+      await Promise.race([
+        Promise.allSettled([...this.#inFlight]),
+        sleep(timeoutMs, undefined, { signal: timer.signal }).catch(() => undefined),
+      ]);
+      timer.abort();
+    }
+    const unsent = this.#inFlight.size;
+    this.#deadline.abort();
+    return unsent;
   }
 
-  async #send(object: KubeObject, input: EventInput, time: Date): Promise<void> {
+  async #send(
+    regarding: KubeObject,
+    input: EventInput,
+    send: Required<EventSend>,
+    fence: EventFence | undefined,
+  ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.post(object, input, time);
+        fence?.();
+      } catch (error) {
+        this.#drop('fenced', regarding, input, error);
+        return;
+      }
+      const lastTry = this.#stopping.signal.aborted;
+      try {
+        await this.post(regarding, input, send);
         return;
       } catch (error) {
-        const transient = this.#classify(error) === 'transient';
-        if (!transient || attempt >= this.#maxAttempts || this.#stopping.signal.aborted) {
-          this.#drop(transient ? 'retries_spent' : 'refused', object, input, error);
+        // a retry whose first POST did land: the Event is there, under its name
+        if (attempt > 1 && isKubeApiError(error, 409)) return;
+        const reason =
+          lastTry || this.#deadline.signal.aborted ? 'stopped' : this.#dropReason(error, attempt);
+        if (reason !== undefined) {
+          this.#drop(reason, regarding, input, error);
           return;
         }
         await sleep(backoffDelay(this.#retry, attempt - 1), undefined, {
@@ -112,17 +159,58 @@ export class EventRecorder {
     }
   }
 
-  #drop(reason: EventDropReason, object: KubeObject, input: EventInput, error?: unknown): void {
-    this.options.onDropped?.(reason);
-    this.options.log.warn(
-      {
+  /** Why a failed send ends the Event, or undefined to try again (at once when stopping). */
+  #dropReason(error: unknown, attempt: number): EventDropReason | undefined {
+    if (namespaceGone(error)) return 'namespace_gone';
+    let failure: FailureClass;
+    try {
+      failure = this.#classify(error);
+    } catch {
+      failure = 'unknown';
+    }
+    if (failure === 'object') return 'refused';
+    if (failure === 'unknown') return 'failed';
+    return attempt >= this.#maxAttempts ? 'retries_spent' : undefined;
+  }
+
+  #drop(reason: EventDropReason, regarding: KubeObject, input: EventInput, error?: unknown): void {
+    // a broken metric or logger must not become an unhandled rejection
+    try {
+      this.options.onDropped?.(reason);
+      const fields = {
         ...(error === undefined ? {} : { err: error }),
         dropped: reason,
         eventReason: input.reason,
-        namespace: object.metadata.namespace ?? '',
-        name: object.metadata.name,
-      },
-      'an Event was not recorded',
-    );
+        namespace: regarding.metadata.namespace ?? '',
+        name: regarding.metadata.name,
+      };
+      // a moved partition or a deleted namespace is routine, not a warning
+      if (reason === 'fenced' || reason === 'namespace_gone')
+        this.options.log.debug(fields, 'an Event was not recorded');
+      else this.options.log.warn(fields, 'an Event was not recorded');
+    } catch {
+      // nothing left to tell
+    }
   }
+}
+
+/** What an Event names of its object: kept while it is sent instead of the whole object. */
+function referenceOf(object: KubeObject): KubeObject {
+  const { name, namespace, uid, resourceVersion } = object.metadata;
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    metadata: {
+      name,
+      ...(namespace === undefined ? {} : { namespace }),
+      uid,
+      resourceVersion,
+    },
+  };
+}
+
+/** The apiserver's answer for an Event in a namespace that is gone or being deleted. */
+function namespaceGone(error: unknown): boolean {
+  if (isKubeApiError(error, 404)) return true;
+  return isKubeApiError(error, 403) && /being terminated/.test(error.message);
 }

@@ -37,13 +37,15 @@ export {
   recordEvent,
   setFinalizer,
 } from './apply.js';
-export type { ApplyBody, ApplyOptions, EventInput, OwnerReference } from './apply.js';
+export type { ApplyBody, ApplyOptions, EventInput, EventSend, OwnerReference } from './apply.js';
 export { PerResourceThrottle, TokenBucket, resourceOfPath } from './rate-limiter.js';
 export { AppliedObjects } from './applied-objects.js';
 export {
   EventDropReasons,
   EventRecorder,
   type EventDropReason,
+  type EventFence,
+  type EventRecorderOptions,
   type PostEvent,
 } from './event-recorder.js';
 export type { WarningSink } from './warnings.js';

@@ -87,12 +87,13 @@ function alertsOf(operatorName: string, ns: string): Alert[] {
     },
     {
       alert: 'KubebusEventsDropped',
-      expr: `sum by (pod, reason) (increase(kubebus_events_dropped_total{${at}}[15m])) > 0`,
+      // a moved partition, a stop or a deleted namespace drops Events routinely
+      expr: `sum by (pod, reason) (increase(kubebus_events_dropped_total{${at},reason!~"fenced|stopped|namespace_gone"}[15m])) > 0`,
       for: '5m',
       severity: 'info',
       summary: `${operatorName}: Kubernetes Events are not being recorded`,
       description:
-        '{{ $labels.pod }} dropped Events ({{ $labels.reason }}) in the last 15 minutes; reconciles go on. Its log says why: a role without events.create, an Event rate limit, the apiserver down.',
+        '{{ $labels.pod }} dropped Events ({{ $labels.reason }}) in the last 15 minutes; reconciles go on. Its log says why: a role without events.create, an Event the apiserver finds invalid, an Event rate limit, the apiserver down.',
     },
     {
       alert: 'KubebusQueueStuck',

@@ -38,7 +38,7 @@ import type { StorageVersionReader } from './storage-version.js';
 import { fenced } from './fenced.js';
 import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js';
 
-/** events.k8s.io/v1's limit on an Event's reason */
+/** events.k8s.io/v1's limit on an Event's reason, in bytes */
 const MAX_EVENT_REASON = 128;
 
 export interface ContextDeps {
@@ -235,9 +235,10 @@ export function operatorContext(
     async event(type, reason, message) {
       // sent in the background, where a refusal is only logged: what the apiserver
       // would refuse for certain is the reconcile's error, here
-      if (reason.length === 0 || reason.length > MAX_EVENT_REASON)
+      const bytes = Buffer.byteLength(reason);
+      if (bytes === 0 || bytes > MAX_EVENT_REASON)
         throw new TerminalError(
-          `ctx.event: the reason must be 1-${MAX_EVENT_REASON} characters, not ${reason.length}: the apiserver refuses any other`,
+          `ctx.event: the reason must be 1-${MAX_EVENT_REASON} bytes, not ${bytes}: the apiserver refuses any other`,
         );
       fenced(runtime);
       const input: EventInput = {
@@ -248,8 +249,13 @@ export function operatorContext(
         reportingController: `kubebus.dev/${deps.operator.name}`,
         reportingInstance: deps.instance.slice(0, 128),
       };
-      if (deps.events === undefined) await recordEvent(deps.client, owner, input, runtime.signal);
-      else deps.events.record(owner, input);
+      if (deps.events === undefined)
+        await recordEvent(deps.client, owner, input, { signal: runtime.signal });
+      // asked again before each try: a reconcile whose partition moved sends no more
+      else
+        deps.events.record(owner, input, () => {
+          fenced(runtime);
+        });
     },
     log: runtime.log,
     signal: runtime.signal,
