@@ -113,19 +113,16 @@ export default defineOperator({
       ctx.log.info('backup bucket created');
       await ctx.event('Normal', 'BucketCreated', 'Created the backup bucket');
     }
-    // sent together, so their recorded states are read from the bus in one request;
-    // the Secret is created once (the bus records it without its data)
-    const [credentials, secret, statefulSet] = await Promise.all([
-      ctx.createOnce(newCredentials(cluster, spec)),
-      ctx.get(kinds.Secret, names(cluster).secret),
-      ctx.get(kinds.StatefulSet, names(cluster).statefulSet),
-      ctx.apply(desiredService(cluster, spec)),
-      ctx.apply(desiredConfigMap(cluster, spec)),
-      ctx.apply(desiredStatefulSet(cluster, spec)),
-    ]);
+    // The credentials are announced as soon as the Secret's create is answered, beside the
+    // applies still under way: the announcement is no hop of its own after the slowest apply.
     // Announced by whichever reconcile finds the Secret unannounced, not only by the one
     // that created it: a crash in between is repaired by the retry instead of losing the Event.
-    if (credentials === 'created' || awaitsAnnouncement(secret)) {
+    const announceCredentials = async (): Promise<void> => {
+      const [credentials, secret] = await Promise.all([
+        ctx.createOnce(newCredentials(cluster, spec)),
+        ctx.get(kinds.Secret, names(cluster).secret),
+      ]);
+      if (credentials !== 'created' && !awaitsAnnouncement(secret)) return;
       // Sent together; the Event goes in the background (ADR 0029) and is retried there.
       // Once the annotation lands, an Event still unsent is lost if the process dies or
       // the apiserver refuses it for good: the retry finds the Secret announced.
@@ -133,7 +130,16 @@ export default defineOperator({
         ctx.event('Normal', 'CredentialsCreated', `Created Secret ${names(cluster).secret}`),
         ctx.apply(announcedCredentials(cluster)),
       ]);
-    }
+    };
+    // called in one turn, so their recorded states are read from the bus in one request;
+    // the Secret is created once (the bus records it without its data)
+    const [, statefulSet] = await Promise.all([
+      announceCredentials(),
+      ctx.get(kinds.StatefulSet, names(cluster).statefulSet),
+      ctx.apply(desiredService(cluster, spec)),
+      ctx.apply(desiredConfigMap(cluster, spec)),
+      ctx.apply(desiredStatefulSet(cluster, spec)),
+    ]);
     return observed(cluster, spec, statefulSet?.status?.readyReplicas ?? 0);
   },
 
