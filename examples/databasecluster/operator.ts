@@ -133,18 +133,15 @@ export default defineOperator({
     };
     // called in one turn, so their recorded states are read from the bus in one request;
     // the Secret is created once (the bus records it without its data)
-    const settled = await Promise.allSettled([
+    // (a failed apply ends the reconcile only once the announcement under way has landed:
+    // the runtime waits for every write a reconcile started)
+    const [, statefulSet] = await Promise.all([
       announceCredentials(),
       ctx.get(kinds.StatefulSet, names(cluster).statefulSet),
       ctx.apply(desiredService(cluster, spec)),
       ctx.apply(desiredConfigMap(cluster, spec)),
       ctx.apply(desiredStatefulSet(cluster, spec)),
     ]);
-    // all settled first: a failed apply does not end the reconcile while the announcement is
-    // under way, so the retry never finds the Secret unannounced and announces it twice
-    const failed = settled.find((result) => result.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
-    const statefulSet = settled[1].status === 'fulfilled' ? settled[1].value : undefined;
     return observed(cluster, spec, statefulSet?.status?.readyReplicas ?? 0);
   },
 

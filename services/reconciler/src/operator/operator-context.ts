@@ -37,6 +37,7 @@ import type { ObjectLister } from './object-lister.js';
 import type { StorageVersionReader } from './storage-version.js';
 import { fenced } from './fenced.js';
 import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js';
+import type { WritesInFlight } from './writes-in-flight.js';
 
 /** events.k8s.io/v1's limit on an Event's reason, in bytes */
 const MAX_EVENT_REASON = 128;
@@ -61,6 +62,8 @@ export interface ContextDeps {
   readonly ownWrites?: OwnWrites;
   /** Events sent in the background; without it (replay) each is sent before ctx.event returns */
   readonly events?: EventRecorder;
+  /** the writes started and not yet settled: the reconcile ends with them (writes-in-flight.ts) */
+  readonly writes?: WritesInFlight;
 }
 
 export function operatorContext(
@@ -163,7 +166,7 @@ export function operatorContext(
 
   const isPrimary = (resource: Resource) => sameResource(resource, deps.operator.for);
 
-  return {
+  const context: ReconcileContext<unknown> = {
     // one implementation for both forms (kind + body, or a whole object)
     apply,
     createOnce,
@@ -264,6 +267,24 @@ export function operatorContext(
     traceparent: runtime.traceparent,
     dryRun: deps.dryRun,
     deps: deps.deps,
+  };
+  return deps.writes === undefined ? context : withWritesTracked(context, deps.writes);
+}
+
+/** The same context, each write it starts tracked until it settles. */
+function withWritesTracked(
+  context: ReconcileContext<unknown>,
+  writes: WritesInFlight,
+): ReconcileContext<unknown> {
+  type Context = ReconcileContext<unknown>;
+  return {
+    ...context,
+    apply: (...args: Parameters<Context['apply']>) => writes.track(context.apply(...args)),
+    createOnce: (...args: Parameters<Context['createOnce']>) =>
+      writes.track(context.createOnce(...args)),
+    delete: (...args) => writes.track(context.delete(...args)),
+    once: (...args) => writes.track(context.once(...args)),
+    event: (...args) => writes.track(context.event(...args)),
   };
 }
 

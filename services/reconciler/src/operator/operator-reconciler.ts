@@ -50,6 +50,7 @@ import {
   reconciledStatus,
   type Status,
 } from './status.js';
+import { WritesInFlight } from './writes-in-flight.js';
 
 export interface OperatorReconcilerDeps {
   readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
@@ -132,8 +133,11 @@ export class OperatorReconciler implements Reconciler {
       await this.#setFinalizer(object, true, runtime);
 
     const touched = new Set<string>();
-    const context = this.#context(object, runtime, touched);
-    const result = await this.operator.reconcile({ ...object, spec: parsed.data }, context);
+    const writes = new WritesInFlight();
+    const context = this.#context(object, runtime, touched, writes);
+    const result = await endingWith(writes, () =>
+      this.operator.reconcile({ ...object, spec: parsed.data }, context),
+    );
     let status: Status | undefined;
     if (result?.status !== undefined) {
       const checked = definition.status.safeParse(result.status);
@@ -225,14 +229,22 @@ export class OperatorReconciler implements Reconciler {
       return { skipped: 'its finalizer was released here: the object is going' };
     if (this.deps.dryRun === true) return undefined; // finalize touches what replay must not
     // A failure here throws: retried with backoff, and the object is not released.
-    const context = this.#context(object, runtime, new Set());
-    await operator.finalize(object as never, context);
+    const writes = new WritesInFlight();
+    const context = this.#context(object, runtime, new Set(), writes);
+    await endingWith(writes, async () => {
+      await operator.finalize?.(object as never, context);
+    });
     // revoked meanwhile: releasing the object is the reconcile's that holds the partition now
     await this.#setFinalizer(object, false, runtime);
     return undefined;
   }
 
-  #context(object: KubeObject, runtime: RuntimeContext, touched: Set<string>) {
+  #context(
+    object: KubeObject,
+    runtime: RuntimeContext,
+    touched: Set<string>,
+    writes: WritesInFlight,
+  ) {
     return operatorContext(
       {
         ...this.deps,
@@ -245,6 +257,7 @@ export class OperatorReconciler implements Reconciler {
         lister: this.#lister,
         storage: this.#storage,
         touched,
+        writes,
       },
       object,
       runtime,
@@ -322,5 +335,22 @@ export class OperatorReconciler implements Reconciler {
     };
     if (this.deps.events === undefined) await recordEvent(this.deps.client, object, input);
     else this.deps.events.record(object, input);
+  }
+}
+
+/**
+ * The operator's call, settled only once every write it started has settled too.
+ * A call that threw may have left writes on the wire (a Promise.all rejects at its
+ * first failure) and continuations about to start more: those run first.
+ */
+async function endingWith<T>(writes: WritesInFlight, call: () => Promise<T>): Promise<T> {
+  try {
+    const result = await call();
+    await writes.settled();
+    return result;
+  } catch (error) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await writes.settled();
+    throw error;
   }
 }
