@@ -134,7 +134,7 @@ export default defineOperator({
     // called in one turn, so their recorded states are read from the bus in one request;
     // the Secret is created once (the bus records it without its data)
     // (a failed apply ends the reconcile only once the announcement under way has landed:
-    // the runtime waits for every write a reconcile started)
+    // the runtime waits for every ctx call a reconcile started, ADR 0030)
     const [, statefulSet] = await Promise.all([
       announceCredentials(),
       ctx.get(kinds.StatefulSet, names(cluster).statefulSet),

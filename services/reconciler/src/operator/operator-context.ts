@@ -37,7 +37,7 @@ import type { ObjectLister } from './object-lister.js';
 import type { StorageVersionReader } from './storage-version.js';
 import { fenced } from './fenced.js';
 import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js';
-import type { WritesInFlight } from './writes-in-flight.js';
+import type { InFlightCalls } from './in-flight-calls.js';
 
 /** events.k8s.io/v1's limit on an Event's reason, in bytes */
 const MAX_EVENT_REASON = 128;
@@ -62,8 +62,8 @@ export interface ContextDeps {
   readonly ownWrites?: OwnWrites;
   /** Events sent in the background; without it (replay) each is sent before ctx.event returns */
   readonly events?: EventRecorder;
-  /** the writes started and not yet settled: the reconcile ends with them (writes-in-flight.ts) */
-  readonly writes?: WritesInFlight;
+  /** the calls started and not yet settled: the reconcile ends with them (in-flight-calls.ts) */
+  readonly calls?: InFlightCalls;
 }
 
 export function operatorContext(
@@ -268,23 +268,27 @@ export function operatorContext(
     dryRun: deps.dryRun,
     deps: deps.deps,
   };
-  return deps.writes === undefined ? context : withWritesTracked(context, deps.writes);
+  return deps.calls === undefined ? context : withCallsTracked(context, deps.calls);
 }
 
-/** The same context, each write it starts tracked until it settles. */
-function withWritesTracked(
+/** The same context, each call it starts (writes, and the reads between them) tracked until it settles. */
+function withCallsTracked(
   context: ReconcileContext<unknown>,
-  writes: WritesInFlight,
+  calls: InFlightCalls,
 ): ReconcileContext<unknown> {
   type Context = ReconcileContext<unknown>;
   return {
     ...context,
-    apply: (...args: Parameters<Context['apply']>) => writes.track(context.apply(...args)),
+    apply: (...args: Parameters<Context['apply']>) => calls.track(context.apply(...args)),
     createOnce: (...args: Parameters<Context['createOnce']>) =>
-      writes.track(context.createOnce(...args)),
-    delete: (...args) => writes.track(context.delete(...args)),
-    once: (...args) => writes.track(context.once(...args)),
-    event: (...args) => writes.track(context.event(...args)),
+      calls.track(context.createOnce(...args)),
+    get: <R extends Resource>(resource: R, name: string, namespace?: string) =>
+      calls.track(context.get(resource, name, namespace)),
+    list: <R extends Resource>(resource: R, options?: Parameters<Context['list']>[1]) =>
+      calls.track(context.list(resource, options)),
+    delete: (...args) => calls.track(context.delete(...args)),
+    once: (...args) => calls.track(context.once(...args)),
+    event: (...args) => calls.track(context.event(...args)),
   };
 }
 

@@ -50,7 +50,7 @@ import {
   reconciledStatus,
   type Status,
 } from './status.js';
-import { WritesInFlight } from './writes-in-flight.js';
+import { CALLS_BOUND_MS, InFlightCalls, endingWith } from './in-flight-calls.js';
 
 export interface OperatorReconcilerDeps {
   readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
@@ -133,10 +133,12 @@ export class OperatorReconciler implements Reconciler {
       await this.#setFinalizer(object, true, runtime);
 
     const touched = new Set<string>();
-    const writes = new WritesInFlight();
-    const context = this.#context(object, runtime, touched, writes);
-    const result = await endingWith(writes, () =>
-      this.operator.reconcile({ ...object, spec: parsed.data }, context),
+    const calls = new InFlightCalls();
+    const context = this.#context(object, runtime, touched, calls);
+    const result = await endingWith(
+      calls,
+      () => this.operator.reconcile({ ...object, spec: parsed.data }, context),
+      endOptions(runtime),
     );
     let status: Status | undefined;
     if (result?.status !== undefined) {
@@ -229,11 +231,15 @@ export class OperatorReconciler implements Reconciler {
       return { skipped: 'its finalizer was released here: the object is going' };
     if (this.deps.dryRun === true) return undefined; // finalize touches what replay must not
     // A failure here throws: retried with backoff, and the object is not released.
-    const writes = new WritesInFlight();
-    const context = this.#context(object, runtime, new Set(), writes);
-    await endingWith(writes, async () => {
-      await operator.finalize?.(object as never, context);
-    });
+    const calls = new InFlightCalls();
+    const context = this.#context(object, runtime, new Set(), calls);
+    await endingWith(
+      calls,
+      async () => {
+        await operator.finalize?.(object as never, context);
+      },
+      endOptions(runtime),
+    );
     // revoked meanwhile: releasing the object is the reconcile's that holds the partition now
     await this.#setFinalizer(object, false, runtime);
     return undefined;
@@ -243,7 +249,7 @@ export class OperatorReconciler implements Reconciler {
     object: KubeObject,
     runtime: RuntimeContext,
     touched: Set<string>,
-    writes: WritesInFlight,
+    calls: InFlightCalls,
   ) {
     return operatorContext(
       {
@@ -257,7 +263,7 @@ export class OperatorReconciler implements Reconciler {
         lister: this.#lister,
         storage: this.#storage,
         touched,
-        writes,
+        calls,
       },
       object,
       runtime,
@@ -338,19 +344,17 @@ export class OperatorReconciler implements Reconciler {
   }
 }
 
-/**
- * The operator's call, settled only once every write it started has settled too.
- * A call that threw may have left writes on the wire (a Promise.all rejects at its
- * first failure) and continuations about to start more: those run first.
- */
-async function endingWith<T>(writes: WritesInFlight, call: () => Promise<T>): Promise<T> {
-  try {
-    const result = await call();
-    await writes.settled();
-    return result;
-  } catch (error) {
-    await new Promise((resolve) => setImmediate(resolve));
-    await writes.settled();
-    throw error;
-  }
+/** A reconcile's end waits for its ctx calls until the signal aborts or the bound passes (ADR 0030). */
+function endOptions(runtime: RuntimeContext) {
+  return {
+    signal: runtime.signal,
+    onUnsettled: (reason: 'aborted' | 'overdue', running: number) => {
+      runtime.log.warn(
+        { running, reason },
+        reason === 'overdue'
+          ? `the reconcile ended with ${String(running)} ctx calls still running after ${String(CALLS_BOUND_MS / 1000)} s`
+          : `the reconcile was stopped with ${String(running)} ctx calls still running`,
+      );
+    },
+  };
 }

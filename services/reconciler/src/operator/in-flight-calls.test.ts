@@ -1,6 +1,7 @@
-// A reconcile ends with the writes it started (writes-in-flight.ts): after a
-// failed Promise.all, the siblings still on the wire settle before the
-// runtime acts on the failure (a retry would otherwise run beside them).
+// A reconcile ends with the ctx calls it started (in-flight-calls.ts, ADR
+// 0030): after a failed Promise.all, the siblings still on the wire settle
+// before the runtime acts on the failure (a retry would otherwise run beside
+// them); the wait gives up when the reconcile is stopped or after its bound.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
@@ -9,7 +10,7 @@ import type { KubeObject } from '@kubebus/shared/events';
 import type { KubeClient } from '@kubebus/shared/kube';
 import { KnownResources } from './known-resources.js';
 import { operatorContext } from './operator-context.js';
-import { WritesInFlight } from './writes-in-flight.js';
+import { InFlightCalls, endingWith } from './in-flight-calls.js';
 
 /** A promise and the function that resolves it. */
 function gate() {
@@ -31,32 +32,32 @@ async function hasSettled(promise: Promise<unknown>): Promise<boolean> {
   return settled;
 }
 
-describe('WritesInFlight', () => {
+describe('InFlightCalls', () => {
   it('settles once every tracked write has, a refused one included', async () => {
-    const writes = new WritesInFlight();
+    const calls = new InFlightCalls();
     const slow = gate();
-    void writes.track(slow.opened);
-    void writes.track(Promise.reject(new Error('refused'))).catch(() => undefined);
-    const settled = writes.settled();
+    void calls.track(slow.opened);
+    void calls.track(Promise.reject(new Error('refused'))).catch(() => undefined);
+    const settled = calls.settled();
     assert.equal(await hasSettled(settled), false, 'the slow write is still on the wire');
     slow.open();
     await settled;
-    assert.equal(writes.size, 0);
+    assert.equal(calls.size, 0);
   });
 
   it('waits for a write that a settled write’s continuation starts', async () => {
-    const writes = new WritesInFlight();
+    const calls = new InFlightCalls();
     const first = gate();
     const second = gate();
     let secondStarted = false;
     // as `await createOnce(); await apply()` inside a branch of a failed Promise.all
     void (async () => {
-      await writes.track(first.opened);
+      await calls.track(first.opened);
       for (let turn = 0; turn < 5; turn++) await Promise.resolve();
       secondStarted = true;
-      await writes.track(second.opened);
+      await calls.track(second.opened);
     })();
-    const settled = writes.settled();
+    const settled = calls.settled();
     first.open();
     assert.equal(await hasSettled(settled), false);
     assert.equal(secondStarted, true);
@@ -85,7 +86,7 @@ const owner: KubeObject = {
   metadata: { name: 's', namespace: 'ns', uid: 'u1', resourceVersion: '5', generation: 1 },
 };
 
-describe('a ctx with its writes tracked', () => {
+describe('a ctx with its calls tracked', () => {
   it('keeps a write of a failed Promise.all in flight until it settles', async () => {
     const answer = gate();
     // an apiserver that answers the create only when the test says so
@@ -95,7 +96,7 @@ describe('a ctx with its writes tracked', () => {
         return {};
       },
     } as unknown as KubeClient;
-    const writes = new WritesInFlight();
+    const calls = new InFlightCalls();
     const ctx = operatorContext(
       {
         operator,
@@ -110,7 +111,7 @@ describe('a ctx with its writes tracked', () => {
         lister: { list: () => Promise.resolve([]) },
         storage: undefined as never,
         touched: new Set(),
-        writes,
+        calls,
       },
       owner,
       {
@@ -129,11 +130,62 @@ describe('a ctx with its writes tracked', () => {
       ]),
       /not in `owns`/,
     );
-    assert.equal(writes.size, 1, 'the create is still tracked');
-    const settled = writes.settled();
+    assert.equal(calls.size, 1, 'the create is still tracked');
+    const settled = calls.settled();
     assert.equal(await hasSettled(settled), false);
     answer.open();
     await settled;
-    assert.equal(writes.size, 0);
+    assert.equal(calls.size, 0);
+  });
+});
+
+describe('endingWith', () => {
+  it('rethrows a failed call only once the calls it left running have settled', async () => {
+    const calls = new InFlightCalls();
+    const write = gate();
+    const failed = endingWith(calls, () =>
+      Promise.all([calls.track(write.opened), Promise.reject(new Error('refused'))]),
+    );
+    assert.equal(await hasSettled(failed), false, 'a sibling is still on the wire');
+    write.open();
+    await assert.rejects(failed, /refused/);
+  });
+
+  it('stops waiting when the reconcile is stopped, and says so', async () => {
+    const calls = new InFlightCalls();
+    const abort = new AbortController();
+    const unsettled: string[] = [];
+    const failed = endingWith(
+      calls,
+      () =>
+        Promise.all([calls.track(new Promise(() => undefined)), Promise.reject(new Error('x'))]),
+      {
+        signal: abort.signal,
+        onUnsettled: (reason, running) => unsettled.push(`${reason} ${String(running)}`),
+      },
+    );
+    assert.equal(await hasSettled(failed), false);
+    abort.abort();
+    await assert.rejects(failed, /x/);
+    assert.deepEqual(unsettled, ['aborted 1']);
+  });
+
+  it('stops waiting after its bound, and says so', async () => {
+    const calls = new InFlightCalls();
+    const unsettled: string[] = [];
+    const ended = endingWith(
+      calls,
+      () => {
+        // a call left running that never settles (an external effect without a timeout)
+        void calls.track(new Promise(() => undefined));
+        return Promise.resolve('reconciled');
+      },
+      {
+        boundMs: 20,
+        onUnsettled: (reason, running) => unsettled.push(`${reason} ${String(running)}`),
+      },
+    );
+    assert.equal(await ended, 'reconciled');
+    assert.deepEqual(unsettled, ['overdue 1']);
   });
 });
