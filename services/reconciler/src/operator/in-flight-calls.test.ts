@@ -4,13 +4,10 @@
 // them); the wait gives up when the reconcile is stopped or after its bound.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { z } from 'zod';
-import { defineOperator, defineResource, kinds } from '@kubebus/shared/definition';
-import type { KubeObject } from '@kubebus/shared/events';
+import { kinds } from '@kubebus/shared/definition';
 import type { KubeClient } from '@kubebus/shared/kube';
-import { KnownResources } from './known-resources.js';
-import { operatorContext } from './operator-context.js';
 import { InFlightCalls, endingWith } from './in-flight-calls.js';
+import { siteContext } from './site-context.test-support.js';
 
 /** A promise and the function that resolves it. */
 function gate() {
@@ -66,26 +63,6 @@ describe('InFlightCalls', () => {
   });
 });
 
-const Site = defineResource({
-  group: 'sites.example.com',
-  version: 'v1',
-  kind: 'Site',
-  scope: 'Namespaced',
-  spec: z.object({}),
-  status: z.object({}),
-});
-const operator = defineOperator({
-  name: 'sites',
-  for: Site,
-  owns: [kinds.ConfigMap],
-  reconcile: () => Promise.resolve(undefined),
-});
-const owner: KubeObject = {
-  apiVersion: 'sites.example.com/v1',
-  kind: 'Site',
-  metadata: { name: 's', namespace: 'ns', uid: 'u1', resourceVersion: '5', generation: 1 },
-};
-
 describe('a ctx with its calls tracked', () => {
   it('keeps a write of a failed Promise.all in flight until it settles', async () => {
     const answer = gate();
@@ -97,31 +74,7 @@ describe('a ctx with its calls tracked', () => {
       },
     } as unknown as KubeClient;
     const calls = new InFlightCalls();
-    const ctx = operatorContext(
-      {
-        operator,
-        known: new KnownResources(operator),
-        reader: { read: () => Promise.resolve(undefined) },
-        client,
-        applied: undefined as never,
-        fieldManager: 'sites',
-        instance: 'i',
-        dryRun: false,
-        deps: undefined,
-        lister: { list: () => Promise.resolve([]) },
-        storage: undefined as never,
-        touched: new Set(),
-        calls,
-      },
-      owner,
-      {
-        signal: new AbortController().signal,
-        log: undefined as never,
-        reconcileId: 'r',
-        traceparent: '',
-        attempt: 1,
-      },
-    );
+    const ctx = siteContext(client, new AbortController().signal, { calls });
     await assert.rejects(
       Promise.all([
         ctx.createOnce(kinds.ConfigMap, { metadata: { name: 'c' }, data: {} }),

@@ -5,38 +5,10 @@
 // test's handover schedule (ADR 0005, 0017).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { z } from 'zod';
-import {
-  defineOperator,
-  defineResource,
-  kinds,
-  type RuntimeContext,
-} from '@kubebus/shared/definition';
-import type { KubeObject } from '@kubebus/shared/events';
+import { kinds } from '@kubebus/shared/definition';
 import { EventRecorder, type KubeClient } from '@kubebus/shared/kube';
 import { pino } from 'pino';
-import { KnownResources } from './known-resources.js';
-import { operatorContext } from './operator-context.js';
-
-const Site = defineResource({
-  group: 'sites.example.com',
-  version: 'v1',
-  kind: 'Site',
-  scope: 'Namespaced',
-  spec: z.object({}),
-  status: z.object({}),
-});
-const operator = defineOperator({
-  name: 'sites',
-  for: Site,
-  owns: [kinds.ConfigMap],
-  reconcile: () => Promise.resolve(undefined),
-});
-const owner: KubeObject = {
-  apiVersion: 'sites.example.com/v1',
-  kind: 'Site',
-  metadata: { name: 's', namespace: 'ns', uid: 'u1', resourceVersion: '5', generation: 1 },
-};
+import { siteContext } from './site-context.test-support.js';
 
 /** What the client was asked to send, and with which signal; it refuses as the real one does. */
 function recordingClient(sent: (AbortSignal | undefined)[]): KubeClient {
@@ -49,34 +21,8 @@ function recordingClient(sent: (AbortSignal | undefined)[]): KubeClient {
   } as unknown as KubeClient;
 }
 
-function contextWith(client: KubeClient, signal: AbortSignal, events?: EventRecorder) {
-  const runtime: RuntimeContext = {
-    signal,
-    log: undefined as never,
-    reconcileId: 'r',
-    traceparent: '',
-    attempt: 1,
-  };
-  return operatorContext(
-    {
-      operator,
-      known: new KnownResources(operator),
-      reader: { read: () => Promise.resolve(undefined) },
-      client,
-      applied: undefined as never,
-      fieldManager: 'sites',
-      instance: 'i',
-      dryRun: false,
-      deps: undefined,
-      lister: { list: () => Promise.resolve([]) },
-      storage: undefined as never,
-      touched: new Set(),
-      ...(events === undefined ? {} : { events }),
-    },
-    owner,
-    runtime,
-  );
-}
+const contextWith = (client: KubeClient, signal: AbortSignal, events?: EventRecorder) =>
+  siteContext(client, signal, events === undefined ? {} : { events });
 
 describe('ctx writes carry the reconcile signal', () => {
   it('an Event and a create-once are sent with it, and refused once it is aborted', async () => {
