@@ -1,17 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defineOperator, defineResource, kinds } from '@kubebus/shared/definition';
-import { z } from 'zod';
+import { defineOperator, kinds } from '@kubebus/shared/definition';
 import { prunedKinds } from './pruning.js';
-
-const Site = defineResource({
-  group: 'sites.example.com',
-  version: 'v1',
-  kind: 'Site',
-  scope: 'Namespaced',
-  spec: z.object({}),
-  status: z.object({}),
-});
+import { Site } from './site-context.test-support.js';
 const base = {
   name: 'site',
   for: Site,

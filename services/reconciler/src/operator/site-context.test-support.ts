@@ -14,7 +14,7 @@ import type { InFlightCalls } from './in-flight-calls.js';
 import { KnownResources } from './known-resources.js';
 import { operatorContext } from './operator-context.js';
 
-const Site = defineResource({
+export const Site = defineResource({
   group: 'sites.example.com',
   version: 'v1',
   kind: 'Site',
