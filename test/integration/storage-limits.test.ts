@@ -4,6 +4,7 @@
 // and the publisher waits for room — so nothing acknowledged is lost.
 import {
   Buckets,
+  InboxPublisher,
   OrderedPublisher,
   Streams,
   applyTopology,
@@ -195,7 +196,7 @@ describe('bounded storage', { timeout: 180_000 }, () => {
       assert.ok(filled > 0);
       // the watcher's publisher with it full: retried, not given up after maxRejections
       let retries = 0;
-      const publisher = new OrderedPublisher(js, {
+      const publisher = new OrderedPublisher(new InboxPublisher(nc), {
         maxInFlight: 64,
         retry: { baseMs: 20, capMs: 100 },
         ackTimeoutMs: 5_000,

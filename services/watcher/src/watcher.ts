@@ -5,6 +5,7 @@ import {
   agreementKeys,
   defaultTopology,
   Buckets,
+  InboxPublisher,
   OrderedPublisher,
   openJetStream,
   origins,
@@ -48,11 +49,7 @@ export async function startWatcher(deps: {
   const abort = new AbortController();
   await requireKubernetesVersion(client, log);
 
-  const { js } = await openJetStream(
-    bus.nc,
-    { ...defaultTopology, replicas: deps.config.streamReplicas },
-    log,
-  );
+  await openJetStream(bus.nc, { ...defaultTopology, replicas: deps.config.streamReplicas }, log);
   // the reconcilers consume the partitions this publishes to: the counts must agree
   const agreements = await new Kvm(bus.nc).open(Buckets.agreements);
   const guard = new PartitionGuard(
@@ -89,7 +86,9 @@ export async function startWatcher(deps: {
     abort.signal,
   );
 
-  const publisher = new OrderedPublisher(js, {
+  // acknowledgements on an inbox of its own: a quarter of js.publish's CPU (inbox-publisher.ts)
+  const acks = new InboxPublisher(bus.nc);
+  const publisher = new OrderedPublisher(acks, {
     maxInFlight: config.maxInFlight,
     retry: config.backoff,
     ackTimeoutMs: 5_000,
@@ -197,6 +196,7 @@ export async function startWatcher(deps: {
       clearTimeout(resync.timer);
       await Promise.all(runs);
       await publisher.flush();
+      acks.close();
       log.info('watcher stopped');
     },
   };

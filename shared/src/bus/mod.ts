@@ -28,6 +28,8 @@ export { writesCoalesced } from './write-coalescing.js';
 export type { BusConnection, BusConnectionOptions } from './connect.js';
 export { natsTlsOf, urlsRequireTls } from './nats-tls.js';
 export type { BusTlsOptions } from './nats-tls.js';
+export { InboxPublisher } from './inbox-publisher.js';
+export type { StoredAck, StorePublisher, StorePublishOptions } from './inbox-publisher.js';
 export { OrderedPublisher, PublishRejectedError } from './ordered-publisher.js';
 export type { OutgoingMessage, PublisherOptions, Submitted } from './ordered-publisher.js';
 export { DeadLetterSchema, deadLetter, parkMalformed, publishDeadLetter } from './dead-letter.js';

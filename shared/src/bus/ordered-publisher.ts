@@ -5,9 +5,10 @@
 // its max_bytes (a work queue full until its consumers ack: back-pressure, see
 // topology-limits.ts); a message the server rejects otherwise is retried a few
 // times and then reported to the caller.
-import { JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
+import { JetStreamApiError } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { backoffDelay, type BackoffPolicy } from '../runtime/backoff.js';
+import type { StorePublisher } from './inbox-publisher.js';
 import { isStreamFull } from './topology-limits.js';
 
 export interface OutgoingMessage {
@@ -49,7 +50,7 @@ export class OrderedPublisher {
   #stopped = false;
 
   constructor(
-    private readonly js: JetStreamClient,
+    private readonly js: StorePublisher,
     private readonly options: PublisherOptions,
   ) {}
 
