@@ -87,8 +87,7 @@ export async function startWatcher(deps: {
   );
 
   // acknowledgements on an inbox of its own: a quarter of js.publish's CPU (inbox-publisher.ts)
-  const acks = new InboxPublisher(bus.nc);
-  const publisher = new OrderedPublisher(acks, {
+  const publisher = new OrderedPublisher(new InboxPublisher(bus.nc), {
     maxInFlight: config.maxInFlight,
     retry: config.backoff,
     ackTimeoutMs: 5_000,
@@ -196,7 +195,6 @@ export async function startWatcher(deps: {
       clearTimeout(resync.timer);
       await Promise.all(runs);
       await publisher.flush();
-      acks.close();
       log.info('watcher stopped');
     },
   };

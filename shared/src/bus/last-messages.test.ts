@@ -4,7 +4,9 @@
 import { headers, type Msg, type MsgHdrs } from '@nats-io/nats-core';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { directBatch, IncompleteBatch, lastMessagesFor } from './last-messages.js';
+import { classifyFailure } from '../errors/failure-class.js';
+import { answeringWith } from './inbox-requests.test-support.js';
+import { directBatch, directGet, IncompleteBatch, lastMessagesFor } from './last-messages.js';
 
 function stored(subject: string, seq: number): Msg {
   const h = headers();
@@ -24,14 +26,7 @@ function status(code: number, description: string, pending?: number): Msg {
 /** The shared inbox, answering `messages` and then, unless ended by them, nothing more (the timer's end). */
 function answering(messages: readonly Msg[]) {
   return {
-    nc: {
-      requestMany: () =>
-        Promise.resolve(
-          (async function* () {
-            for (const message of messages) yield await Promise.resolve(message);
-          })(),
-        ),
-    },
+    nc: answeringWith(messages),
     jsm: { getOptions: () => ({ apiPrefix: '$JS.API', timeout: 5_000 }) },
   };
 }
@@ -89,5 +84,30 @@ describe("a page of one filter's messages (batch, next_by_subj)", () => {
 
   it('answers nothing when nothing matches from there on', async () => {
     assert.deepEqual(await page([status(404, 'Message Not Found')]), { messages: [], pending: 0 });
+  });
+});
+
+describe('one direct get on the shared inbox', () => {
+  const get = (answer: Msg) =>
+    directGet(
+      answeringWith([answer]),
+      { getOptions: () => ({ apiPrefix: '$JS.API', timeout: 5_000 }) },
+      'S',
+      { last_by_subj: 's.a' },
+    );
+
+  it('answers the message by the server-set subject and sequence', async () => {
+    const found = await get(stored('s.a', 9));
+    assert.deepEqual([found?.subject, found?.seq], ['s.a', 9]);
+  });
+
+  it('answers nothing for a 404', async () => {
+    assert.equal(await get(status(404, 'Message Not Found')), undefined);
+  });
+
+  it('fails with NATS unavailable when no stream answers, otherwise with the status', async () => {
+    const noStream = await get(status(503, 'No Responders')).catch((error: unknown) => error);
+    assert.equal(classifyFailure(noStream), 'transient', String(noStream));
+    await assert.rejects(get(status(408, 'Request Timeout')), /408 Request Timeout/);
   });
 });

@@ -1,11 +1,12 @@
-// Batched direct gets (nats-server >= 2.11) answered on the connection's
-// shared request inbox: the last message of each of several subjects, or a
-// page of one filter's messages in order.
+// Direct gets answered on the connection's inbox (inbox-requests.ts): one
+// message, the last message of each of several subjects (batched,
+// nats-server >= 2.11), or a page of one filter's messages in order.
 // nats.js' own batched get subscribes a fresh inbox for every request: a SUB,
 // the request, an UNSUB, and a subscription made and removed on nats-server
 // each time; on the shared inbox a batched read is the request alone.
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { Msg, MsgHdrs, NatsConnection } from '@nats-io/nats-core';
+import { gathererOf, NoResponders, type AnswerGatherer } from './inbox-requests.js';
 
 export interface LastMessage {
   readonly subject: string;
@@ -21,6 +22,9 @@ export class IncompleteBatch extends Error {}
 const END_OF_BATCH = 204;
 const NOT_FOUND = 404;
 const TOO_MANY = 413;
+const NO_RESPONDERS = 503;
+
+const encoder = new TextEncoder();
 
 /**
  * The last message of each subject (or subject filter) in `filters` that
@@ -29,7 +33,7 @@ const TOO_MANY = 413;
  * or one that does not end within the JetStream API's timeout throws.
  */
 export async function lastMessagesFor(
-  nc: Pick<NatsConnection, 'requestMany'>,
+  nc: NatsConnection | AnswerGatherer,
   jsm: Pick<JetStreamManager, 'getOptions'>,
   stream: string,
   filters: readonly string[],
@@ -55,7 +59,7 @@ export interface BatchAnswer {
  * API's timeout) throws.
  */
 export async function directBatch(
-  nc: Pick<NatsConnection, 'requestMany'>,
+  nc: NatsConnection | AnswerGatherer,
   jsm: Pick<JetStreamManager, 'getOptions'>,
   stream: string,
   request: Readonly<Record<string, unknown>>,
@@ -64,24 +68,33 @@ export async function directBatch(
 ): Promise<BatchAnswer> {
   const { apiPrefix, timeout: apiTimeout } = jsm.getOptions();
   const timeout = maxWaitMs ?? apiTimeout ?? 5_000;
-  const messages: LastMessage[] = [];
-  const answers = await nc.requestMany(
+  return gathererOf(nc).gather(
     `${apiPrefix ?? '$JS.API'}.DIRECT.GET.${stream}`,
-    JSON.stringify(request),
-    { strategy: 'timer', maxWait: timeout },
+    encoder.encode(JSON.stringify(request)),
+    {
+      timeoutMs: timeout,
+      timedOut: () =>
+        `direct get from ${stream}: the batch did not end within ${String(timeout)} ms`,
+    },
+    batchAnswers(stream, nothingFound),
   );
-  for await (const message of answers) {
+}
+
+/**
+ * Takes a batched direct get's answers one by one: undefined until the end
+ * of batch, then the answer; throws on a status that ends it otherwise.
+ */
+export function batchAnswers(
+  stream: string,
+  nothingFound: RegExp | undefined,
+): (message: Msg) => BatchAnswer | undefined {
+  const messages: LastMessage[] = [];
+  return (message) => {
     const headers = message.headers;
     const code = headers?.code ?? 0;
     if (code === 0 && headers !== undefined) {
-      // the server appends its own headers after the stored message's
-      messages.push({
-        subject: headers.last('Nats-Subject'),
-        seq: Number(headers.last('Nats-Sequence')),
-        data: message.data,
-        header: headers,
-      });
-      continue;
+      messages.push(storedOf(headers, message.data));
+      return undefined;
     }
     if (code === END_OF_BATCH)
       return { messages, pending: Number(headers?.last('Nats-Num-Pending') || 0) };
@@ -94,9 +107,54 @@ export async function directBatch(
       return { messages, pending: 0 };
     if (code === TOO_MANY)
       throw new IncompleteBatch(`direct get from ${stream}: 413 ${descriptionOf(message)}`);
-    throw new Error(`direct get from ${stream}: ${String(code)} ${descriptionOf(message)}`);
-  }
-  throw new Error(`direct get from ${stream}: the batch did not end within ${String(timeout)} ms`);
+    throw failureOf(stream, message);
+  };
+}
+
+/**
+ * One direct get (`last_by_subj`, or `seq` with `next_by_subj`): the message,
+ * or undefined when there is none (404). Any other status throws; no stream
+ * answering (503) is NATS being unavailable.
+ */
+export async function directGet(
+  nc: NatsConnection | AnswerGatherer,
+  jsm: Pick<JetStreamManager, 'getOptions'>,
+  stream: string,
+  query: Readonly<Record<string, unknown>>,
+): Promise<LastMessage | undefined> {
+  const { apiPrefix, timeout } = jsm.getOptions();
+  const answer = await gathererOf(nc).gather(
+    `${apiPrefix ?? '$JS.API'}.DIRECT.GET.${stream}`,
+    encoder.encode(JSON.stringify(query)),
+    {
+      timeoutMs: timeout ?? 5_000,
+      timedOut: () => `direct get from ${stream}: no answer in time`,
+    },
+    (first) => first,
+  );
+  const headers = answer.headers;
+  const code = headers?.code ?? 0;
+  if (code === 0 && headers !== undefined) return storedOf(headers, answer.data);
+  if (code === NOT_FOUND) return undefined;
+  throw failureOf(stream, answer);
+}
+
+/** A status that fails a direct get: no stream answering (503) is NATS being unavailable. */
+function failureOf(stream: string, answer: Msg): Error {
+  const code = answer.headers?.code ?? 0;
+  if (code === NO_RESPONDERS)
+    return new NoResponders(`direct get from ${stream}: no stream answered (503)`);
+  return new Error(`direct get from ${stream}: ${String(code)} ${descriptionOf(answer)}`);
+}
+
+/** The server appends its own headers after the stored message's: the last of each name is its. */
+function storedOf(headers: MsgHdrs, data: Uint8Array): LastMessage {
+  return {
+    subject: headers.last('Nats-Subject'),
+    seq: Number(headers.last('Nats-Sequence')),
+    data,
+    header: headers,
+  };
 }
 
 function descriptionOf(message: Msg): string {

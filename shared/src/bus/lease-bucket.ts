@@ -8,6 +8,7 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { serverAtLeast } from './connect.js';
+import type { AnswerGatherer } from './inbox-requests.js';
 import { lastMessagesFor } from './last-messages.js';
 
 export interface LeaseBucket {
@@ -31,7 +32,7 @@ export async function openLeaseBucket(
 /** `batchVia`: where batched direct gets go (nats-server >= 2.11); without it, kv.keys(). */
 export function leaseBucketOf(
   kv: KV,
-  batchVia: Pick<NatsConnection, 'requestMany'> | undefined,
+  batchVia: NatsConnection | AnswerGatherer | undefined,
   jsm: Pick<JetStreamManager, 'getOptions'>,
   name: string,
 ): LeaseBucket {

@@ -12,7 +12,7 @@ import type { KubeObject } from '../events/kube-object.js';
 import { decodeNatsMessage } from '../events/nats-binding.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { OwnWrites, PendingWrite, RecordedRevision, StaleReadOutcome } from './own-writes.js';
-import { IncompleteBatch, lastMessagesFor, type LastMessage } from './last-messages.js';
+import { directGet, IncompleteBatch, lastMessagesFor, type LastMessage } from './last-messages.js';
 import { StreamReplicas } from './stream-replicas.js';
 import { subjects } from './subjects.js';
 import { Streams } from './topology.js';
@@ -34,6 +34,8 @@ const LONGEST_PAUSE_MS = 50;
 /** What a read answers, by whichever get */
 type Stored = Pick<LastMessage, 'seq' | 'data' | 'header'>;
 
+type DirectQuery = { last_by_subj: string } | { seq: number; next_by_subj: string };
+
 interface Recorded {
   readonly revision: RecordedRevision;
   readonly event: KubeCloudEvent;
@@ -45,7 +47,7 @@ export class ObjectReader {
   constructor(
     private readonly jsm: JetStreamManager,
     private readonly fetchByReference: FetchByReference,
-    /** where batched direct gets (multi_last, nats-server >= 2.11) are sent; without it, one read each */
+    /** where direct gets are sent on the connection's inbox, batched (multi_last, nats-server >= 2.11); without it, one nats.js read each */
     private readonly batchVia?: NatsConnection,
     private readonly ownWrites?: ReadYourWrites,
   ) {
@@ -65,10 +67,11 @@ export class ObjectReader {
    */
   async read(key: ObjectKey): Promise<KubeObject | undefined> {
     const query = { last_by_subj: subjects.event(key) };
-    const stored = (await this.#replicas.single())
-      ? await this.jsm.direct.getMessage(Streams.events, query)
-      : await this.jsm.streams.getMessage(Streams.events, query);
-    return this.#answer(key, stored === null ? undefined : stored);
+    if (!(await this.#replicas.single())) {
+      const stored = await this.jsm.streams.getMessage(Streams.events, query);
+      return this.#answer(key, stored ?? undefined);
+    }
+    return this.#answer(key, await this.#direct(query));
   }
 
   /**
@@ -192,8 +195,15 @@ export class ObjectReader {
   }
 
   /** The object's first record at or after `seq`, or null. */
-  #nextOf(subject: string, seq: number): Promise<Stored | null> {
-    return this.jsm.direct.getMessage(Streams.events, { seq, next_by_subj: subject });
+  async #nextOf(subject: string, seq: number): Promise<Stored | null> {
+    return (await this.#direct({ seq, next_by_subj: subject })) ?? null;
+  }
+
+  /** A direct get, on the connection's inbox where there is one (a quarter of nats.js' CPU). */
+  async #direct(query: DirectQuery): Promise<Stored | undefined> {
+    if (this.batchVia !== undefined)
+      return directGet(this.batchVia, this.jsm, Streams.events, query);
+    return (await this.jsm.direct.getMessage(Streams.events, query)) ?? undefined;
   }
 
   async #objectOf(event: KubeCloudEvent): Promise<KubeObject | undefined> {

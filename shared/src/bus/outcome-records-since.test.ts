@@ -6,6 +6,7 @@ import { headers, type Msg } from '@nats-io/nats-core';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLogger } from '../obs/logger.js';
+import { answeringEach } from './inbox-requests.test-support.js';
 import { pagedRecords, type ReadFrom } from './outcome-records-since.js';
 
 const silent = createLogger({ service: 'outcome-records-since-test', level: 'silent' });
@@ -27,17 +28,10 @@ function status(code: number, description: string, pending?: number): Msg {
 /** A shared inbox answering each request with the next of `pages`; the requests it was sent. */
 function inbox(pages: readonly (readonly Msg[])[]) {
   const requests: Record<string, unknown>[] = [];
-  const via = {
-    requestMany: (_subject: string, body: string) => {
-      requests.push(JSON.parse(body) as Record<string, unknown>);
-      const page = pages[requests.length - 1] ?? [];
-      return Promise.resolve(
-        (async function* () {
-          for (const message of page) yield await Promise.resolve(message);
-        })(),
-      );
-    },
-  };
+  const via = answeringEach((payload) => {
+    requests.push(JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>);
+    return pages[requests.length - 1] ?? [];
+  });
   return { via, requests };
 }
 

@@ -7,6 +7,7 @@
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from '../obs/logger.js';
+import type { AnswerGatherer } from './inbox-requests.js';
 import { directBatch } from './last-messages.js';
 import { subjects } from './subjects.js';
 import { Streams } from './topology.js';
@@ -49,7 +50,7 @@ export function outcomeRecordsSince(
     readonly js: JetStreamClient;
     readonly jsm: Pick<JetStreamManager, 'getOptions'>;
     /** where batched direct gets go (nats-server >= 2.11); without it, an ordered consumer */
-    readonly batchVia: Pick<NatsConnection, 'requestMany'> | undefined;
+    readonly batchVia: NatsConnection | AnswerGatherer | undefined;
   },
   controller: string,
   log: Logger,
@@ -69,7 +70,7 @@ export function outcomeRecordsSince(
  * from the start could stop, at the deadline, on an object's older write).
  */
 export function pagedRecords(
-  via: Pick<NatsConnection, 'requestMany'>,
+  via: NatsConnection | AnswerGatherer,
   jsm: Pick<JetStreamManager, 'getOptions'>,
   filter: string,
   slowly: ConsumerRead,
