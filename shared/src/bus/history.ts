@@ -1,7 +1,7 @@
 // The recorded revisions of one object, oldest first: its history in
 // KUBEBUS_EVENTS (as many as the stream keeps per object).
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
+import type { MsgHdrs, NatsConnection } from '@nats-io/nats-core';
 import type { KubeCloudEvent } from '../events/kube-event.js';
 import { decodeNatsMessage } from '../events/nats-binding.js';
 import type { ObjectKey } from '../runtime/object-key.js';
@@ -14,6 +14,12 @@ export interface Revision {
   readonly event: KubeCloudEvent;
 }
 
+export interface StoredMessage {
+  readonly seq: number;
+  readonly data: Uint8Array;
+  readonly header: MsgHdrs | undefined;
+}
+
 /**
  * Every message of `filter` in `stream` (or only the last of each subject),
  * oldest first, in one ordered-consumer pass.
@@ -23,16 +29,16 @@ export async function readMessages(
   stream: string,
   filter: string,
   which: 'all' | 'last-per-subject' = 'all',
-): Promise<{ seq: number; data: Uint8Array }[]> {
+): Promise<StoredMessage[]> {
   const consumer = await jetstream(nc).consumers.get(stream, {
     filter_subjects: [filter],
     deliver_policy: which === 'all' ? DeliverPolicy.All : DeliverPolicy.LastPerSubject,
   });
-  const messages: { seq: number; data: Uint8Array }[] = [];
+  const messages: StoredMessage[] = [];
   if ((await consumer.info()).num_pending === 0) return messages;
   const iterator = await consumer.consume();
   for await (const message of iterator) {
-    messages.push({ seq: message.seq, data: message.data });
+    messages.push({ seq: message.seq, data: message.data, header: message.headers });
     if (message.info.pending === 0) break;
   }
   await iterator.close();

@@ -2,11 +2,15 @@
 // on KUBEBUS_EVENTS (one batched direct get with a wildcard, nats-server >=
 // 2.11), as ctx.get reads one. The server answers at most 1024 subjects
 // (deleted objects count until the stream forgets them); past that, and on
-// older servers, the objects are listed from the apiserver instead.
+// older servers, one ordered-consumer pass reads the last of each. Never the
+// apiserver: the reconciler's RBAC grants no list of what it owns or
+// watches, and no read of Secrets (generate/rbac.ts). Without a bus (a
+// replay, with its user's own credentials) the apiserver lists them.
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import {
   IncompleteBatch,
   lastMessagesFor,
+  readMessages,
   Streams,
   subjects,
   type BusConnection,
@@ -15,6 +19,12 @@ import { decodeNatsMessage, opOf, type KubeObject } from '@kubebus/shared/events
 import { apiVersionOf, collectionPath, type KubeClient } from '@kubebus/shared/kube';
 import type { Resource } from '@kubebus/shared/definition';
 import { refOf } from './known-resources.js';
+
+/** An object's last record on the bus. */
+interface Recorded {
+  readonly data: Uint8Array;
+  readonly header: Parameters<typeof decodeNatsMessage>[1];
+}
 
 export interface ObjectLister {
   /** every object of `resource` in `namespace` (undefined: all namespaces) */
@@ -37,44 +47,49 @@ export class ApiserverLister implements ObjectLister {
 
 export class BusLister implements ObjectLister {
   #jsm: Promise<JetStreamManager> | undefined;
-  readonly #fallback: ApiserverLister;
 
   constructor(
     private readonly bus: BusConnection,
+    /** fetches what was published by reference (objects too large for the bus) */
     private readonly client: KubeClient,
     /** batched direct gets (multi_last) need nats-server >= 2.11 */
     private readonly batch: boolean,
-  ) {
-    this.#fallback = new ApiserverLister(client);
-  }
+  ) {}
 
   async list(resource: Resource, namespace: string | undefined): Promise<KubeObject[]> {
-    if (!this.batch) return this.#fallback.list(resource, namespace);
     const filter =
       namespace === undefined
         ? subjects.eventsOf({ group: resource.group, resource: resource.plural })
         : wildcardName(resource, namespace);
-    this.#jsm ??= jetstreamManager(this.bus.nc, { checkAPI: false });
-    const jsm = await this.#jsm;
-    const records: { data: Uint8Array; header: Parameters<typeof decodeNatsMessage>[1] }[] = [];
-    try {
-      for (const stored of (
-        await lastMessagesFor(this.bus.nc, jsm, Streams.events, [filter])
-      ).values())
-        records.push({ data: stored.data, header: stored.header });
-    } catch (error) {
-      // more than the server answers in one batch (413 Too Many Results, or cut short)
-      if (!(error instanceof IncompleteBatch)) throw error;
-      return this.#fallback.list(resource, namespace);
-    }
+    const records = (await this.#lastInOneBatch(filter)) ?? (await this.#lastInOnePass(filter));
     const objects = await Promise.all(records.map((record) => this.#decode(record)));
     return objects.filter((object): object is KubeObject => object !== undefined);
   }
 
-  async #decode(record: {
-    data: Uint8Array;
-    header: Parameters<typeof decodeNatsMessage>[1];
-  }): Promise<KubeObject | undefined> {
+  /** One batched direct get; undefined when more answer than one batch holds, or the server is older. */
+  async #lastInOneBatch(filter: string): Promise<Recorded[] | undefined> {
+    if (!this.batch) return undefined;
+    this.#jsm ??= jetstreamManager(this.bus.nc, { checkAPI: false });
+    const jsm = await this.#jsm;
+    try {
+      return [...(await lastMessagesFor(this.bus.nc, jsm, Streams.events, [filter])).values()];
+    } catch (error) {
+      // more than the server answers in one batch (413 Too Many Results, or cut short)
+      if (!(error instanceof IncompleteBatch)) throw error;
+      return undefined;
+    }
+  }
+
+  /**
+   * The last record of each subject in one ordered-consumer pass: still the
+   * bus, never a LIST of the apiserver (the reconciler may not list what it
+   * owns, nor read Secrets' data).
+   */
+  #lastInOnePass(filter: string): Promise<Recorded[]> {
+    return readMessages(this.bus.nc, Streams.events, filter, 'last-per-subject');
+  }
+
+  async #decode(record: Recorded): Promise<KubeObject | undefined> {
     const decoded = decodeNatsMessage(record.data, record.header);
     if (!decoded.ok) throw decoded.error;
     const { event } = decoded;
