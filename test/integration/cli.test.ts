@@ -316,6 +316,7 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
   });
 
   it('tails changes as they are published, filtered, with the trace id', async () => {
+    // the kind as a person types it, resolved through discovery as status and history do
     const follower = spawn(
       process.execPath,
       [
@@ -324,11 +325,13 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
         'tsx',
         'packages/kubebus/src/cli/main.ts',
         'tail',
-        `widgets.${TEST_GROUP}`,
+        'Widget',
         '--name',
         'w.tailed',
       ],
-      { env: { ...process.env, KUBEBUS_NATS_URL: bed.natsUrl } },
+      {
+        env: { ...process.env, KUBEBUS_NATS_URL: bed.natsUrl, KUBECONFIG: bed.kubeconfigPath },
+      },
     );
     let out = '';
     let err = '';
@@ -337,6 +340,7 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     const exited = once(follower, 'exit');
     try {
       await waitFor(() => err.includes('following'), 'tail to start following', 60_000);
+      assert.match(err, /following kubebus\.events\.test_kubebus_dev\.widgets\./);
       const api = objects(bed.kubeConfig());
       await api.create(widget('w.ignored', { size: 1 }));
       await api.create(widget('w.tailed', { size: 1 }));

@@ -1,10 +1,13 @@
 // `kubebus tail [resource[.group]]`: changes as they are published, one line
 // each (one JSON object a line with -o json|yaml), until `signal` aborts.
+import type { KubeClient } from '@kubebus/shared/kube';
 import type { BusContext, CommandOutcome } from './command.js';
+import { literalResource, resolveResource } from './resolve-resource.js';
 import { tail, tailSubject, formatTailLine } from './tail.js';
+import { UsageError } from './usage-error.js';
 
 export interface TailOptions {
-  /** resource[.group]; undefined: every resource */
+  /** a kind, plural, singular or short name, optionally .group; undefined: every resource */
   readonly resource?: string | undefined;
   readonly namespace?: string | undefined;
   readonly name?: string | undefined;
@@ -16,9 +19,10 @@ export async function tailCommand(
   options: TailOptions,
   context: BusContext,
 ): Promise<CommandOutcome> {
-  const [resource, ...group] = options.resource === undefined ? [] : options.resource.split('.');
+  const resource =
+    options.resource === undefined ? undefined : await resourceOf(context.kube, options.resource);
   const filter = {
-    ...(resource === undefined ? {} : { resource, group: group.join('.') }),
+    ...(resource ?? {}),
     ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
     ...(options.name === undefined ? {} : { name: options.name }),
   };
@@ -33,4 +37,18 @@ export async function tailCommand(
     options.signal,
   );
   return 'ok';
+}
+
+/** As status and history resolve it: through discovery when a kubeconfig is at hand. */
+async function resourceOf(
+  kube: KubeClient | undefined,
+  text: string,
+): Promise<{ resource: string; group: string }> {
+  if (kube === undefined) return literalResource(text);
+  const resolved = await resolveResource(kube, text);
+  if (resolved === undefined)
+    throw new UsageError(
+      `the apiserver serves no resource called "${text}"; kubectl api-resources lists them`,
+    );
+  return { resource: resolved.resource, group: resolved.group };
 }
