@@ -20,9 +20,10 @@ describe('StaticSite', { timeout: 300_000 }, () => {
     await env.apply({
       apiVersion: 'sites.example.com/v1',
       kind: 'StaticSite',
-      metadata: { name: 'hello' },
+      metadata: { name: 'hello', labels: { team: 'web' } },
       spec: { html: '<h1>hello</h1>', replicas: 2 },
     });
+    assert.equal((await env.get(StaticSite, 'hello'))?.metadata.labels?.team, 'web');
     await env.waitForCondition(StaticSite, 'hello', { type: 'Ready', status: 'False' });
     const page = await env.get(kinds.ConfigMap, 'hello');
     assert.equal(page?.data?.['index.html'], '<h1>hello</h1>');

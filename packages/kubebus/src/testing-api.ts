@@ -85,7 +85,13 @@ export interface TestEnvironment {
   apply(object: {
     readonly apiVersion: string;
     readonly kind: string;
-    readonly metadata: { readonly name: string; readonly namespace?: string };
+    readonly metadata: {
+      readonly name: string;
+      readonly namespace?: string;
+      readonly labels?: Readonly<Record<string, string>>;
+      readonly annotations?: Readonly<Record<string, string>>;
+      readonly [field: string]: unknown;
+    };
     readonly [field: string]: unknown;
   }): Promise<ResourceObject>;
   /** The object as the apiserver has it now, or undefined. */
