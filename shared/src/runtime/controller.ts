@@ -329,7 +329,7 @@ export class Controller {
               {
                 err: action.error,
                 attempt,
-                maxAttempts: this.options.retry.maxAttempts,
+                maxAttempts: action.budget ?? this.options.retry.maxAttempts,
                 retryInMs: action.delayMs,
               },
               'reconcile failed; will retry',

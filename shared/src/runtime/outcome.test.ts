@@ -38,7 +38,7 @@ describe('outcome → action', () => {
       undefined,
       always,
     );
-    assert.deepEqual(capped, { kind: 'retry', delayMs: 300, error });
+    assert.deepEqual(capped, { kind: 'retry', delayMs: 300, error, budget: 9 });
   });
 
   it('dead-letters once the retry budget is spent', () => {
@@ -77,7 +77,10 @@ describe('outcome → action', () => {
 
   it('gives a failure the object causes (422 on its own write) a few tries, not the whole budget', () => {
     const error = new KubeApiError(422, 'Invalid', 'apiserver answered 422 Invalid');
-    assert.equal(decide({ ok: false, error }, { attempt: 2, streak: 1 }, policy).kind, 'retry');
+    const retried = decide({ ok: false, error }, { attempt: 2, streak: 1 }, policy);
+    assert.equal(retried.kind, 'retry');
+    // what the "will retry" log line counts against: 2 of 3, not of the whole budget
+    assert.equal(retried.kind === 'retry' && retried.budget, 3);
     assert.equal(
       decide({ ok: false, error }, { attempt: 3, streak: 2 }, policy).kind,
       'dead-letter',

@@ -22,6 +22,8 @@ export type Action =
       readonly error?: unknown;
       /** a dependency was down: the try does not count against the budget */
       readonly transient?: true;
+      /** after an error that counts: the attempts it has in all (object failures get fewer) */
+      readonly budget?: number;
     }
   /** never again until the object changes */
   | { readonly kind: 'terminal'; readonly error: unknown }
@@ -66,7 +68,7 @@ export function decide(
       ? Math.min(policy.objectAttempts ?? 3, policy.maxAttempts)
       : policy.maxAttempts;
   if (attempts.attempt >= budget) return { kind: 'dead-letter', error };
-  return { kind: 'retry', delayMs, error };
+  return { kind: 'retry', delayMs, error, budget };
 }
 
 /** The `result` label of controller_runtime_reconcile_total for an action. */
