@@ -45,6 +45,8 @@ interface ErrorShape {
   /** an HTTP status (KubeApiError); 0 means no answer */
   readonly status?: unknown;
   readonly cause?: unknown;
+  /** a Kubernetes Status' details: which object was not found */
+  readonly details?: { readonly kind?: unknown };
 }
 
 export function classifyFailure(error: unknown): FailureClass {
@@ -54,6 +56,9 @@ export function classifyFailure(error: unknown): FailureClass {
     if (typeof shape.status === 'number' && shape.name === 'KubeApiError') {
       const status = shape.status;
       if (status === 0 || status === 408 || status === 429 || status >= 500) return 'transient';
+      // the namespace it writes into is not there yet (applied after the object, as
+      // GitOps tools may): waited out like a dependency, as controller-runtime requeues
+      if (status === 404 && shape.details?.kind === 'namespaces') return 'transient';
       // 409: a write raced another writer; the next try reads again.
       if (status === 409) return 'unknown';
       if (status >= 400) return 'object';

@@ -15,6 +15,8 @@ export class KubeApiError extends KubebusError {
      * list goes on (objects at a newer resourceVersion), when the apiserver gave one
      */
     readonly continueToken?: string,
+    /** the Status' details: which object the apiserver did not find (a 404's `kind` and `name`) */
+    readonly details?: { readonly kind?: string; readonly name?: string },
   ) {
     super(status === 410 ? ErrorCodes.WatchExpired : ErrorCodes.KubeApi, message);
   }
@@ -50,16 +52,24 @@ export function apiErrorFrom(
   let reason = '';
   let message = body.slice(0, 500);
   let continueToken: string | undefined;
+  let details: { kind?: string; name?: string } | undefined;
   try {
     const parsed = JSON.parse(body) as {
       reason?: unknown;
       message?: unknown;
       metadata?: { continue?: unknown };
+      details?: { kind?: unknown; name?: unknown };
     };
     if (typeof parsed.reason === 'string') reason = parsed.reason;
     if (typeof parsed.message === 'string') message = parsed.message;
     const token = parsed.metadata?.continue;
     if (typeof token === 'string' && token !== '') continueToken = token;
+    const { kind, name } = parsed.details ?? {};
+    if (typeof kind === 'string' || typeof name === 'string')
+      details = {
+        ...(typeof kind === 'string' ? { kind } : {}),
+        ...(typeof name === 'string' ? { name } : {}),
+      };
   } catch {
     // not a Status
   }
@@ -70,5 +80,6 @@ export function apiErrorFrom(
     `apiserver answered ${status}${reason ? ` ${reason}` : ''}: ${message}`,
     Number.isFinite(retryAfter) ? retryAfter * 1_000 : undefined,
     continueToken,
+    details,
   );
 }
