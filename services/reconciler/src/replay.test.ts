@@ -4,7 +4,7 @@
 import type { OutcomeRecord, Revision } from '@kubebus/shared/bus';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { recordedOutcome } from './replay.js';
+import { recordedOutcome, writtenFields } from './replay.js';
 
 const TRACE_A = '00-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-1111111111111111-01';
 const TRACE_B = '00-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-2222222222222222-01';
@@ -99,5 +99,51 @@ describe('replay: the status a revision came to', () => {
     ];
     assert.equal(recordedOutcome(created, revisions, outcomes, 'op'), undefined);
     assert.equal(recordedOutcome(written, revisions, [], 'op'), undefined);
+  });
+});
+
+describe("what a replayed write would change: the fields it sends, as they were", () => {
+  const then = {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: 'data', namespace: 'default', uid: 'u', labels: { app: 'x' } },
+    spec: { resources: { requests: { storage: '1Gi' } }, storageClassName: 'standard' },
+  };
+  // today's object with the write applied: a later delete marked it, the size the write sends is new
+  const answer = {
+    ...then,
+    metadata: {
+      ...then.metadata,
+      resourceVersion: '99',
+      deletionTimestamp: '2026-12-05T16:49:24Z',
+      deletionGracePeriodSeconds: 0,
+    },
+    spec: { ...then.spec, resources: { requests: { storage: '2Gi' } } },
+  };
+  const body = {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: 'data', namespace: 'default', labels: { app: 'x' } },
+    spec: { resources: { requests: { storage: '2Gi' } } },
+  };
+
+  it('leaves out what others changed since, and keeps what the write sends', () => {
+    assert.deepEqual(
+      writtenFields(then as never, answer, body).map(({ path }) => path),
+      ['spec.resources.requests.storage'],
+    );
+    // the apply body as sent on the wire (JSON text) reads the same
+    assert.deepEqual(
+      writtenFields(then as never, answer, JSON.stringify(body)).map(({ path }) => path),
+      ['spec.resources.requests.storage'],
+    );
+  });
+
+  it('compares everything when the body is unknown', () => {
+    assert.ok(
+      writtenFields(then as never, answer)
+        .map(({ path }) => path)
+        .includes('metadata.deletionTimestamp'),
+    );
   });
 });

@@ -91,7 +91,18 @@ const SERVER_SET = new Set([
   'generation',
 ]);
 
-function writtenFields(before: KubeObject | undefined, after: unknown): Change[] {
+/**
+ * What a write would change of the object as it was: the fields its body
+ * sends, in the apiserver's answer (defaults filled in), against the same
+ * fields then. The answer is today's object with the write applied, so what
+ * others changed since (a later delete's deletionTimestamp, say) is not the
+ * write's doing and is left out.
+ */
+export function writtenFields(
+  before: KubeObject | undefined,
+  after: unknown,
+  body?: unknown,
+): Change[] {
   const strip = (object: unknown) => {
     if (object === null || typeof object !== 'object') return object;
     const { metadata, status: _status, ...rest } = object as Record<string, unknown>;
@@ -102,12 +113,35 @@ function writtenFields(before: KubeObject | undefined, after: unknown): Change[]
     );
     return { ...rest, metadata: meta };
   };
-  return diff(strip(before), strip(after));
+  const sent = typeof body === 'string' ? parsedOrUndefined(body) : body;
+  return diff(strip(within(before, sent)), strip(within(after, sent)));
+}
+
+/** `value` with only the fields `shape` names (all of it where there is no shape); lists whole. */
+function within(value: unknown, shape: unknown): unknown {
+  if (!isRecord(value) || !isRecord(shape)) return value;
+  return Object.fromEntries(
+    Object.keys(shape)
+      .filter((field) => field in value)
+      .map((field) => [field, within(value[field], shape[field])]),
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A dry-run client that keeps what each write would have done. */
 class RecordingClient extends KubeClient {
-  readonly writes: { method: string; path: string; answer: unknown }[] = [];
+  readonly writes: { method: string; path: string; body: unknown; answer: unknown }[] = [];
   /** what the reconcile is told a write answered (the world as of the revision) */
   asOfRevision: (path: string, answer: unknown) => Promise<unknown> = async (_, answer) => answer;
 
@@ -115,7 +149,7 @@ class RecordingClient extends KubeClient {
     const answer = await super.request<T>(path, init);
     const method = init.method ?? 'GET';
     if (method === 'GET') return answer;
-    this.writes.push({ method, path, answer });
+    this.writes.push({ method, path, body: init.body, answer });
     return (await this.asOfRevision(path, answer)) as T;
   }
 }
@@ -239,11 +273,20 @@ export async function replay(deps: {
         continue;
       }
       const target = keyFromPath(write.path);
-      const before = target === undefined ? undefined : await asOf(target, revision.seq);
+      // the replayed object as this revision recorded it (what its reconcile read),
+      // any other as it was just before
+      const before =
+        target === undefined
+          ? undefined
+          : keyString(target) === keyString(deps.key)
+            ? opOf(event) === 'delete'
+              ? undefined
+              : event.data
+            : await asOf(target, revision.seq);
       writes.push({
         method: write.method,
         path: write.path,
-        changes: before === undefined ? 'created' : writtenFields(before, write.answer),
+        changes: before === undefined ? 'created' : writtenFields(before, write.answer, write.body),
       });
     }
     steps.push({
