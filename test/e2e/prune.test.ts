@@ -15,7 +15,11 @@ const Bundle = defineResource({
   version: 'v1',
   kind: 'Bundle',
   scope: 'Namespaced',
-  spec: z.object({ items: z.array(z.string().regex(/^[a-z0-9]{1,20}$/)) }),
+  spec: z.object({
+    items: z.array(z.string().regex(/^[a-z0-9]{1,20}$/)),
+    /** a dependency is missing: the reconcile returns early, not Ready, applying nothing */
+    waiting: z.boolean().optional(),
+  }),
   status: z.object({ listed: z.int() }),
 });
 
@@ -27,6 +31,8 @@ const operator = defineOperator({
   owns: [kinds.ConfigMap],
   async reconcile(bundle, ctx) {
     const { name } = bundle.metadata;
+    if (bundle.spec.waiting === true)
+      return { ready: { status: false, reason: 'Waiting', message: 'a dependency is missing' } };
     await Promise.all(
       bundle.spec.items.map((item) =>
         ctx.apply(kinds.ConfigMap, {
@@ -107,6 +113,27 @@ describe('pruning and ctx.delete', { timeout: 300_000 }, () => {
     for (const kept of ['b1-a', 'b1-c', 'b1-foreign'])
       assert.ok(await configMap(kept), `${kept} is kept`);
     assert.ok(await configMap('b1-outside', ELSEWHERE));
+  });
+
+  it('keeps the children while a reconcile returns early, not Ready (waiting for a dependency)', async () => {
+    await env.apply({
+      apiVersion: 'prune.kubebus.dev/v1',
+      kind: 'Bundle',
+      metadata: { name: 'b1' },
+      spec: { items: ['a', 'c'], waiting: true },
+    });
+    // pruning comes before the status in a reconcile: once Waiting shows, it would have happened
+    await env.waitForCondition(Bundle, 'b1', { type: 'Ready', status: 'False', reason: 'Waiting' });
+    for (const kept of ['b1-a', 'b1-c']) assert.ok(await configMap(kept), `${kept} is kept`);
+
+    await env.apply({
+      apiVersion: 'prune.kubebus.dev/v1',
+      kind: 'Bundle',
+      metadata: { name: 'b1' },
+      spec: { items: ['a', 'c'], waiting: false },
+    });
+    await env.waitForCondition(Bundle, 'b1', { type: 'Ready', reason: 'Reconciled' });
+    for (const kept of ['b1-a', 'b1-c']) assert.ok(await configMap(kept), `${kept} is kept`);
   });
 
   it('cleans up with ctx.delete in finalize, and lets the object go', async () => {

@@ -26,6 +26,7 @@ import {
 } from '@kubebus/shared/kube';
 import {
   TerminalError,
+  type ConditionStatus,
   type Operator,
   type Resource,
   type RuntimeContext,
@@ -151,8 +152,10 @@ export class OperatorReconciler implements Reconciler {
     }
     // revoked meanwhile (the partition's lease lost): its status is another reconcile's to publish
     runtime.signal.throwIfAborted();
-    // only after success (a throw above skips it), never in a dry run (replay)
-    if (this.deps.dryRun !== true && this.#pruned.length > 0) {
+    // only after success (a throw above skips it), never in a dry run (replay), and not
+    // while the reconcile says it is not done (Ready=False: one waiting for a dependency
+    // returns early, and what it did not apply is not what it no longer wants)
+    if (this.deps.dryRun !== true && this.#pruned.length > 0 && !reportsNotReady(result?.ready)) {
       const previous = this.#applied.get(object.metadata.uid);
       await pruneOwned({
         kinds: this.#pruned,
@@ -357,4 +360,9 @@ function endOptions(runtime: RuntimeContext) {
       );
     },
   };
+}
+
+/** A result's Ready says False (or Unknown): the reconcile is not done. */
+function reportsNotReady(ready: { readonly status: ConditionStatus | boolean } | undefined): boolean {
+  return ready !== undefined && ready.status !== true && ready.status !== 'True';
 }
