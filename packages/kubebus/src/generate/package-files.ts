@@ -1,10 +1,12 @@
 // What `kubebus generate --out <dir>` writes, by path under <dir>: the
 // kustomize base (kustomize/), the Helm chart (helm/<operator>/), and the
-// NATS configuration for a NATS the chart does not install (nats/).
+// NATS configuration for a NATS the chart does not install (nats/), with the
+// keys of the NATS credentials Secret to fill in.
 import type { Operator } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
 import { helmChartFiles } from './helm-chart.js';
 import { kustomizeFiles } from './kustomize.js';
+import { natsSecretExampleOf } from './nats-secret-example.js';
 import { natsServerConfigOf } from './nats-server.js';
 import { natsUsersOf } from './nats-users.js';
 import { plainSettings } from './settings.js';
@@ -38,5 +40,6 @@ export function packageFiles(
     ...(helm ? under(`helm/${operator.name}`, helmChartFiles(operator, roles, options)) : {}),
     'nats/nats-server.conf': natsServerConfigOf(operator, roles),
     'nats/nats-users.conf': natsUsersOf(operator, roles),
+    'nats/nats-users.env.example': natsSecretExampleOf(operator, roles),
   };
 }
