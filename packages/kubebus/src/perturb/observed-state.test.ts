@@ -151,3 +151,30 @@ test("a cluster-scoped object's run is its name: its children anywhere, another 
   assert.deepEqual(differences(reference, perturbed), []);
   assert.deepEqual(reference.primary?.status, { namespace: 'tenant-<name>', conditions: [] });
 });
+
+test('a Normal Event counts each time; a Warning, whether it was reported at all', () => {
+  const event = (type: string, reason: string) => ({
+    type,
+    reason,
+    reportingController: 'kubebus.dev/db',
+    regarding: { kind: 'DatabaseCluster', name: 'db' },
+  });
+  const observe = (events: ReturnType<typeof event>[]) =>
+    stateOf(operator, at('a'), { ...raw('a', 'u1', 'x', '1'), events });
+  // a Warning every reconcile that finds the reference missing: more reconciles, more Warnings
+  const reference = observe([event('Warning', 'ReferenceMissing'), event('Normal', 'Announced')]);
+  const more = observe([
+    event('Warning', 'ReferenceMissing'),
+    event('Warning', 'ReferenceMissing'),
+    event('Normal', 'Announced'),
+  ]);
+  assert.deepEqual(differences(reference, more), []);
+  // an announcement made twice, or a Warning never reported, still differs
+  assert.deepEqual(
+    differences(reference, observe([event('Normal', 'Announced'), event('Normal', 'Announced')])),
+    [
+      'Event ReferenceMissing: 1 in the reference, 0 here',
+      'Event Announced: 1 in the reference, 2 here',
+    ],
+  );
+});

@@ -31,7 +31,7 @@ export interface ObservedState {
   } | null;
   /** kind/name → the object's relevant fields */
   readonly owned: Readonly<Record<string, unknown>>;
-  /** Event reason → how many the operator recorded about the object */
+  /** Event reason → how many the operator recorded about the object (a Warning: 1 if any) */
   readonly events: Readonly<Record<string, number>>;
   /** declared external call (ctx.once) → how many times it was made, as the recording counted */
   readonly effects?: Readonly<Record<string, number>>;
@@ -118,6 +118,7 @@ function ownedOf(kind: string, object: ResourceObject): unknown {
 interface EventList {
   readonly items: readonly {
     readonly reason?: string;
+    readonly type?: string;
     readonly reportingController?: string;
     readonly regarding?: { readonly name?: string; readonly kind?: string };
   }[];
@@ -190,7 +191,11 @@ export function stateOf(
       event.regarding?.kind === operator.for.kind &&
       event.regarding.name === place.name
     )
-      events[event.reason ?? ''] = (events[event.reason ?? ''] ?? 0) + 1;
+      // a Normal Event announces something done: once, so each one counts; a Warning
+      // reports a condition every reconcile that meets it may report again (more
+      // reconciles under a perturbation, more Warnings): whether it was reported counts
+      events[event.reason ?? ''] =
+        event.type === 'Warning' ? 1 : (events[event.reason ?? ''] ?? 0) + 1;
   const meta = object?.metadata as
     (ResourceObject['metadata'] & { finalizers?: string[] }) | undefined;
   return generalized(place, {
