@@ -1,8 +1,12 @@
 // kube-controller-manager with only the controllers an operator test needs:
 // the garbage collector (owner references), the namespace lifecycle, service
-// account tokens, and ClusterRole aggregation — without it the bootstrap
-// roles admin, edit and view have no rules, and binding them proves nothing
-// about RBAC (a real cluster refuses a binding whose rules the writer lacks).
+// account tokens, ClusterRole aggregation — without it the bootstrap roles
+// admin, edit and view have no rules, and binding them proves nothing about
+// RBAC (a real cluster refuses a binding whose rules the writer lacks) — and
+// volume protection, without which a deleted PersistentVolumeClaim stays
+// Terminating for ever (its kubernetes.io/pvc-protection finalizer). No
+// workload controllers: no kubelet runs their pods (the stand-in reports
+// Deployments and StatefulSets ready).
 import { join } from 'node:path';
 import { serverBinary } from './binaries.js';
 import { httpCall } from './http.js';
@@ -28,6 +32,8 @@ export async function startControllerManager(
         'namespace-controller',
         'serviceaccount-controller',
         'clusterrole-aggregation-controller',
+        'persistentvolumeclaim-protection-controller',
+        'persistentvolume-protection-controller',
         // type-checks ValidatingAdmissionPolicies (their status.typeChecking)
         'validatingadmissionpolicy-status-controller',
       ].join(','),

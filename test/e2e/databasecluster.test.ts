@@ -561,4 +561,34 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
       150_000,
     );
   });
+
+  it("lets a deleted PersistentVolumeClaim go (the bed's volume protection controller)", async () => {
+    // an operator that owns volumes (a StatefulSet's claims, a backup's PVC) sees them
+    // deleted as on a cluster, not Terminating for ever on their pvc-protection finalizer
+    await namespace('volumes');
+    await core().createNamespacedPersistentVolumeClaim({
+      namespace: 'volumes',
+      body: {
+        metadata: { name: 'data' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      },
+    });
+    const created = await core().readNamespacedPersistentVolumeClaim({
+      namespace: 'volumes',
+      name: 'data',
+    });
+    assert.ok(created.metadata?.finalizers?.includes('kubernetes.io/pvc-protection'));
+    await core().deleteNamespacedPersistentVolumeClaim({ namespace: 'volumes', name: 'data' });
+    await waitFor(
+      async () =>
+        (await core()
+          .readNamespacedPersistentVolumeClaim({ namespace: 'volumes', name: 'data' })
+          .then(
+            () => false,
+            () => true,
+          )),
+      'the claim gone',
+      60_000,
+    );
+  });
 });

@@ -26,7 +26,7 @@ export interface TestEnvironmentOptions {
   readonly context?: string;
   /** existing cluster: the NATS to use (default KUBEBUS_NATS_URL, else a nats-server started here) */
   readonly natsUrl?: string;
-  /** local: also run kube-controller-manager (garbage collection, Deployments → ReplicaSets) */
+  /** local: also run kube-controller-manager (garbage collection, namespaces, volume protection; no workload controllers) */
   readonly controllerManager?: boolean;
   /** keep the servers' logs and data after stop() (their directory is `dir`) */
   readonly keepDir?: boolean;
