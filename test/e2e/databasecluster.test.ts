@@ -581,12 +581,12 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
     await core().deleteNamespacedPersistentVolumeClaim({ namespace: 'volumes', name: 'data' });
     await waitFor(
       async () =>
-        (await core()
+        await core()
           .readNamespacedPersistentVolumeClaim({ namespace: 'volumes', name: 'data' })
           .then(
             () => false,
             () => true,
-          )),
+          ),
       'the claim gone',
       60_000,
     );

@@ -28,7 +28,7 @@ function configMap(namespace: string, name: string): KubeObject {
     kind: 'ConfigMap',
     metadata: { namespace, name, uid: `uid-${namespace}-${name}`, resourceVersion: '1' },
     data: { name },
-  } as KubeObject;
+  };
 }
 
 /** An apiserver client that counts what is asked of it and answers nothing. */

@@ -102,7 +102,7 @@ describe('replay: the status a revision came to', () => {
   });
 });
 
-describe("what a replayed write would change: the fields it sends, as they were", () => {
+describe('what a replayed write would change: the fields it sends, as they were', () => {
   const then = {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',

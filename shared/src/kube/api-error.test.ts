@@ -23,7 +23,7 @@ describe('an apiserver error', () => {
     );
   });
 
-  it('waits out a namespace not there yet; any other 404 is the object\'s', () => {
+  it("waits out a namespace not there yet; any other 404 is the object's", () => {
     const status = (details: object) =>
       JSON.stringify({ kind: 'Status', reason: 'NotFound', message: 'not found', details });
     // what the apiserver answers an apply into a namespace that does not exist

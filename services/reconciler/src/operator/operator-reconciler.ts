@@ -363,6 +363,8 @@ function endOptions(runtime: RuntimeContext) {
 }
 
 /** A result's Ready says False (or Unknown): the reconcile is not done. */
-function reportsNotReady(ready: { readonly status: ConditionStatus | boolean } | undefined): boolean {
+function reportsNotReady(
+  ready: { readonly status: ConditionStatus | boolean } | undefined,
+): boolean {
   return ready !== undefined && ready.status !== true && ready.status !== 'True';
 }
