@@ -56,6 +56,12 @@ describe('kubebus init templates', () => {
     }
     assert.match(renamed['operator.ts'] ?? '', /group: 'web\.example\.org'/);
     assert.match(renamed['operator.ts'] ?? '', /name: 'website'/);
+    // says where it came from, not that it is a static web site
+    assert.match(
+      renamed['operator.ts'] ?? '',
+      /^\/\/ Website: scaffolded from kubebus' static-site example/,
+    );
+    assert.doesNotMatch(renamed['operator.ts'] ?? '', /^\/\/ A static web site/m);
     assert.match(renamed['operator.test.ts'] ?? '', /apiVersion: 'web\.example\.org\/v1'/);
   });
 

@@ -62,6 +62,11 @@ function renamed(text: string, resource: ProjectResource): string {
   let out = text.replaceAll(`'${EXAMPLE.group}`, `'${group}`);
   if (kind !== EXAMPLE.kind)
     out = out
+      // the example's own description would describe someone else's operator
+      .replace(
+        /^\/\/ A static web site:[^\n]*\n\/\/ [^\n]*\n/,
+        `// ${kind}: scaffolded from kubebus' static-site example (a page in a ConfigMap,\n// served by nginx): replace its spec, status and reconcile with your own.\n`,
+      )
       .replace(/\bStaticSite\b/g, kind)
       .replace(`name: '${EXAMPLE.kind.toLowerCase()}'`, `name: '${kind.toLowerCase()}'`)
       .replace(/^ *shortNames: \[.*\],\n/m, '');
