@@ -45,16 +45,18 @@ interface AckBody {
 const decoder = new TextDecoder();
 
 export class InboxPublisher implements StorePublisher {
-  readonly #requests: InboxRequests;
+  constructor(private readonly nc: NatsConnection) {}
 
-  constructor(nc: NatsConnection) {
-    this.#requests = InboxRequests.of(nc);
-  }
-
-  publish(subject: string, payload: Uint8Array, options: StorePublishOptions): Promise<StoredAck> {
+  // async: a connection closed meanwhile rejects (nats.js throws on subscribe), never throws
+  async publish(
+    subject: string,
+    payload: Uint8Array,
+    options: StorePublishOptions,
+  ): Promise<StoredAck> {
     const headers = options.headers ?? natsHeaders();
     headers.set('Nats-Msg-Id', options.msgID);
-    return this.#requests.gather(
+    // looked up each time: a subscription that ended is replaced (inbox-requests.ts)
+    return InboxRequests.of(this.nc).gather(
       subject,
       payload,
       {

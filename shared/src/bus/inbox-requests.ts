@@ -99,6 +99,9 @@ export class InboxRequests implements AnswerGatherer {
       this.#closed = new ConnectionClosed(
         `the NATS connection closed before an answer${error instanceof Error ? `: ${error.message}` : ''}`,
       );
+      // a subscription the server ended on an open connection (a permissions
+      // change, say): the next request subscribes again instead of failing for ever
+      if (perConnection.get(nc) === this) perConnection.delete(nc);
       for (const waiting of this.#waiting.values()) waiting.reject(this.#closed);
       this.#waiting.clear();
       this.#stopSweepIfIdle();
