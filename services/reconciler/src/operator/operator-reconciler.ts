@@ -155,23 +155,16 @@ export class OperatorReconciler implements Reconciler {
     // only after success (a throw above skips it), never in a dry run (replay), and not
     // while the reconcile says it is not done (Ready=False: one waiting for a dependency
     // returns early, and what it did not apply is not what it no longer wants)
-    if (this.deps.dryRun !== true && this.#pruned.length > 0 && !reportsNotReady(result?.ready)) {
-      const previous = this.#applied.get(object.metadata.uid);
-      await pruneOwned({
-        kinds: this.#pruned,
-        controller: this.operator.name,
-        owner: object,
-        touched,
-        previous,
-        list: previous === undefined && mayHaveDropped(object, request.body),
-        read: (key) => this.deps.reader.read(key),
-        lister: this.#lister,
-        client: this.deps.client,
-        log: runtime.log,
-        signal: runtime.signal,
-        ...(runtime.fence === undefined ? {} : { fence: runtime.fence }),
-      });
-      this.#applied.set(object.metadata.uid, touched);
+    if (this.deps.dryRun !== true && this.#pruned.length > 0) {
+      const { uid } = object.metadata;
+      const previous = this.#applied.get(uid);
+      // listing finds every child; what a not-ready reconcile owed one is kept for the next
+      const list =
+        this.#applied.mustList(uid) ||
+        ((previous === undefined || this.#applied.partial(uid)) &&
+          mayHaveDropped(object, request.body));
+      if (reportsNotReady(result?.ready)) this.#applied.defer(uid, touched, list);
+      else await this.#prune(object, touched, list ? undefined : previous, list, runtime);
     }
     // the reconcile's last word: its worker may move on while the status is written
     await this.#publishStatus(
@@ -182,6 +175,31 @@ export class OperatorReconciler implements Reconciler {
     );
     const requeueAfterMs = result?.requeueAfterMs;
     return requeueAfterMs !== undefined && requeueAfterMs > 0 ? { requeueAfterMs } : undefined;
+  }
+
+  /** Deletes the children this reconcile no longer applied, and remembers what it applied. */
+  async #prune(
+    object: KubeObject,
+    touched: ReadonlySet<string>,
+    previous: ReadonlySet<string> | undefined,
+    list: boolean,
+    runtime: WorkerContext,
+  ): Promise<void> {
+    await pruneOwned({
+      kinds: this.#pruned,
+      controller: this.operator.name,
+      owner: object,
+      touched,
+      previous,
+      list,
+      read: (key) => this.deps.reader.read(key),
+      lister: this.#lister,
+      client: this.deps.client,
+      log: runtime.log,
+      signal: runtime.signal,
+      ...(runtime.fence === undefined ? {} : { fence: runtime.fence }),
+    });
+    this.#applied.set(object.metadata.uid, touched);
   }
 
   /**

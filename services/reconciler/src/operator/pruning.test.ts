@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defineOperator, kinds } from '@kubebus/shared/definition';
-import { prunedKinds } from './pruning.js';
+import { AppliedByOwner, prunedKinds } from './pruning.js';
 import { Site } from './site-context.test-support.js';
 const base = {
   name: 'site',
@@ -21,5 +21,39 @@ describe('prunedKinds', () => {
       prunedKinds(defineOperator({ ...base, prune: { keep: [kinds.Secret] } })).map((k) => k.kind),
       ['ConfigMap', 'Deployment'],
     );
+  });
+});
+
+describe('what a reconcile that reports Ready=False leaves for the next one that prunes', () => {
+  const set = (...keys: string[]) => new Set(keys);
+
+  it('keeps what it applied, so a later reconcile that drops it prunes it', () => {
+    const applied = new AppliedByOwner();
+    applied.set('u', set('A', 'B'));
+    applied.defer('u', set('C'), false);
+    assert.deepEqual([...(applied.get('u') ?? [])].sort(), ['A', 'B', 'C']);
+    assert.equal(applied.partial('u'), false, 'still a full set to prune against');
+  });
+
+  it('owes the next pruning reconcile the listing it would have made', () => {
+    const applied = new AppliedByOwner();
+    // no memory of the owner (a restart) and its spec changed: it would list, but is not done
+    applied.defer('u', set(), true);
+    assert.equal(applied.mustList('u'), true);
+    // another not-ready reconcile, its status now says the generation was observed
+    applied.defer('u', set('A'), false);
+    assert.equal(applied.mustList('u'), true, 'still owed');
+    applied.set('u', set('A'));
+    assert.equal(applied.mustList('u'), false, 'paid by the reconcile that pruned');
+  });
+
+  it('counts memory from reconciles that did not prune as partial until one prunes', () => {
+    const applied = new AppliedByOwner();
+    applied.defer('u', set('A'), false);
+    assert.equal(applied.partial('u'), true);
+    applied.set('u', set('A'));
+    assert.equal(applied.partial('u'), false);
+    applied.forget('u');
+    assert.equal(applied.get('u'), undefined);
   });
 });

@@ -34,6 +34,10 @@ export function prunedKinds(operator: Operator): Resource[] {
 /** What each owner's last successful reconcile applied, by uid; the oldest forgotten first. */
 export class AppliedByOwner {
   readonly #sets = new Map<string, ReadonlySet<string>>();
+  /** owners whose next pruning reconcile must list their children (a listing was deferred) */
+  readonly #mustList = new Set<string>();
+  /** owners remembered only from reconciles that did not prune (no full set to prune against) */
+  readonly #partial = new Set<string>();
 
   constructor(private readonly capacity = 100_000) {}
 
@@ -41,17 +45,46 @@ export class AppliedByOwner {
     return this.#sets.get(uid);
   }
 
+  /** What a pruning reconcile applied: the next one prunes against it. */
   set(uid: string, touched: ReadonlySet<string>): void {
+    this.#mustList.delete(uid);
+    this.#partial.delete(uid);
     this.#sets.delete(uid);
     this.#sets.set(uid, touched);
     if (this.#sets.size > this.capacity) {
       const oldest = this.#sets.keys().next();
-      if (oldest.done !== true) this.#sets.delete(oldest.value);
+      if (oldest.done !== true) this.forget(oldest.value);
     }
+  }
+
+  /**
+   * A reconcile that did not prune (it reported Ready=False): what it applied
+   * joins what is remembered, so a later reconcile that drops it prunes it;
+   * and a listing it would have made is owed to the next one that prunes.
+   */
+  defer(uid: string, touched: ReadonlySet<string>, mustList: boolean): void {
+    const previous = this.#sets.get(uid);
+    const partial = previous === undefined || this.#partial.has(uid);
+    const owed = mustList || this.#mustList.has(uid);
+    this.set(uid, previous === undefined ? touched : new Set([...previous, ...touched]));
+    if (partial) this.#partial.add(uid);
+    if (owed) this.#mustList.add(uid);
+  }
+
+  /** Whether a deferred listing is owed to this owner's next pruning reconcile. */
+  mustList(uid: string): boolean {
+    return this.#mustList.has(uid);
+  }
+
+  /** Whether what is remembered came only from reconciles that did not prune: as good as none. */
+  partial(uid: string): boolean {
+    return this.#partial.has(uid);
   }
 
   forget(uid: string): void {
     this.#sets.delete(uid);
+    this.#mustList.delete(uid);
+    this.#partial.delete(uid);
   }
 }
 
