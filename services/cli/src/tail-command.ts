@@ -45,7 +45,9 @@ async function resourceOf(
   text: string,
 ): Promise<{ resource: string; group: string }> {
   if (kube === undefined) return literalResource(text);
-  const resolved = await resolveResource(kube, text);
+  // an apiserver that does not answer (or forbids discovery) leaves the name as typed:
+  // tail needs only NATS
+  const resolved = await resolveResource(kube, text).catch(() => literalResource(text));
   if (resolved === undefined)
     throw new UsageError(
       `the apiserver serves no resource called "${text}"; kubectl api-resources lists them`,

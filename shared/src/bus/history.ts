@@ -4,6 +4,7 @@ import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import type { MsgHdrs, NatsConnection } from '@nats-io/nats-core';
 import type { KubeCloudEvent } from '../events/kube-event.js';
 import { decodeNatsMessage } from '../events/nats-binding.js';
+import { RequestTimedOut } from './inbox-requests.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import { subjects } from './subjects.js';
 import { Streams } from './topology.js';
@@ -15,6 +16,7 @@ export interface Revision {
 }
 
 export interface StoredMessage {
+  readonly subject: string;
   readonly seq: number;
   readonly data: Uint8Array;
   readonly header: MsgHdrs | undefined;
@@ -22,13 +24,15 @@ export interface StoredMessage {
 
 /**
  * Every message of `filter` in `stream` (or only the last of each subject),
- * oldest first, in one ordered-consumer pass.
+ * oldest first, in one ordered-consumer pass; with `deadlineMs`, a pass not
+ * done by then fails (transient: NATS did not answer in time).
  */
 export async function readMessages(
   nc: NatsConnection,
   stream: string,
   filter: string,
   which: 'all' | 'last-per-subject' = 'all',
+  options: { readonly deadlineMs?: number } = {},
 ): Promise<StoredMessage[]> {
   const consumer = await jetstream(nc).consumers.get(stream, {
     filter_subjects: [filter],
@@ -37,12 +41,48 @@ export async function readMessages(
   const messages: StoredMessage[] = [];
   if ((await consumer.info()).num_pending === 0) return messages;
   const iterator = await consumer.consume();
-  for await (const message of iterator) {
-    messages.push({ seq: message.seq, data: message.data, header: message.headers });
-    if (message.info.pending === 0) break;
+  // set by the timer: an object, so the check after the loop is not read as constant
+  const pass = { late: false };
+  const deadline =
+    options.deadlineMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          pass.late = true;
+          void iterator.close();
+        }, options.deadlineMs);
+  try {
+    for await (const message of iterator) {
+      messages.push({
+        subject: message.subject,
+        seq: message.seq,
+        data: message.data,
+        header: message.headers,
+      });
+      if (message.info.pending === 0) break;
+    }
+  } finally {
+    clearTimeout(deadline);
+    await iterator.close();
   }
-  await iterator.close();
-  return messages;
+  if (pass.late)
+    throw new RequestTimedOut(
+      `reading ${filter} from ${stream}: not done within ${String(options.deadlineMs)} ms`,
+    );
+  return which === 'all' ? messages : lastOfEach(messages);
+}
+
+/**
+ * The last message of each subject: an ordered consumer that restarts after a
+ * missed heartbeat or a reconnect goes on from a sequence, not per subject, and
+ * one started per subject delivers what came since too.
+ */
+function lastOfEach(messages: readonly StoredMessage[]): StoredMessage[] {
+  const last = new Map<string, StoredMessage>();
+  for (const message of messages) {
+    const seen = last.get(message.subject);
+    if (seen === undefined || seen.seq < message.seq) last.set(message.subject, message);
+  }
+  return [...last.values()].sort((a, b) => a.seq - b.seq);
 }
 
 export async function readRevisions(nc: NatsConnection, key: ObjectKey): Promise<Revision[]> {

@@ -100,9 +100,11 @@ export class InboxRequests implements AnswerGatherer {
         `the NATS connection closed before an answer${error instanceof Error ? `: ${error.message}` : ''}`,
       );
       // a subscription the server ended on an open connection (a permissions
-      // change, say): the next request subscribes again instead of failing for ever
+      // violation): the next request subscribes again instead of failing for
+      // ever, and what waited fails with the server's reason, not as an outage
       if (perConnection.get(nc) === this) perConnection.delete(nc);
-      for (const waiting of this.#waiting.values()) waiting.reject(this.#closed);
+      const failure = error instanceof Error && !nc.isClosed() ? error : this.#closed;
+      for (const waiting of this.#waiting.values()) waiting.reject(failure);
       this.#waiting.clear();
       this.#stopSweepIfIdle();
     });

@@ -173,7 +173,7 @@ test('a Normal Event counts each time; a Warning, whether it was reported at all
   assert.deepEqual(
     differences(reference, observe([event('Normal', 'Announced'), event('Normal', 'Announced')])),
     [
-      'Event ReferenceMissing: 1 in the reference, 0 here',
+      'Event ReferenceMissing (Warning): 1 in the reference, 0 here',
       'Event Announced: 1 in the reference, 2 here',
     ],
   );

@@ -194,8 +194,8 @@ export function stateOf(
       // a Normal Event announces something done: once, so each one counts; a Warning
       // reports a condition every reconcile that meets it may report again (more
       // reconciles under a perturbation, more Warnings): whether it was reported counts
-      events[event.reason ?? ''] =
-        event.type === 'Warning' ? 1 : (events[event.reason ?? ''] ?? 0) + 1;
+      if (event.type === 'Warning') events[`${event.reason ?? ''} (Warning)`] = 1;
+      else events[event.reason ?? ''] = (events[event.reason ?? ''] ?? 0) + 1;
   const meta = object?.metadata as
     (ResourceObject['metadata'] & { finalizers?: string[] }) | undefined;
   return generalized(place, {

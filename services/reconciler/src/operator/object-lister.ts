@@ -20,6 +20,9 @@ import { apiVersionOf, collectionPath, type KubeClient } from '@kubebus/shared/k
 import type { Resource } from '@kubebus/shared/definition';
 import { refOf } from './known-resources.js';
 
+/** A listing pass not done by then fails the reconcile, which is retried (transient). */
+const PASS_DEADLINE_MS = 30_000;
+
 /** An object's last record on the bus. */
 interface Recorded {
   readonly data: Uint8Array;
@@ -86,7 +89,9 @@ export class BusLister implements ObjectLister {
    * owns, nor read Secrets' data).
    */
   #lastInOnePass(filter: string): Promise<Recorded[]> {
-    return readMessages(this.bus.nc, Streams.events, filter, 'last-per-subject');
+    return readMessages(this.bus.nc, Streams.events, filter, 'last-per-subject', {
+      deadlineMs: PASS_DEADLINE_MS,
+    });
   }
 
   async #decode(record: Recorded): Promise<KubeObject | undefined> {
