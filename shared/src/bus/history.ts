@@ -76,7 +76,7 @@ export async function readMessages(
  * missed heartbeat or a reconnect goes on from a sequence, not per subject, and
  * one started per subject delivers what came since too.
  */
-function lastOfEach(messages: readonly StoredMessage[]): StoredMessage[] {
+export function lastOfEach(messages: readonly StoredMessage[]): StoredMessage[] {
   const last = new Map<string, StoredMessage>();
   for (const message of messages) {
     const seen = last.get(message.subject);
