@@ -75,6 +75,16 @@ export async function resolveResource(
   return undefined;
 }
 
+/** The resource a person named, or a UsageError: the apiserver serves none such. */
+export async function requireResource(client: KubeClient, text: string): Promise<ResolvedResource> {
+  const resolved = await resolveResource(client, text);
+  if (resolved === undefined)
+    throw new UsageError(
+      `the apiserver serves no resource called "${text}"; kubectl api-resources lists them`,
+    );
+  return resolved;
+}
+
 /** One object as a person names it: `kubebus status <resource> <namespace/name | name>`. */
 export interface ObjectRef {
   /** a kind, plural, singular or short name, optionally .group */
@@ -98,12 +108,7 @@ export async function resolveObject(
     const { group, resource } = literalResource(ref.resource);
     return { group, resource, namespace: ref.namespace ?? '', name: ref.name };
   }
-  const resolved = await resolveResource(kube, ref.resource);
-  if (resolved === undefined)
-    throw new UsageError(
-      `the apiserver serves no resource called "${ref.resource}"; kubectl api-resources lists them`,
-    );
-  const { group, resource, version, namespaced } = resolved;
+  const { group, resource, version, namespaced } = await requireResource(kube, ref.resource);
   return {
     group,
     resource,

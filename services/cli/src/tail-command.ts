@@ -2,7 +2,7 @@
 // each (one JSON object a line with -o json|yaml), until `signal` aborts.
 import type { KubeClient } from '@kubebus/shared/kube';
 import type { BusContext, CommandOutcome } from './command.js';
-import { literalResource, resolveResource } from './resolve-resource.js';
+import { literalResource, requireResource } from './resolve-resource.js';
 import { tail, tailSubject, formatTailLine } from './tail.js';
 import { UsageError } from './usage-error.js';
 
@@ -45,12 +45,13 @@ async function resourceOf(
   text: string,
 ): Promise<{ resource: string; group: string }> {
   if (kube === undefined) return literalResource(text);
-  // an apiserver that does not answer (or forbids discovery) leaves the name as typed:
-  // tail needs only NATS
-  const resolved = await resolveResource(kube, text).catch(() => literalResource(text));
-  if (resolved === undefined)
-    throw new UsageError(
-      `the apiserver serves no resource called "${text}"; kubectl api-resources lists them`,
-    );
-  return { resource: resolved.resource, group: resolved.group };
+  try {
+    const { resource, group } = await requireResource(kube, text);
+    return { resource, group };
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    // an apiserver that does not answer (or forbids discovery) leaves the name as typed:
+    // tail needs only NATS
+    return literalResource(text);
+  }
 }

@@ -25,6 +25,7 @@ import {
   type RequestInit,
   diff,
   formatChange,
+  isRecord,
   type Change,
   type KubeCredentials,
 } from '@kubebus/shared/kube';
@@ -125,10 +126,6 @@ function within(value: unknown, shape: unknown): unknown {
       .filter((field) => field in value)
       .map((field) => [field, within(value[field], shape[field])]),
   );
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function parsedOrUndefined(text: string): unknown {

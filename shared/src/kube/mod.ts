@@ -49,7 +49,7 @@ export {
   type PostEvent,
 } from './event-recorder.js';
 export type { WarningSink } from './warnings.js';
-export { diff, formatChange } from './object-diff.js';
+export { diff, formatChange, isRecord } from './object-diff.js';
 export type { Change } from './object-diff.js';
 export { CONDITIONS_SCHEMA, CONDITION_SCHEMA, openApiOf, structural } from './crd-schema.js';
 export { MIN_KUBERNETES, requireKubernetesVersion } from './server-version.js';

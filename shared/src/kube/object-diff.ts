@@ -56,7 +56,7 @@ export function diff(before: unknown, after: unknown, path = ''): Change[] {
   return isDeepStrictEqual(before, after) ? [] : [{ path, before, after }];
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
