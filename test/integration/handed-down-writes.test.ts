@@ -101,11 +101,7 @@ describe('own writes handed down in outcome records', { timeout: 120_000 }, () =
 
   /** The outcome records of `controller`, read as on nats-server >= 2.11 or as on 2.10. */
   const recordsOf = (controller: string, batched: boolean) =>
-    outcomeRecordsSince(
-      { js: jetstream(nc), jsm, batchVia: batched ? nc : undefined },
-      controller,
-      silent,
-    );
+    outcomeRecordsSince({ nc, jsm, batchVia: batched ? nc : undefined }, controller, silent);
 
   const nextOwner = (writes: OwnWrites, batched = true, maxRecords = 1_000) =>
     new HandedDownWrites(

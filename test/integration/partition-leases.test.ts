@@ -2,7 +2,12 @@
 // one partition at once — not while one hands partitions over slowly (its
 // renewals must not wait behind the hand-over), and not when one stops being
 // able to renew (it must fence itself before the server expires its keys).
-import { leaseBucketOf, PartitionLeases, type LeaseBucket } from '@kubebus/shared/bus';
+import {
+  leaseBucketOf,
+  PartitionLeases,
+  PASS_IDLE_MS,
+  type LeaseBucket,
+} from '@kubebus/shared/bus';
 import { createLogger } from '@kubebus/shared/obs';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -46,7 +51,7 @@ describe('partition leases', { timeout: 120_000 }, () => {
   after(() => nats.stop());
 
   const bucket = async (name: string) =>
-    leaseBucketOf(await new Kvm(nc).create(name, { history: 1, ttl: TTL }), nc, jsm, name);
+    leaseBucketOf(await new Kvm(nc).create(name, { history: 1, ttl: TTL }), nc, true, jsm, name);
 
   function replica(
     bucket: LeaseBucket,
@@ -204,9 +209,12 @@ describe('partition leases', { timeout: 120_000 }, () => {
     await leases.kv.put('g5.lease.p0', 'a');
     await leases.kv.put('g6.member.other', 'x');
     const consumerRequests: string[] = [];
+    const consumersCreated: { config?: { inactive_threshold?: number } }[] = [];
     const tap = nc.subscribe('$JS.API.CONSUMER.>', {
       callback: (_error, message) => {
         consumerRequests.push(message.subject);
+        if (message.subject.startsWith('$JS.API.CONSUMER.CREATE.'))
+          consumersCreated.push(message.json());
       },
     });
     let directGets = 0;
@@ -235,18 +243,22 @@ describe('partition leases', { timeout: 120_000 }, () => {
     await nc.flush();
     assert.deepEqual(consumerRequests, []);
     await Promise.all([a.leases.stop(), b.leases.stop()]);
-    // nats-server 2.10 has no batched direct get: the same keys, through kv.keys()
+    // nats-server 2.10 has no batched direct get: the same keys, through one pass
     // (written again: the bucket's TTL may have expired them on a slow machine)
     await leases.kv.put('g5.member.a', 'x');
     await leases.kv.put('g5.member.host.example.org', 'x');
     assert.deepEqual(
       (
-        await leaseBucketOf(leases.kv, undefined, jsm, 'leases_listing').keysUnder('g5.member.')
+        await leaseBucketOf(leases.kv, nc, false, jsm, 'leases_listing').keysUnder('g5.member.')
       ).sort(),
       ['g5.member.a', 'g5.member.host.example.org'],
     );
     await nc.flush();
     tap.unsubscribe();
-    assert.ok(consumerRequests.length > 0, 'kv.keys() is an ordered consumer');
+    assert.ok(consumerRequests.length > 0, 'the pass reads through a consumer');
+    // that the server forgets within seconds (nats.js' ordered consumer: five minutes)
+    assert.equal(consumersCreated.length, 1);
+    const idle = consumersCreated[0]?.config?.inactive_threshold ?? Infinity;
+    assert.ok(idle <= PASS_IDLE_MS * 1e6, `inactive for ${String(idle / 1e9)} s`);
   });
 });

@@ -43,6 +43,7 @@ await jsm.streams.add({ name: 'PAUSE', subjects: ['pause.>'] });
 const leases = leaseBucketOf(
   await new Kvm(nc).create('pause_leases', { history: 1, ttl: TTL }),
   nc,
+  true,
   jsm,
   'pause_leases',
 );

@@ -358,7 +358,7 @@ export async function startReconcilerService(deps: {
   const batchedReads = serverAtLeast(bus.nc, '2.11.0');
   const handedDown = new HandedDownWrites(
     outcomeRecordsSince(
-      { js, jsm, batchVia: batchedReads ? bus.nc : undefined },
+      { nc: bus.nc, jsm, batchVia: batchedReads ? bus.nc : undefined },
       config.controller,
       log,
     ),

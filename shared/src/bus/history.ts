@@ -1,10 +1,10 @@
 // The recorded revisions of one object, oldest first: its history in
 // KUBEBUS_EVENTS (as many as the stream keeps per object).
-import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import type { MsgHdrs, NatsConnection } from '@nats-io/nats-core';
 import type { KubeCloudEvent } from '../events/kube-event.js';
 import { decodeNatsMessage } from '../events/nats-binding.js';
 import { RequestTimedOut } from './inbox-requests.js';
+import { readOnePass } from './one-pass.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import { subjects } from './subjects.js';
 import { Streams } from './topology.js';
@@ -24,8 +24,8 @@ export interface StoredMessage {
 
 /**
  * Every message of `filter` in `stream` (or only the last of each subject),
- * oldest first, in one ordered-consumer pass; with `deadlineMs`, a pass not
- * done by then fails (transient: NATS did not answer in time).
+ * oldest first, in one pass (one-pass.ts); with `deadlineMs`, a pass not done
+ * by then fails (transient: NATS did not answer in time).
  */
 export async function readMessages(
   nc: NatsConnection,
@@ -34,37 +34,13 @@ export async function readMessages(
   which: 'all' | 'last-per-subject' = 'all',
   options: { readonly deadlineMs?: number } = {},
 ): Promise<StoredMessage[]> {
-  const consumer = await jetstream(nc).consumers.get(stream, {
-    filter_subjects: [filter],
-    deliver_policy: which === 'all' ? DeliverPolicy.All : DeliverPolicy.LastPerSubject,
-  });
   const messages: StoredMessage[] = [];
-  if ((await consumer.info()).num_pending === 0) return messages;
-  const iterator = await consumer.consume();
-  // set by the timer: an object, so the check after the loop is not read as constant
-  const pass = { late: false };
-  const deadline =
-    options.deadlineMs === undefined
-      ? undefined
-      : setTimeout(() => {
-          pass.late = true;
-          void iterator.close();
-        }, options.deadlineMs);
-  try {
-    for await (const message of iterator) {
-      messages.push({
-        subject: message.subject,
-        seq: message.seq,
-        data: message.data,
-        header: message.headers,
-      });
-      if (message.info.pending === 0) break;
-    }
-  } finally {
-    clearTimeout(deadline);
-    await iterator.close();
-  }
-  if (pass.late)
+  const result = await readOnePass(nc, stream, filter, which, (message) => messages.push(message), {
+    ...(options.deadlineMs === undefined
+      ? {}
+      : { deadlineAt: performance.now() + options.deadlineMs }),
+  });
+  if (result === 'late')
     throw new RequestTimedOut(
       `reading ${filter} from ${stream}: not done within ${String(options.deadlineMs)} ms`,
     );
@@ -72,9 +48,8 @@ export async function readMessages(
 }
 
 /**
- * The last message of each subject: an ordered consumer that restarts after a
- * missed heartbeat or a reconnect goes on from a sequence, not per subject, and
- * one started per subject delivers what came since too.
+ * The last message of each subject: a consumer started per subject delivers
+ * what is stored while it reads too.
  */
 export function lastOfEach(messages: readonly StoredMessage[]): StoredMessage[] {
   const last = new Map<string, StoredMessage>();

@@ -3,12 +3,13 @@
 // server keeps for five minutes after it is closed (runtime users may not
 // delete consumers, ADR 0015): a lease round a second per replica left
 // hundreds alive on the bucket's stream and could reach its consumer limit.
-// nats-server 2.10 has no batched direct get: there, kv.keys() it is.
+// nats-server 2.10 has no batched direct get: there, one pass through a
+// consumer the server forgets seconds after (one-pass.ts).
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/nats-core';
+import type { MsgHdrs, NatsConnection } from '@nats-io/nats-core';
 import { serverAtLeast } from './connect.js';
-import type { AnswerGatherer } from './inbox-requests.js';
+import { readMessages } from './history.js';
 import { lastMessagesFor } from './last-messages.js';
 
 export interface LeaseBucket {
@@ -25,22 +26,27 @@ export async function openLeaseBucket(
   jsm: Pick<JetStreamManager, 'getOptions'>,
   name: string,
 ): Promise<LeaseBucket> {
-  const batchVia = serverAtLeast(nc, '2.11.0') ? nc : undefined;
-  return leaseBucketOf(await new Kvm(nc).open(name), batchVia, jsm, name);
+  return leaseBucketOf(await new Kvm(nc).open(name), nc, serverAtLeast(nc, '2.11.0'), jsm, name);
 }
 
-/** `batchVia`: where batched direct gets go (nats-server >= 2.11); without it, kv.keys(). */
+/** `batched`: keys listed by batched direct gets (nats-server >= 2.11); otherwise by one pass. */
 export function leaseBucketOf(
   kv: KV,
-  batchVia: NatsConnection | AnswerGatherer | undefined,
+  nc: NatsConnection,
+  batched: boolean,
   jsm: Pick<JetStreamManager, 'getOptions'>,
   name: string,
 ): LeaseBucket {
   const subjectPrefix = `$KV.${name}.`;
+  const batchVia = batched ? nc : undefined;
   const slowly = async (prefix: string) => {
-    const keys: string[] = [];
-    for await (const key of await kv.keys(`${prefix}>`)) keys.push(key);
-    return keys;
+    const last = await readMessages(
+      nc,
+      `KV_${name}`,
+      `${subjectPrefix}${prefix}>`,
+      'last-per-subject',
+    );
+    return keysOf(last);
   };
   return {
     kv,
@@ -54,11 +60,17 @@ export function leaseBucketOf(
         // one (an older replica mid-upgrade, a reconnect to 2.10): the slow listing, complete
         return slowly(prefix);
       }
-      const keys: string[] = [];
-      for (const last of found.values())
-        if (!REMOVED.has(last.header?.get('KV-Operation') ?? ''))
-          keys.push(last.subject.slice(subjectPrefix.length));
-      return keys;
+      return keysOf(found.values());
     },
   };
+
+  function keysOf(
+    lastOfEach: Iterable<{ readonly subject: string; readonly header: MsgHdrs | undefined }>,
+  ) {
+    const keys: string[] = [];
+    for (const last of lastOfEach)
+      if (!REMOVED.has(last.header?.get('KV-Operation') ?? ''))
+        keys.push(last.subject.slice(subjectPrefix.length));
+    return keys;
+  }
 }

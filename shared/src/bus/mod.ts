@@ -56,6 +56,7 @@ export type { HandedDownWrite, StaleReadOutcome } from './own-writes.js';
 export { runPartitioned, pendingPerPartition } from './partitioned-controller.js';
 export type { PartitionedControllerOptions, RunningPartitions } from './partitioned-controller.js';
 export { readMessages, readRevisions } from './history.js';
+export { PASS_IDLE_MS, readOnePass, type PassMessage, type PassStart } from './one-pass.js';
 export type { Revision } from './history.js';
 export { DEAD_LETTERED, isParked, leaveParked, publishDegraded } from './degraded.js';
 export { agree, agreementKeys, registeredPartitions, repartitioningBy } from './agreements.js';

@@ -1,14 +1,14 @@
 // An operator's outcome records from a moment on, in the stream's order: what
 // a reconciler that takes a partition reads to inherit the own writes made
 // there (handed-down-writes.ts). On nats-server >= 2.11, pages of batched
-// direct gets on the shared inbox; nats.js' ordered consumer, which the older
-// server needs, stays on the server after each read (runtime users may not
-// delete consumers, ADR 0015), one more per partition taken.
-import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+// direct gets on the shared inbox; on the older server, one pass through a
+// consumer (one-pass.ts).
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from '../obs/logger.js';
 import type { AnswerGatherer } from './inbox-requests.js';
 import { directBatch } from './last-messages.js';
+import { readOnePass } from './one-pass.js';
 import { subjects } from './subjects.js';
 import { Streams } from './topology.js';
 
@@ -47,9 +47,9 @@ export const PAGE = 256;
 
 export function outcomeRecordsSince(
   bus: {
-    readonly js: JetStreamClient;
+    readonly nc: NatsConnection;
     readonly jsm: Pick<JetStreamManager, 'getOptions'>;
-    /** where batched direct gets go (nats-server >= 2.11); without it, an ordered consumer */
+    /** where batched direct gets go (nats-server >= 2.11); without it, one pass through a consumer */
     readonly batchVia: NatsConnection | AnswerGatherer | undefined;
   },
   controller: string,
@@ -57,7 +57,7 @@ export function outcomeRecordsSince(
   now: () => number = Date.now,
 ): RecordsRead {
   const filter = subjects.outcomesOfController(controller);
-  const slowly = throughConsumer(bus.js, filter, now);
+  const slowly = throughConsumer(bus.nc, filter, now);
   if (bus.batchVia === undefined)
     return { read: (fromMs, ...rest) => slowly({ ms: fromMs }, ...rest) };
   return pagedRecords(bus.batchVia, bus.jsm, filter, slowly, log, now);
@@ -129,37 +129,20 @@ function storedAt(record: { readonly header: { last(name: string): string } | un
   return Date.parse(record.header?.last('Nats-Time-Stamp') ?? '') || 0;
 }
 
-/** An ordered consumer from `from` on, deleted after (where the user may). */
-function throughConsumer(js: JetStreamClient, filter: string, now: () => number): ConsumerRead {
-  return async (from, tooMany, take, deadlineAtMs) => {
-    const consumer = await js.consumers.get(Streams.outcomes, {
-      filter_subjects: [filter],
-      ...('ms' in from
-        ? {
-            deliver_policy: DeliverPolicy.StartTime,
-            opt_start_time: new Date(from.ms).toISOString(),
-          }
-        : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from.seq }),
-    });
-    try {
-      const pending = (await consumer.info()).num_pending;
-      if (tooMany(pending)) return 'too-many';
-      if (pending === 0) return 'read';
-      const messages = await consumer.consume();
-      const deadline = setTimeout(() => void messages.close(), Math.max(0, deadlineAtMs - now()));
-      try {
-        for await (const message of messages) {
-          take(message.subject, message.data, Math.floor(message.info.timestampNanos / 1e6));
-          if (message.info.pending === 0) return 'read';
-        }
-        return 'late';
-      } finally {
-        clearTimeout(deadline);
-        await messages.close();
-      }
-    } finally {
-      // an ordered consumer outlives its reader on the server until it is idle long enough
-      await consumer.delete().catch(() => undefined);
-    }
-  };
+/** One pass (one-pass.ts) from `from` on. */
+function throughConsumer(nc: NatsConnection, filter: string, now: () => number): ConsumerRead {
+  return (from, tooMany, take, deadlineAtMs) =>
+    readOnePass(
+      nc,
+      Streams.outcomes,
+      filter,
+      from,
+      (record) => {
+        take(record.subject, record.data, record.storedAtMs);
+      },
+      {
+        tooMany,
+        deadlineAt: performance.now() + (deadlineAtMs - now()),
+      },
+    );
 }
