@@ -20,15 +20,14 @@ import {
   isKubeApiError,
   loadKubeConfig,
 } from '@kubebus/shared/kube';
-import { Registry, restClientMetrics, startServiceShell } from '@kubebus/shared/obs';
+import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import type { Operator } from '@kubebus/shared/definition';
 import { httpCall } from '../bed/http.js';
 import { TestBed } from '../bed/testbed.js';
-import { roleConfigsOf, runOperator } from '../../packages/kubebus/src/host/run-operator.js';
-import { ROLES, type Role } from '../../packages/kubebus/src/host/role-configs.js';
-import { VERSION } from '../../packages/kubebus/src/cli/version.js';
+import type { Role } from '../../packages/kubebus/src/host/role-configs.js';
 import tenantAdmins, { GRANTED_ROLE } from '../support/operators/tenant-admins.js';
 import clusterWide from '../support/operators/tenant-admins-cluster-wide.js';
+import { runRolesUnderAccounts } from '../support/roles-under-accounts.js';
 import { kubebusArgs } from '../support/services.js';
 import { waitFor } from '../support/wait.js';
 
@@ -188,39 +187,7 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
 
   /** Every role of the operator in this process, each with its own account's token. */
   async function runRoles(operator: Operator): Promise<void> {
-    for (const role of ROLES) {
-      const shell = await startServiceShell({
-        service: `${operator.name}-${role}`,
-        logLevel: 'warn',
-        health: { host: '127.0.0.1', port: 0 },
-      });
-      const replicaId = `rbac-${role}`;
-      const env = {
-        KUBEBUS_NATS_URL: bed.natsUrl,
-        KUBEBUS_HEALTH_PORT: '0',
-        KUBEBUS_BACKOFF_BASE: '100ms',
-        KUBEBUS_BACKOFF_CAP: '2s',
-      };
-      const handle = await runOperator({
-        operator,
-        roles: [role],
-        configs: roleConfigsOf(operator, [role], env, replicaId),
-        replicaId,
-        kubeConfig: await loadKubeConfig(
-          await bed.serviceAccountKubeconfig(NAMESPACE, `kubebus-${operator.name}-${role}`),
-          {},
-        ),
-        shell,
-        version: VERSION,
-      });
-      shell.started();
-      running.push({
-        async stop() {
-          await handle.stop();
-          await shell.health.close();
-        },
-      });
-    }
+    running.push(...(await runRolesUnderAccounts(bed, operator, NAMESPACE)));
   }
 
   /** Whether the reconciler's account may do this (a SubjectAccessReview as the admin). */

@@ -39,6 +39,7 @@ export type {
   RbacRule,
   ReconcileContext,
   ReconcileResult,
+  SecretValues,
   RoleReference,
   RuleVerb,
   Watch,

@@ -42,7 +42,9 @@ export interface ListOptions {
   readonly labelSelector?: string;
 }
 
-/** What an operator's reconcile can do besides computing a status. */
+/** A Secret's values by key, as text (ctx.readSecret). */
+export type SecretValues = Readonly<Record<string, string>>;
+
 /** A declared external call (ctx.once). */
 export interface OnceEffect {
   /** makes the call */
@@ -83,6 +85,16 @@ export interface ReconcileContext<Deps = undefined> extends RuntimeContext {
    * primary object's (every namespace when it is cluster-scoped).
    */
   list<R extends Resource>(resource: R, options?: ListOptions): Promise<ObjectOf<R>[]>;
+  /**
+   * The values of a Secret (its `data`, decoded as UTF-8 text), read from the
+   * apiserver: the bus records Secrets without them. One GET per call, with
+   * the reconciler's own client, under a rule the operator declares:
+   * `rbac: { rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] }`,
+   * with `resourceNames` where the names are known. undefined when the
+   * Secret does not exist. Namespace omitted: the primary object's. Keep
+   * the values out of logs, Events and statuses.
+   */
+  readSecret(name: string, namespace?: string): Promise<SecretValues | undefined>;
   /**
    * Deletes an object of a resource in `owns` (background propagation) with
    * the process' apiserver client. Idempotent: an object already gone is

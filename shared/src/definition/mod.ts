@@ -35,7 +35,14 @@ export type {
 export { DEFAULT_PARTITIONS, declaredResources, defineOperator, isOperator } from './operator.js';
 export type { Operator, OperatorDefinition, OperatorHost, Watch } from './operator.js';
 export type { OperatorRbac, RbacRule, RoleReference, RuleVerb } from './rbac.js';
-export type { ListOptions, Log, OnceEffect, ReconcileContext, RuntimeContext } from './context.js';
+export type {
+  ListOptions,
+  Log,
+  OnceEffect,
+  ReconcileContext,
+  RuntimeContext,
+  SecretValues,
+} from './context.js';
 export type { ConditionReport, InvalidSpecReport, ReconcileResult } from './result.js';
 export type {
   Condition,

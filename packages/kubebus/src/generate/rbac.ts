@@ -3,7 +3,8 @@
 //   watcher       list + watch everything declared (for, owns, watches)
 //   reconciler    get what it may read by reference (objects too large for
 //                 the bus) — never Secrets: the bus carries them without
-//                 their data, and nothing else may read it; patch the
+//                 their data, and only a rule the operator declares for
+//                 ctx.readSecret may read it; patch the
 //                 primary (finalizer, only with `finalize`); create + patch
 //                 what it owns (server-side apply that creates needs both);
 //                 create Events

@@ -316,6 +316,10 @@ export class RecordingOperator {
         record.reads.push(`list ${resource.kind}`);
         return ctx.list(resource, options);
       }) as ReconcileContext<unknown>['list'],
+      readSecret: (name, namespace) => {
+        record.reads.push(`readSecret ${name}`);
+        return ctx.readSecret(name, namespace);
+      },
       apply: async (first: Resource | DesiredObject, body?: unknown) => {
         const resource = resourceOf(first);
         const meta = nameOf(first, body);

@@ -11,6 +11,7 @@ import type { KubeObject } from '@kubebus/shared/events';
 import {
   controllerReference,
   createIfAbsent,
+  isNotFound,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   objectPath,
@@ -37,7 +38,10 @@ import type { ObjectLister } from './object-lister.js';
 import type { StorageVersionReader } from './storage-version.js';
 import { fenced } from './fenced.js';
 import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js';
+import { secretReadRefusal, secretValuesOf } from './secret-values.js';
 import type { InFlightCalls } from './in-flight-calls.js';
+
+const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true } as const;
 
 /** events.k8s.io/v1's limit on an Event's reason, in bytes */
 const MAX_EVENT_REASON = 128;
@@ -204,6 +208,26 @@ export function operatorContext(
       // recorded objects of the resource: their type is what the handle says
       return objects.filter((object) => matches(object.metadata.labels ?? {})) as never;
     },
+    async readSecret(name, namespace) {
+      // what only a new definition fixes: not retried until then (an upgrade reconciles every object)
+      const refused = secretReadRefusal(deps.operator, name);
+      if (refused !== undefined) throw new TerminalError(refused);
+      const where = namespace ?? ownerNamespace;
+      if (where === '')
+        throw new TerminalError(
+          `ctx.readSecret: Secret ${name} needs a namespace (the primary is cluster-scoped)`,
+        );
+      try {
+        const secret = await deps.client.request<{ data?: Record<string, string> }>(
+          objectPath(SECRETS, where, name),
+          { signal: runtime.signal },
+        );
+        return secretValuesOf(secret.data, name);
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      }
+    },
     async delete(resource, name, namespace) {
       if (!(deps.operator.owns ?? []).some((kind) => sameResource(kind, resource)))
         throw new TypeError(
@@ -286,6 +310,7 @@ function withCallsTracked(
       calls.track(context.get(resource, name, namespace)),
     list: <R extends Resource>(resource: R, options?: Parameters<Context['list']>[1]) =>
       calls.track(context.list(resource, options)),
+    readSecret: (...args) => calls.track(context.readSecret(...args)),
     delete: (...args) => calls.track(context.delete(...args)),
     once: (...args) => calls.track(context.once(...args)),
     event: (...args) => calls.track(context.event(...args)),

@@ -25,6 +25,7 @@ import {
   type KubeClient,
 } from '@kubebus/shared/kube';
 import {
+  isTerminalError,
   TerminalError,
   type ConditionStatus,
   type Operator,
@@ -46,9 +47,11 @@ import { AppliedByOwner, mayHaveDropped, prunedKinds, pruneOwned } from './pruni
 import { ReleasedFinalizers } from './released-finalizers.js';
 import {
   alreadyInvalid,
+  alreadyTerminal,
   describeIssues,
   invalidSpecStatus,
   reconciledStatus,
+  terminalStatus,
   type Status,
 } from './status.js';
 import { CALLS_BOUND_MS, InFlightCalls, endingWith } from './in-flight-calls.js';
@@ -136,11 +139,19 @@ export class OperatorReconciler implements Reconciler {
     const touched = new Set<string>();
     const calls = new InFlightCalls();
     const context = this.#context(object, runtime, touched, calls);
-    const result = await endingWith(
-      calls,
-      () => this.operator.reconcile({ ...object, spec: parsed.data }, context),
-      endOptions(runtime),
-    );
+    let result;
+    try {
+      result = await endingWith(
+        calls,
+        () => this.operator.reconcile({ ...object, spec: parsed.data }, context),
+        endOptions(runtime),
+      );
+    } catch (error) {
+      // not retried until the object changes: say so on the object, not only in a log
+      if (isTerminalError(error) && !runtime.signal.aborted)
+        await this.#reportTerminal(recorded, object, error.message, runtime);
+      throw error;
+    }
     let status: Status | undefined;
     if (result?.status !== undefined) {
       const checked = definition.status.safeParse(result.status);
@@ -351,12 +362,30 @@ export class OperatorReconciler implements Reconciler {
     );
   }
 
-  async #event(object: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string) {
+  /** Ready=False with the TerminalError's message, and one Warning Event per generation and message. */
+  async #reportTerminal(
+    recorded: KubeObject,
+    object: KubeObject,
+    message: string,
+    runtime: RuntimeContext,
+  ): Promise<void> {
+    const repeated = alreadyTerminal(object, message);
+    await this.#publishStatus(recorded, terminalStatus(object, message), runtime);
+    if (!repeated) await this.#event(object, 'Warning', 'ReconcileFailed', message, 'Reconcile');
+  }
+
+  async #event(
+    object: KubeObject,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    note: string,
+    action = 'Validate',
+  ) {
     const input: EventInput = {
       type,
       reason,
       note,
-      action: 'Validate',
+      action,
       reportingController: `kubebus.dev/${this.operator.name}`,
       reportingInstance: this.deps.instance.slice(0, 128),
     };

@@ -113,3 +113,31 @@ export function alreadyInvalid(object: KubeObject): boolean {
     ready?.reason === INVALID_SPEC && ready.observedGeneration === (object.metadata.generation ?? 0)
   );
 }
+
+export const TERMINAL = 'TerminalError';
+
+/**
+ * The status of an object whose reconcile threw a TerminalError: Ready=False
+ * with its message, the rest as it is (the reconcile returned nothing).
+ */
+export function terminalStatus(object: KubeObject, message: string, now = new Date()): Status {
+  const { conditions: _old, observedGeneration: _gen, ...unchanged } = currentStatus(object);
+  return {
+    ...unchanged,
+    conditions: withConditions(
+      object,
+      [{ type: 'Ready', status: false, reason: TERMINAL, message }],
+      now,
+    ),
+  };
+}
+
+/** The status already reports this terminal failure at this generation: no second Event. */
+export function alreadyTerminal(object: KubeObject, message: string): boolean {
+  const ready = conditionsOf(currentStatus(object)).find((c) => c.type === 'Ready');
+  return (
+    ready?.reason === TERMINAL &&
+    ready.message === message.slice(0, 32_768) &&
+    ready.observedGeneration === (object.metadata.generation ?? 0)
+  );
+}

@@ -1,0 +1,59 @@
+// An operator that reads a referenced Secret's values (ctx.readSecret): a
+// Connection names the Secret holding its database password, and its status
+// shows a fingerprint of the password, never the password. It declares the
+// one rule the read needs, limited by name, and watches the Secrets it is
+// pointed to (labelled with the Connection's name) so a new password reaches
+// the status without waiting for the resync.
+import { createHash } from 'node:crypto';
+import { defineOperator, defineResource, kinds } from 'kubebus';
+import { z } from 'zod';
+
+/** The Secrets its reconciler may read: the generated role's resourceNames. */
+export const READABLE = ['db-password'];
+
+/** The label on a Secret that names the Connection it serves. */
+export const SERVES = 'test.kubebus.dev/connection';
+
+export const Connection = defineResource({
+  group: 'test.kubebus.dev',
+  version: 'v1',
+  kind: 'Connection',
+  scope: 'Namespaced',
+  spec: z.object({ passwordSecret: z.string().min(1) }),
+  status: z.object({ fingerprint: z.string(), keys: z.number() }).partial(),
+});
+
+/** What the status shows of a password: enough to tell a rotation, nothing to log in with. */
+export const fingerprintOf = (password: string) =>
+  createHash('sha256').update(password).digest('hex').slice(0, 16);
+
+export default defineOperator({
+  name: 'connections',
+  for: Connection,
+  watches: [
+    {
+      resource: kinds.Secret,
+      map: (secret) => {
+        const served = secret.metadata.labels?.[SERVES];
+        return served === undefined ? [] : [{ name: served }];
+      },
+    },
+  ],
+  rbac: {
+    rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: READABLE }],
+  },
+  async reconcile(connection, ctx) {
+    const values = await ctx.readSecret(connection.spec.passwordSecret);
+    if (values?.['password'] === undefined)
+      return {
+        ready: {
+          status: false,
+          reason: 'PasswordMissing',
+          message: `Secret ${connection.spec.passwordSecret} has no key password`,
+        },
+      };
+    return {
+      status: { fingerprint: fingerprintOf(values['password']), keys: Object.keys(values).length },
+    };
+  },
+});
