@@ -9,7 +9,7 @@ import { defineOperator, defineResource, kinds } from 'kubebus';
 import { z } from 'zod';
 
 /** The Secrets its reconciler may read: the generated role's resourceNames. */
-export const READABLE = ['db-password'];
+export const READABLE = ['db-password', 'db-password-2', 'db-password-3'];
 
 /** The label on a Secret that names the Connection it serves. */
 export const SERVES = 'test.kubebus.dev/connection';
@@ -44,7 +44,9 @@ export default defineOperator({
   },
   async reconcile(connection, ctx) {
     const values = await ctx.readSecret(connection.spec.passwordSecret);
-    if (values?.['password'] === undefined)
+    // not there yet (made after the Connection): retried until it is
+    if (values === undefined) throw new Error(`Secret ${connection.spec.passwordSecret} not found`);
+    if (values['password'] === undefined)
       return {
         ready: {
           status: false,

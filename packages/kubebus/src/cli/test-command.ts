@@ -39,7 +39,7 @@ export const TEST_COMMAND: CommandSpec = {
     samples: {
       type: 'string',
       value: 'file.yaml',
-      help: 'objects of the operator’s kind (YAML documents) the workload starts from',
+      help: 'objects of the operator’s kind (YAML documents) the workload starts from; documents of other kinds (a Secret they refer to) are made first in every run',
     },
     seed: { type: 'string', value: 'n', help: 'the generated specs follow from it (default 1)' },
   },

@@ -13,6 +13,7 @@ import type { RunningOperatorHandle } from '../testing-api.js';
 import { startEnvironment, type InProcessEnvironment } from '../testing/environment.js';
 import { observe, type ObservedState } from './observed-state.js';
 import { PartitionHandOver } from './partition-handover.js';
+import type { Fixture } from './fixtures.js';
 import type { Place } from './place.js';
 import type { RecordingOperator, Seen } from './recording-operator.js';
 import type { PerturbationOptions } from './report.js';
@@ -236,14 +237,26 @@ export class BedDriver {
     await this.startOperator();
   }
 
-  /** Makes the run's namespace (a cluster-scoped object's run has none). */
-  async prepare(place: Place): Promise<void> {
-    if (!place.namespaced) return;
-    await this.environment.apply({
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: place.namespace },
-    });
+  /**
+   * Makes the run's namespace (a cluster-scoped object's run has none), then
+   * the fixtures: in that namespace, or, for a cluster-scoped object, where
+   * they say (the same objects for every run: applied again, unchanged).
+   */
+  async prepare(place: Place, fixtures: readonly Fixture[]): Promise<void> {
+    if (place.namespaced)
+      await this.environment.apply({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: place.namespace },
+      });
+    for (const fixture of fixtures)
+      await this.environment.apply({
+        ...fixture,
+        metadata: {
+          ...fixture.metadata,
+          ...(place.namespaced ? { namespace: place.namespace } : {}),
+        },
+      });
   }
 
   /**

@@ -12,6 +12,7 @@ const workload: Workload = {
   name: 'sample',
   specs: [0, 1, 2],
   steps: [apply(0), apply(1), apply(0), remove, apply(1)],
+  fixtures: [],
 };
 
 function state(owned: Record<string, unknown>, status?: object): ObservedState {

@@ -40,7 +40,7 @@ export async function referenceRun(
 ): Promise<Reference> {
   const started = performance.now();
   const place = referencePlace(recording, workload);
-  await driver.prepare(place);
+  await driver.prepare(place, workload.fixtures);
   const steps: ReferenceStep[] = [];
   const states: ObservedState[] = [];
   for (const [index, step] of workload.steps.entries()) {

@@ -45,7 +45,7 @@ type Verdict = Omit<ScheduleResult, 'schedule' | 'seconds'>;
 
 export async function runSchedule(run: Run, schedule: Schedule): Promise<ScheduleResult> {
   const started = performance.now();
-  await run.driver.prepare(run.place);
+  await run.driver.prepare(run.place, run.workload.fixtures);
   const verdict = await perturbed(run, schedule);
   run.recording.disarm();
   run.driver.statusHold.disarm();

@@ -57,3 +57,25 @@ test('the steps go back and forth, delete, re-create under the same name, delete
     ['apply', 'delete', 'apply', 'delete'],
   );
 });
+
+test('objects of other kinds among the samples are fixtures, not specs', () => {
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'db-password' },
+    stringData: { password: 'x' },
+  };
+  const sample = { apiVersion: 'test.kubebus.dev/v1', kind: 'Thing', spec: { size: 2 } };
+  const workload = workloadOf(Thing, { seed: 1, samples: [secret, sample] });
+  assert.deepEqual(workload.fixtures, [secret]);
+  assert.deepEqual(workload.specs[0], sample.spec);
+  // one that cannot be created says what it lacks
+  assert.throws(
+    () => workloadOf(Thing, { seed: 1, samples: [{ kind: 'ConfigMap', data: {} }] }),
+    (error: unknown) =>
+      error instanceof WorkloadError &&
+      /sample 1 is a ConfigMap, not a Thing .*give its apiVersion and metadata\.name/.test(
+        error.message,
+      ),
+  );
+});

@@ -6,7 +6,9 @@ import fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
 import type { CustomResource } from '@kubebus/shared/definition';
 import type { Sample } from './report.js';
+import { splitSamples, type Fixture } from './fixtures.js';
 import { boundarySpec, specArbitrary } from './spec-arbitrary.js';
+import { WorkloadError } from './workload-error.js';
 
 export type Step =
   | { readonly action: 'apply'; readonly spec: unknown; readonly why: string }
@@ -17,11 +19,11 @@ export interface Workload {
   readonly name: string;
   readonly specs: readonly unknown[];
   readonly steps: readonly Step[];
+  /** objects of other kinds among the samples, made in each run's place first (fixtures.ts) */
+  readonly fixtures: readonly Fixture[];
 }
 
-export class WorkloadError extends Error {
-  override readonly name = 'WorkloadError';
-}
+export { WorkloadError };
 
 function specOfSample(sample: Sample): unknown {
   return 'spec' in sample ? ((sample as { spec?: unknown }).spec ?? {}) : sample;
@@ -35,12 +37,13 @@ export function workloadOf(
   options: { readonly samples?: readonly Sample[]; readonly seed: number },
 ): Workload {
   const schema = primary.definition.spec;
+  const { samples, fixtures } = splitSamples(primary, options.samples ?? []);
   const valid: unknown[] = [];
   const add = (spec: unknown) => {
     if (schema.safeParse(spec).success && !valid.some((known) => isDeepStrictEqual(known, spec)))
       valid.push(spec);
   };
-  for (const [index, sample] of (options.samples ?? []).entries()) {
+  for (const [index, sample] of samples.entries()) {
     const spec = specOfSample(sample);
     const parsed = schema.safeParse(spec);
     if (!parsed.success)
@@ -66,9 +69,9 @@ export function workloadOf(
       generationProblem ??
         `no generated spec of ${primary.kind} passes its schema's refinements: give sample objects (--samples file.yaml)`,
     );
-  const first = (options.samples ?? [])[0] as { metadata?: { name?: string } } | undefined;
+  const first = samples[0] as { metadata?: { name?: string } } | undefined;
   const name = first?.metadata?.name ?? 'sample';
-  return { name, specs: valid, steps: stepsOf(valid) };
+  return { name, specs: valid, steps: stepsOf(valid), fixtures };
 }
 
 /** create s0, s1, back to s0, s2, delete, create s1 again (same name), delete: with the
