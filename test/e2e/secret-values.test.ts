@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { TestBed } from '../bed/testbed.js';
 import { applyAll, parseManifests } from '../integration/deploy-render.js';
-import connections, { READABLE, SERVES, fingerprintOf } from '../support/operators/connections.js';
+import connections, { READABLE, fingerprintOf } from '../support/operators/connections.js';
 import { runRolesUnderAccounts, type RunningRole } from '../support/roles-under-accounts.js';
 import { kubebusArgs } from '../support/services.js';
 import { waitFor } from '../support/wait.js';
@@ -44,10 +44,11 @@ describe('ctx.readSecret under the generated RBAC', { timeout: 300_000 }, () => 
   // made for this run: found on the bus only if a value leaked there
   const passwords = [randomBytes(12).toString('hex'), randomBytes(12).toString('hex')];
 
-  const secret = (name: string, password: string, served: string) => ({
+  // no label naming the Connection: the watcher's index of references finds it
+  const secret = (name: string, password: string) => ({
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name, namespace: APP, labels: { [SERVES]: served } },
+    metadata: { name, namespace: APP },
     stringData: { password, user: 'orders' },
   });
 
@@ -113,7 +114,7 @@ describe('ctx.readSecret under the generated RBAC', { timeout: 300_000 }, () => 
     const [first = '', second = ''] = passwords;
     await admin.request(`/api/v1/namespaces/${APP}/secrets`, {
       method: 'POST',
-      body: secret(READABLE[0] ?? '', first, 'orders'),
+      body: secret(READABLE[0] ?? '', first),
     });
     await connection('orders', READABLE[0] ?? '');
     await waitFor(
@@ -122,7 +123,7 @@ describe('ctx.readSecret under the generated RBAC', { timeout: 300_000 }, () => 
       120_000,
     );
     assert.equal((await statusOf('orders')).keys, 2);
-    // the Secret changes: its watch reconciles the Connection, which reads it again
+    // the Secret changes: the Connection names it (references), so it is reconciled and reads it again
     await admin.request(`/api/v1/namespaces/${APP}/secrets/${READABLE[0] ?? ''}`, {
       method: 'PATCH',
       contentType: 'application/merge-patch+json',
@@ -135,10 +136,28 @@ describe('ctx.readSecret under the generated RBAC', { timeout: 300_000 }, () => 
     );
   });
 
+  it('reaches the status with a password changed while the operator was stopped', async () => {
+    for (const role of running.splice(0).reverse()) await role.stop();
+    const third = randomBytes(12).toString('hex');
+    passwords.push(third);
+    await admin.request(`/api/v1/namespaces/${APP}/secrets/${READABLE[0] ?? ''}`, {
+      method: 'PATCH',
+      contentType: 'application/merge-patch+json',
+      body: { stringData: { password: third } },
+    });
+    // the index is rebuilt from the Connections recorded on the bus before any watch runs
+    running = await runRolesUnderAccounts(bed, connections, NAMESPACE);
+    await waitFor(
+      async () => (await statusOf('orders')).fingerprint === fingerprintOf(third),
+      'the status to show the password changed while stopped',
+      120_000,
+    );
+  });
+
   it('refuses a Secret its rule does not name, on the object and at the apiserver', async () => {
     await admin.request(`/api/v1/namespaces/${APP}/secrets`, {
       method: 'POST',
-      body: secret('payroll', passwords[0] ?? '', 'billing'),
+      body: secret('payroll', passwords[0] ?? ''),
     });
     await connection('billing', 'payroll');
     let ready: Condition | undefined;

@@ -42,6 +42,8 @@ export type {
   SecretValues,
   RoleReference,
   RuleVerb,
+  MappedWatch,
+  ReferencedWatch,
   Watch,
 } from '@kubebus/shared/definition';
 export type {

@@ -59,6 +59,8 @@ export class ChangePublisher {
     reason: SendReason,
   ): Promise<Submitted> {
     const object = sanitize(resource, raw);
+    // a primary's references first: a change to what it names now marks it
+    this.deps.targets.observe(resource, object, op);
     // the trace of this change starts here: its first span is the publish
     const span = this.deps.spans.start(`publish ${resource.resource}`, 'producer', undefined, {
       'kubebus.op': op,
@@ -154,6 +156,11 @@ export class ChangePublisher {
         }),
       ),
     ];
+  }
+
+  /** An object listed again unchanged: nothing to publish, its references still indexed. */
+  observe(resource: WatchedResource, raw: KubeObject): void {
+    this.deps.targets.observe(resource, raw, 'update');
   }
 
   /** A work mark alone (the periodic resync): the object did not change. */

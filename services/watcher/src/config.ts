@@ -14,11 +14,20 @@ export interface ControllerSpec {
   readonly watches?: readonly WatchMapping[];
 }
 
-/** A watched resource whose changes reconcile the primary objects `map` names. */
-export interface WatchMapping {
-  readonly resource: string;
-  map(object: KubeObject): readonly { readonly name: string; readonly namespace?: string }[];
+/** A reference to an object by name; namespace default: the object's that names it. */
+export interface NamedRef {
+  readonly name: string;
+  readonly namespace?: string;
 }
+
+/**
+ * A watched resource whose changes reconcile primaries: those `map` names from
+ * the changed object, or those whose `references` name it (an index the
+ * watcher keeps, reference-index.ts).
+ */
+export type WatchMapping =
+  | { readonly resource: string; map(object: KubeObject): readonly NamedRef[] }
+  | { readonly resource: string; references(primary: KubeObject): readonly NamedRef[] };
 
 /**
  * The watcher's settings from the environment. What the operator definition

@@ -215,4 +215,52 @@ describe('owner keys for every ownership shape', () => {
       ),
     );
   });
+
+  it('marks the primaries whose references name the changed object, as they are now', async () => {
+    const targets = await discoverTargets(discovery, [
+      {
+        name: 'staticsite',
+        for: 'staticsites.v1.sites.example.com',
+        owns: [],
+        watches: [
+          {
+            resource: 'configmaps.v1',
+            references: (site) => {
+              const spec = site['spec'] as { theme?: string; shared?: boolean };
+              return [
+                ...(spec.theme === undefined ? [] : [{ name: spec.theme }]),
+                ...(spec.shared === true ? [{ name: 'fonts', namespace: 'web' }] : []),
+              ];
+            },
+          },
+        ],
+      },
+    ]);
+    const sites = targets.resources.find((r) => r.resource === 'staticsites');
+    const configMaps = targets.resources.find((r) => r.resource === 'configmaps');
+    assert.ok(sites && configMaps);
+    // a referenced kind is watched whole: its objects carry no owner's label
+    assert.equal(targets.ownedOnly(configMaps), false);
+    const site = (name: string, spec: object) => object('StaticSite', name, 'shop', { spec });
+    const marked = (name: string, namespace: string) =>
+      targets
+        .marksFor(configMaps, object('ConfigMap', name, namespace))
+        .map((mark) => `${mark.key.namespace}/${mark.key.name}`)
+        .sort();
+    targets.observe(sites, site('a', { theme: 'dark', shared: true }), 'add');
+    targets.observe(sites, site('b', { theme: 'dark' }), 'add');
+    assert.deepEqual(marked('dark', 'shop'), ['shop/a', 'shop/b']);
+    assert.deepEqual(marked('fonts', 'web'), ['shop/a']);
+    // the same name in another namespace is another object
+    assert.deepEqual(marked('dark', 'other'), []);
+    // a primary that changes what it names, or goes, no longer marked for the old one
+    targets.observe(sites, site('b', { theme: 'light' }), 'update');
+    targets.observe(sites, site('a', {}), 'delete');
+    assert.deepEqual(marked('dark', 'shop'), []);
+    assert.deepEqual(marked('fonts', 'web'), []);
+    assert.deepEqual(marked('light', 'shop'), ['shop/b']);
+    // references that throw or answer nonsense name nothing, and stop nothing
+    targets.observe(sites, object('StaticSite', 'c', 'shop'), 'add');
+    assert.deepEqual(marked('light', 'shop'), ['shop/b']);
+  });
 });

@@ -1,10 +1,13 @@
 // What the watcher watches and whom it tells: each watched resource once, and
 // for each change the controllers to mark dirty — the object's own controller
 // when it is a primary, the owner's controller when it is owned, and the
-// objects a controller's own mapping names when it watches the resource.
+// objects a controller's own mapping names when it watches the resource, or
+// the primaries whose references name it (reference-index.ts).
 import { controllerOf, type KubeObject } from '@kubebus/shared/events';
 import type { KubeClient, ObjectKey, ResourceRef } from '@kubebus/shared/kube';
-import type { ControllerSpec, WatchMapping } from './config.js';
+import type { ControllerSpec } from './config.js';
+import { guardedRefs } from './named-refs.js';
+import { ReferenceIndex } from './reference-index.js';
 
 export interface WatchedResource extends ResourceRef {
   readonly kind: string;
@@ -26,6 +29,19 @@ export interface WatchTargets {
   ownedOnly(resource: WatchedResource): boolean;
   /** the work marks a change to `object` of `resource` makes */
   marksFor(resource: WatchedResource, object: KubeObject): Mark[];
+  /**
+   * A primary seen as it is now (changed, listed, or recorded on the bus at
+   * start), or gone: what it references is indexed (`references` watches).
+   */
+  observe(resource: WatchedResource, object: KubeObject, op: 'add' | 'update' | 'delete'): void;
+}
+
+/** A `references` watch: its index, filled from the primaries, read on changes of `watched`. */
+interface IndexedWatch {
+  readonly controller: string;
+  readonly primary: WatchedResource;
+  readonly watched: WatchedResource;
+  readonly index: ReferenceIndex;
 }
 
 /** Parses "resource.version.group" into its parts. */
@@ -66,8 +82,9 @@ export async function discoverTargets(
   const ownersByKind = new Map<string, { controller: string; primary: WatchedResource }[]>();
   const mappings = new Map<
     WatchedResource,
-    { controller: string; primary: WatchedResource; map: WatchMapping['map'] }[]
+    { controller: string; primary: WatchedResource; map: (object: KubeObject) => unknown }[]
   >();
+  const indexed: IndexedWatch[] = [];
   for (const spec of controllers) {
     const primary = await discover(spec.for);
     primaries.set(primary, [...(primaries.get(primary) ?? []), spec.name]);
@@ -79,6 +96,11 @@ export async function discoverTargets(
     for (const name of spec.owns) owned.add(await discover(name));
     for (const watch of spec.watches ?? []) {
       const watched = await discover(watch.resource);
+      if ('references' in watch) {
+        const index = new ReferenceIndex(watched.namespaced, (object) => watch.references(object));
+        indexed.push({ controller: spec.name, primary, watched, index });
+        continue;
+      }
       mappings.set(watched, [
         ...(mappings.get(watched) ?? []),
         { controller: spec.name, primary, map: (object: KubeObject) => watch.map(object) },
@@ -90,7 +112,17 @@ export async function discoverTargets(
     resources: [...resources.values()],
     primaryOf: (resource) => primaries.get(resource) ?? [],
     ownedOnly: (resource) =>
-      owned.has(resource) && !primaries.has(resource) && !mappings.has(resource),
+      owned.has(resource) &&
+      !primaries.has(resource) &&
+      !mappings.has(resource) &&
+      !indexed.some((watch) => watch.watched === resource),
+    observe(resource, object, op) {
+      for (const { primary, index } of indexed) {
+        if (primary !== resource) continue;
+        if (op === 'delete') index.remove(object.metadata.namespace ?? '', object.metadata.name);
+        else index.update(object);
+      }
+    },
     marksFor(resource, object) {
       const namespace = object.metadata.namespace ?? '';
       const marks: Mark[] = (primaries.get(resource) ?? []).map((controller) => ({
@@ -125,7 +157,7 @@ export async function discoverTargets(
         }
       }
       for (const { controller, primary, map } of mappings.get(resource) ?? []) {
-        for (const ref of mapped(map, object)) {
+        for (const ref of guardedRefs(() => map(object))) {
           const at = primary.namespaced ? (ref.namespace ?? namespace) : '';
           // a namespaced primary named from a cluster-scoped object needs its namespace said
           if (primary.namespaced && at === '') continue;
@@ -140,27 +172,23 @@ export async function discoverTargets(
           });
         }
       }
+      for (const { controller, primary, watched, index } of indexed) {
+        if (watched !== resource) continue;
+        for (const referrer of index.referrers(
+          watched.namespaced ? namespace : '',
+          object.metadata.name,
+        ))
+          marks.push({
+            controller,
+            key: {
+              group: primary.group,
+              resource: primary.resource,
+              namespace: referrer.namespace,
+              name: referrer.name,
+            },
+          });
+      }
       return marks;
     },
   };
-}
-
-/**
- * An operator's mapping, guarded: a mapping that throws or answers nonsense
- * for one object marks nothing for it rather than stopping the watch.
- */
-function mapped(map: WatchMapping['map'], object: KubeObject): ReturnType<WatchMapping['map']> {
-  try {
-    const refs: unknown = map(object);
-    if (!Array.isArray(refs)) return [];
-    return (refs as unknown[]).filter(
-      (ref): ref is { name: string; namespace?: string } =>
-        typeof ref === 'object' &&
-        ref !== null &&
-        typeof (ref as { name?: unknown }).name === 'string' &&
-        (ref as { name: string }).name !== '',
-    );
-  } catch {
-    return [];
-  }
 }

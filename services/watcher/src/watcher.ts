@@ -121,7 +121,10 @@ export async function startWatcher(deps: {
   const resyncSources: ResyncSource[] = [];
   for (const resource of targets.resources) {
     const known = new KnownObjects();
-    await known.seed(bus.nc, resource);
+    // before any watch runs: a primary recorded on the bus already names what it references
+    await known.seed(bus.nc, resource, (object) => {
+      targets.observe(resource, object, 'add');
+    });
     // One watch per namespace asked for (cluster-scoped kinds and "all": one watch).
     const namespaces =
       resource.namespaced && config.namespaces.length > 0 ? config.namespaces : [''];

@@ -33,7 +33,14 @@ export type {
   VersionSchemas,
 } from './versions.js';
 export { DEFAULT_PARTITIONS, declaredResources, defineOperator, isOperator } from './operator.js';
-export type { Operator, OperatorDefinition, OperatorHost, Watch } from './operator.js';
+export type {
+  MappedWatch,
+  Operator,
+  OperatorDefinition,
+  OperatorHost,
+  ReferencedWatch,
+  Watch,
+} from './operator.js';
 export type { OperatorRbac, RbacRule, RoleReference, RuleVerb } from './rbac.js';
 export type {
   ListOptions,

@@ -19,11 +19,36 @@ export interface OperatorHost {
   readonly log: Log;
 }
 
-export interface Watch<Primary extends CustomResource> {
+/**
+ * Another resource whose changes reconcile primaries: which ones, said either
+ * from the changed object (`map`) or from each primary (`references`).
+ */
+export type Watch<Primary extends CustomResource> = MappedWatch<Primary> | ReferencedWatch<Primary>;
+
+/** The changed object says which primaries it concerns (a label naming its primary, say). */
+export interface MappedWatch<Primary extends CustomResource> {
   readonly resource: Resource;
   /** which objects of the primary resource a change to `object` concerns */
   map(object: ResourceObject): readonly ObjectRef[];
+  readonly references?: never;
   /** never set: ties the mapping to the operator's primary resource */
+  readonly __primary?: Primary;
+}
+
+/**
+ * Each primary says which objects of `resource` it refers to (a Secret named in
+ * its spec): the watcher keeps the index, as controller-runtime's field
+ * indexers do, and a change to one of them reconciles every primary naming it.
+ */
+export interface ReferencedWatch<Primary extends CustomResource> {
+  readonly resource: Resource;
+  /**
+   * The objects of `resource` this primary refers to; namespace default: the
+   * primary's. Given the primary with its spec parsed (defaults applied); a
+   * primary whose spec is invalid refers to nothing.
+   */
+  references(primary: ObjectOf<Primary>): readonly ObjectRef[];
+  readonly map?: never;
   readonly __primary?: Primary;
 }
 

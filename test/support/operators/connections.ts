@@ -1,18 +1,15 @@
 // An operator that reads a referenced Secret's values (ctx.readSecret): a
 // Connection names the Secret holding its database password, and its status
 // shows a fingerprint of the password, never the password. It declares the
-// one rule the read needs, limited by name, and watches the Secrets it is
-// pointed to (labelled with the Connection's name) so a new password reaches
-// the status without waiting for the resync.
+// one rule the read needs, limited by name, and watches the Secret it names
+// (`references`: the watcher keeps the index) so a new password reaches the
+// status without waiting for the resync.
 import { createHash } from 'node:crypto';
 import { defineOperator, defineResource, kinds } from 'kubebus';
 import { z } from 'zod';
 
 /** The Secrets its reconciler may read: the generated role's resourceNames. */
 export const READABLE = ['db-password', 'db-password-2', 'db-password-3'];
-
-/** The label on a Secret that names the Connection it serves. */
-export const SERVES = 'test.kubebus.dev/connection';
 
 export const Connection = defineResource({
   group: 'test.kubebus.dev',
@@ -30,13 +27,11 @@ export const fingerprintOf = (password: string) =>
 export default defineOperator({
   name: 'connections',
   for: Connection,
+  // the Secret it names: a new password reconciles it (the watcher's index, no label needed)
   watches: [
     {
       resource: kinds.Secret,
-      map: (secret) => {
-        const served = secret.metadata.labels?.[SERVES];
-        return served === undefined ? [] : [{ name: served }];
-      },
+      references: (connection) => [{ name: connection.spec.passwordSecret }],
     },
   ],
   rbac: {

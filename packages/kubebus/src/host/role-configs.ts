@@ -11,7 +11,13 @@ import {
   type WatchMapping,
   type WatcherConfig,
 } from '@kubebus/watcher/service';
-import { DEFAULT_PARTITIONS, resourceName, type Operator } from '@kubebus/shared/definition';
+import {
+  DEFAULT_PARTITIONS,
+  resourceName,
+  type CustomResource,
+  type Operator,
+  type Watch,
+} from '@kubebus/shared/definition';
 
 export const ROLES = ['watcher', 'reconciler', 'status-writer'] as const;
 export type Role = (typeof ROLES)[number];
@@ -33,16 +39,32 @@ export function watcherConfig(operator: Operator, env: Environment): WatcherConf
     name: operator.name,
     for: resourceName(operator.for),
     owns: (operator.owns ?? []).map(resourceName),
-    watches: (operator.watches ?? []).map((watch): WatchMapping => ({
-      resource: resourceName(watch.resource),
-      map: (object) => watch.map(object),
-    })),
+    watches: (operator.watches ?? []).map((watch) => watchMappingOf(operator, watch)),
   };
   return {
     ...settings,
     operator: operator.name,
     controllers: [controller],
     partitions: partitionsOf(operator),
+  };
+}
+
+/** A watch as the watcher runs it: `references` gets the primary with its spec parsed. */
+function watchMappingOf(operator: Operator, watch: Watch<CustomResource>): WatchMapping {
+  const resource = resourceName(watch.resource);
+  if (watch.map !== undefined) {
+    const mapped = watch;
+    return { resource, map: (object) => mapped.map(object) };
+  }
+  const spec = operator.for.definition.spec;
+  return {
+    resource,
+    references: (primary) => {
+      const parsed = spec.safeParse(primary['spec'] ?? {});
+      // an invalid spec is reported on the object; it refers to nothing meanwhile
+      if (!parsed.success) return [];
+      return watch.references({ ...primary, spec: parsed.data });
+    },
   };
 }
 
