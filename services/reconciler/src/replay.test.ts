@@ -4,7 +4,7 @@
 import type { OutcomeRecord, Revision } from '@kubebus/shared/bus';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { recordedOutcome, writtenFields } from './replay.js';
+import { recordedOutcome, removedFields, writtenFields } from './replay.js';
 
 const TRACE_A = '00-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-1111111111111111-01';
 const TRACE_B = '00-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-2222222222222222-01';
@@ -145,5 +145,22 @@ describe('what a replayed write would change: the fields it sends, as they were'
         .map(({ path }) => path)
         .includes('metadata.deletionTimestamp'),
     );
+  });
+
+  it('shows what server-side apply removes: what it set before and no longer sends', () => {
+    // today: a label the operator applied before, and one another manager set (kept)
+    const live = {
+      ...then,
+      metadata: { ...then.metadata, labels: { app: 'x', tier: 'db', owner: 'ops' } },
+    };
+    // the write stops sending `tier`: the dry run's answer has it no more
+    const applied = { ...live, metadata: { ...live.metadata, labels: { app: 'x', owner: 'ops' } } };
+    assert.deepEqual(removedFields(live, applied), [
+      { path: 'metadata.labels.tier', before: 'db', after: undefined },
+    ]);
+    // nothing to compare with when the object did not exist
+    assert.deepEqual(removedFields(undefined, applied), []);
+    // and nothing when the write removes nothing (a change is not a removal)
+    assert.deepEqual(removedFields(then, answer), []);
   });
 });

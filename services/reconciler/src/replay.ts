@@ -104,18 +104,35 @@ export function writtenFields(
   after: unknown,
   body?: unknown,
 ): Change[] {
-  const strip = (object: unknown) => {
-    if (object === null || typeof object !== 'object') return object;
-    const { metadata, status: _status, ...rest } = object as Record<string, unknown>;
-    const meta = Object.fromEntries(
-      Object.entries((metadata ?? {}) as Record<string, unknown>).filter(
-        ([k]) => !SERVER_SET.has(k),
-      ),
-    );
-    return { ...rest, metadata: meta };
-  };
   const sent = typeof body === 'string' ? parsedOrUndefined(body) : body;
-  return diff(strip(within(before, sent)), strip(within(after, sent)));
+  return diff(stripped(within(before, sent)), stripped(within(after, sent)));
+}
+
+/**
+ * What a write removes: fields of the object as it is now that the dry run's
+ * answer no longer has (server-side apply drops what the field manager set
+ * before and no longer sends: a label, a map key). Today's object against the
+ * same object with the write applied: nothing else came between them.
+ */
+export function removedFields(live: unknown, answer: unknown): Change[] {
+  if (live === undefined) return [];
+  return diff(stripped(live), stripped(answer)).filter((change) => change.after === undefined);
+}
+
+/** The object without its status and the metadata the apiserver sets on every write. */
+function stripped(object: unknown): unknown {
+  if (object === null || typeof object !== 'object') return object;
+  const { metadata, status: _status, ...rest } = object as Record<string, unknown>;
+  const meta = Object.fromEntries(
+    Object.entries((metadata ?? {}) as Record<string, unknown>).filter(([k]) => !SERVER_SET.has(k)),
+  );
+  return { ...rest, metadata: meta };
+}
+
+/** The changes of the body's fields, and what the write removes besides (once per path). */
+function withRemovals(changes: Change[], removed: Change[]): Change[] {
+  const paths = new Set(changes.map((change) => change.path));
+  return [...changes, ...removed.filter((change) => !paths.has(change.path))];
 }
 
 /** `value` with only the fields `shape` names (all of it where there is no shape); lists whole. */
@@ -138,15 +155,24 @@ function parsedOrUndefined(text: string): unknown {
 
 /** A dry-run client that keeps what each write would have done. */
 class RecordingClient extends KubeClient {
-  readonly writes: { method: string; path: string; body: unknown; answer: unknown }[] = [];
+  readonly writes: {
+    method: string;
+    path: string;
+    body: unknown;
+    answer: unknown;
+    /** the object as it is now, before the dry run (a PATCH's) */
+    live: unknown;
+  }[] = [];
   /** what the reconcile is told a write answered (the world as of the revision) */
   asOfRevision: (path: string, answer: unknown) => Promise<unknown> = async (_, answer) => answer;
 
   override async request<T = unknown>(path: string, init: RequestInit = {}): Promise<T> {
+    // what a dry-run apply removes shows only against the object it was applied to
+    const live = init.method === 'PATCH' ? await super.getIfExists(path) : undefined;
     const answer = await super.request<T>(path, init);
     const method = init.method ?? 'GET';
     if (method === 'GET') return answer;
-    this.writes.push({ method, path, body: init.body, answer });
+    this.writes.push({ method, path, body: init.body, answer, live });
     return (await this.asOfRevision(path, answer)) as T;
   }
 }
@@ -283,7 +309,13 @@ export async function replay(deps: {
       writes.push({
         method: write.method,
         path: write.path,
-        changes: before === undefined ? 'created' : writtenFields(before, write.answer, write.body),
+        changes:
+          before === undefined
+            ? 'created'
+            : withRemovals(
+                writtenFields(before, write.answer, write.body),
+                removedFields(write.live, write.answer),
+              ),
       });
     }
     steps.push({
