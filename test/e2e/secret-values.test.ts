@@ -145,7 +145,7 @@ describe('ctx.readSecret under the generated RBAC', { timeout: 300_000 }, () => 
       contentType: 'application/merge-patch+json',
       body: { stringData: { password: third } },
     });
-    // the index is rebuilt from the Connections recorded on the bus before any watch runs
+    // the watcher lists the Connections into its index before any watch resumes
     running = await runRolesUnderAccounts(bed, connections, NAMESPACE);
     await waitFor(
       async () => (await statusOf('orders')).fingerprint === fingerprintOf(third),

@@ -85,6 +85,40 @@ describe('one pass over a stream', { timeout: 120_000 }, () => {
     assert.equal(classifyFailure(late), 'transient');
   });
 
+  it('gives up at its deadline in the middle of a pull, and in time', async () => {
+    const started = performance.now();
+    let taken = 0;
+    const result = await readOnePass(
+      nats.nc,
+      STREAM,
+      'pass.obj.>',
+      'all',
+      () => {
+        taken += 1;
+        // a slow reader: all of the pass would take a minute
+        const until = performance.now() + 50;
+        while (performance.now() < until);
+      },
+      { deadlineAt: started + 500 },
+    );
+    assert.equal(result, 'late');
+    assert.ok(taken < 1_200, `${String(taken)} taken`);
+    assert.ok(performance.now() - started < 5_000, 'stopped near its deadline');
+  });
+
+  it('is interrupted (transient) when NATS fails it, and passes on what its reader throws', async () => {
+    const missing = await readMessages(nats.nc, 'NO_SUCH_STREAM', 'x.>').catch((e: unknown) => e);
+    assert.ok(missing instanceof Error);
+    assert.equal(classifyFailure(missing), 'transient', String(missing));
+    const mine = new TypeError('the reader’s own bug');
+    await assert.rejects(
+      readOnePass(nats.nc, STREAM, 'pass.obj.>', 'all', () => {
+        throw mine;
+      }),
+      (error: unknown) => error === mine,
+    );
+  });
+
   it('leaves no consumer behind for long', async () => {
     await readMessages(nats.nc, STREAM, 'pass.obj.>', 'last-per-subject');
     const left = async () => (await jsm.consumers.list(STREAM).next()).length;

@@ -158,11 +158,6 @@ export class ChangePublisher {
     ];
   }
 
-  /** An object listed again unchanged: nothing to publish, its references still indexed. */
-  observe(resource: WatchedResource, raw: KubeObject): void {
-    this.deps.targets.observe(resource, raw, 'update');
-  }
-
   /** A work mark alone (the periodic resync): the object did not change. */
   async markOnly(controller: string, key: ObjectKey, msgId: string): Promise<Submitted> {
     const traceparent = startTrace();

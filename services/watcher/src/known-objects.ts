@@ -51,15 +51,8 @@ export class KnownObjects {
     };
   }
 
-  /**
-   * Reads the last recorded event of every object of `resource` (one pass);
-   * `recorded` gets each live object the bus holds whole (not by reference).
-   */
-  async seed(
-    nc: NatsConnection,
-    resource: WatchedResource,
-    recorded: (object: KubeObject) => void = () => undefined,
-  ): Promise<void> {
+  /** Reads the last recorded event of every object of `resource` (one pass). */
+  async seed(nc: NatsConnection, resource: WatchedResource): Promise<void> {
     const messages = await readMessages(
       nc,
       Streams.events,
@@ -72,7 +65,6 @@ export class KnownObjects {
       const { event } = decoded;
       if (opOf(event) === 'delete') this.forget(event.kbuid);
       else {
-        if (event.data !== undefined) recorded(event.data);
         this.#byUid.set(event.kbuid, {
           resourceVersion: event.kbrv,
           name: event.name,

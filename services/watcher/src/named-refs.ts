@@ -7,14 +7,12 @@ export function guardedRefs(produce: () => unknown): NamedRef[] {
   try {
     const refs = produce();
     if (!Array.isArray(refs)) return [];
-    return (refs as unknown[]).filter((ref): ref is NamedRef => {
-      if (typeof ref !== 'object' || ref === null) return false;
+    return (refs as unknown[]).flatMap((ref): NamedRef[] => {
+      if (typeof ref !== 'object' || ref === null) return [];
       const { name, namespace } = ref as { name?: unknown; namespace?: unknown };
-      return (
-        typeof name === 'string' &&
-        name !== '' &&
-        (namespace === undefined || typeof namespace === 'string')
-      );
+      if (typeof name !== 'string' || name === '') return [];
+      // a namespace that is not a string (null, say) is the default one
+      return [typeof namespace === 'string' ? { name, namespace } : { name }];
     });
   } catch {
     return [];

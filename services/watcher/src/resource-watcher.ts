@@ -137,11 +137,7 @@ export class ResourceWatcher {
         const { uid, resourceVersion } = object.metadata;
         seen.add(uid);
         const before = known.get(uid);
-        if (before?.resourceVersion === resourceVersion) {
-          // recorded by reference (too large), the bus could not seed what it names
-          this.deps.changes.observe(this.resource, object);
-          continue;
-        }
+        if (before?.resourceVersion === resourceVersion) continue;
         const op = before === undefined ? 'add' : 'update';
         this.#progress.track(listVersion, (await this.#emit(object, op, 'relist')).completion);
         published++;

@@ -29,9 +29,11 @@ export interface WatchTargets {
   ownedOnly(resource: WatchedResource): boolean;
   /** the work marks a change to `object` of `resource` makes */
   marksFor(resource: WatchedResource, object: KubeObject): Mark[];
+  /** whether the primaries of `resource` are indexed by what they reference (listed at start) */
+  indexes(resource: WatchedResource): boolean;
   /**
-   * A primary seen as it is now (changed, listed, or recorded on the bus at
-   * start), or gone: what it references is indexed (`references` watches).
+   * A primary seen as it is now (listed at start, or changed), or gone: what
+   * it references is indexed (`references` watches).
    */
   observe(resource: WatchedResource, object: KubeObject, op: 'add' | 'update' | 'delete'): void;
 }
@@ -116,6 +118,7 @@ export async function discoverTargets(
       !primaries.has(resource) &&
       !mappings.has(resource) &&
       !indexed.some((watch) => watch.watched === resource),
+    indexes: (resource) => indexed.some((watch) => watch.primary === resource),
     observe(resource, object, op) {
       for (const { primary, index } of indexed) {
         if (primary !== resource) continue;

@@ -11,7 +11,12 @@ import {
   origins,
   type BusConnection,
 } from '@kubebus/shared/bus';
-import { managedSelector, type KubeClient, requireKubernetesVersion } from '@kubebus/shared/kube';
+import {
+  listPages,
+  managedSelector,
+  type KubeClient,
+  requireKubernetesVersion,
+} from '@kubebus/shared/kube';
 import { spans, type Logger, type Registry, type Spans } from '@kubebus/shared/obs';
 import { backoffDelay } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
@@ -23,7 +28,7 @@ import { KnownObjects } from './known-objects.js';
 import { watcherMetrics } from './metrics.js';
 import { ResourceWatcher } from './resource-watcher.js';
 import { resyncOnce, type ResyncSource } from './resync.js';
-import { discoverTargets, type WatchTargets } from './targets.js';
+import { discoverTargets, type WatchedResource, type WatchTargets } from './targets.js';
 
 export interface RunningWatcher {
   /** the watch loops are alive */
@@ -121,10 +126,7 @@ export async function startWatcher(deps: {
   const resyncSources: ResyncSource[] = [];
   for (const resource of targets.resources) {
     const known = new KnownObjects();
-    // before any watch runs: a primary recorded on the bus already names what it references
-    await known.seed(bus.nc, resource, (object) => {
-      targets.observe(resource, object, 'add');
-    });
+    await known.seed(bus.nc, resource);
     // One watch per namespace asked for (cluster-scoped kinds and "all": one watch).
     const namespaces =
       resource.namespaced && config.namespaces.length > 0 ? config.namespaces : [''];
@@ -151,6 +153,16 @@ export async function startWatcher(deps: {
     const controllers = targets.primaryOf(resource);
     if (controllers.length > 0) resyncSources.push({ resource, controllers, known });
   }
+
+  // what each primary references, from the apiserver, before any watch runs: a
+  // watch resumed from its cursor replays only what changed since
+  for (const resource of targets.resources.filter((r) => targets.indexes(r)))
+    await retrying(
+      () => indexReferences(client, targets, resource, config),
+      log,
+      config,
+      abort.signal,
+    );
 
   const loops = new Map<ResourceWatcher, string>();
   const runs = watchers.map((watcher) => {
@@ -233,6 +245,27 @@ function scheduleResync(
   };
   next();
   return handle;
+}
+
+/** Lists the primaries of `resource` (in the watched namespaces) into the reference index. */
+async function indexReferences(
+  client: KubeClient,
+  targets: WatchTargets,
+  resource: WatchedResource,
+  config: WatcherConfig,
+): Promise<void> {
+  const namespaces = resource.namespaced && config.namespaces.length > 0 ? config.namespaces : [''];
+  for (const namespace of namespaces)
+    for await (const page of listPages(
+      client,
+      {
+        resource,
+        ...(namespace === '' ? {} : { namespace }),
+        ...(config.labelSelector === undefined ? {} : { labelSelector: config.labelSelector }),
+      },
+      config.listPageSize,
+    ))
+      for (const primary of page.items) targets.observe(resource, primary, 'add');
 }
 
 async function retrying<T>(

@@ -116,7 +116,7 @@ export class ObjectReader {
 
   /**
    * The record may be older than the own write: the object's events from
-   * where the write can first be, in one ordered-consumer pass that also
+   * where the write can first be, one direct get at a time, that also
    * waits (bounded) for the watcher to publish it; then the latest of them.
    * Not in time: one GET from the apiserver, which answers the current object.
    */

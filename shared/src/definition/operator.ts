@@ -59,7 +59,7 @@ export interface OperatorDefinition<Primary extends CustomResource, Deps = undef
   readonly for: Primary;
   /** resources whose objects it creates (their changes reconcile the owner) */
   readonly owns?: readonly Resource[];
-  /** other resources whose changes reconcile the objects `map` names */
+  /** other resources whose changes reconcile primaries (those `map` or `references` names) */
   readonly watches?: readonly Watch<Primary>[];
   /** make the actual state match the spec; throw to retry with backoff */
   reconcile(
@@ -138,6 +138,11 @@ export function defineOperator<Primary extends CustomResource, Deps = undefined>
     Number.isInteger(partitions) && partitions >= 1 && partitions <= 1024,
     'partitions must be 1-1024',
   );
+  for (const [index, watch] of (definition.watches ?? []).entries())
+    check(
+      (typeof watch.map === 'function') !== (typeof watch.references === 'function'),
+      `watches[${index}] (${watch.resource.kind}) needs either map or references, not both`,
+    );
   if (definition.rbac !== undefined) checkRbac(definition.rbac, definition.owns ?? []);
   return Object.freeze({
     ...definition,

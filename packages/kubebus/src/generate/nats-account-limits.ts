@@ -21,7 +21,8 @@ export const SERVER_STORES = { maxMemoryStore: '256MB', maxFileStore: '8GB' } as
 /**
  * kubebus' own account: its streams and buckets reserve 2.05 GiB by default
  * (docs/security.md, Bounded storage), room to raise them, and an operator's
- * durable consumers (a few dozen) plus ordered reads per stream. nats-server
+ * durable consumers (a few dozen) plus one-pass reads per stream, each gone
+ * 10 s after it (one-pass.ts, ADR 0032). nats-server
  * refuses to start when the accounts' `max_file` add up to more than its
  * store: 3 GB here and 512 MB per state account fit 8 GB (and the test
  * bed's 4 GB) with room for several operators.

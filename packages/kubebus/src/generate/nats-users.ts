@@ -4,7 +4,7 @@
 //   operator's name (work, status, dead letters, outcomes, leases, agreements);
 // - fetch, info and ack on its own durable consumers, one per partition —
 //   never creating, changing or deleting one (the topology step does, as admin);
-// - ephemeral (ordered) reads only on the limits streams and buckets it
+// - ephemeral reads (one-pass.ts, tail's ordered consumer) only on the limits streams and buckets it
 //   reads: an ack there removes nothing, and no kubebus durable lives there;
 // - no STREAM.CREATE, UPDATE, DELETE or PURGE at all: an operator's `setup`
 //   keeps its external state in an account of its own (stateAccountOf).

@@ -27,7 +27,8 @@ export function splitSamples(
       apiVersion?: unknown;
       metadata?: { name?: unknown };
     };
-    if (kind === undefined || kind === primary.kind) {
+    // the operator's kind in its group (any version of it); a same-named kind of another group is not
+    if (kind === undefined || (kind === primary.kind && groupOf(apiVersion) === primary.group)) {
       samples.push(document);
       continue;
     }
@@ -39,7 +40,24 @@ export function splitSamples(
       throw new WorkloadError(
         `sample ${index + 1} is a ${typeof kind === 'string' ? kind : JSON.stringify(kind)}, not a ${primary.kind} (${apiVersionOf(primary)}): to create it before the workload, give its apiVersion and metadata.name`,
       );
-    fixtures.push(document as Fixture);
+    fixtures.push(asApplied(document as Fixture));
   }
   return { samples, fixtures };
+}
+
+/** The group of an apiVersion (undefined: none given, taken for the operator's). */
+function groupOf(apiVersion: unknown): string | undefined {
+  if (typeof apiVersion !== 'string') return undefined;
+  return apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+}
+
+/** What the apiserver set on an object copied from `kubectl get -o yaml`, which an apply refuses. */
+const SERVER_SET = ['uid', 'resourceVersion', 'creationTimestamp', 'managedFields', 'generation'];
+
+function asApplied(fixture: Fixture): Fixture {
+  const { status: _status, ...rest } = fixture as Fixture & { status?: unknown };
+  const metadata = Object.fromEntries(
+    Object.entries(fixture.metadata).filter(([field]) => !SERVER_SET.includes(field)),
+  ) as unknown as Fixture['metadata'];
+  return { ...rest, metadata };
 }

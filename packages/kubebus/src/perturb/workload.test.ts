@@ -68,6 +68,18 @@ test('objects of other kinds among the samples are fixtures, not specs', () => {
   const sample = { apiVersion: 'test.kubebus.dev/v1', kind: 'Thing', spec: { size: 2 } };
   const workload = workloadOf(Thing, { seed: 1, samples: [secret, sample] });
   assert.deepEqual(workload.fixtures, [secret]);
+  // copied from `kubectl get -o yaml`: what the apiserver set is left out; a same-named kind
+  // of another group is a fixture too
+  const copied = {
+    ...secret,
+    metadata: { ...secret.metadata, uid: 'u', resourceVersion: '7', managedFields: [] },
+    status: {},
+  };
+  const other = { apiVersion: 'other.example.com/v1', kind: 'Thing', metadata: { name: 't' } };
+  assert.deepEqual(workloadOf(Thing, { seed: 1, samples: [copied, other, sample] }).fixtures, [
+    secret,
+    other,
+  ]);
   assert.deepEqual(workload.specs[0], sample.spec);
   // one that cannot be created says what it lacks
   assert.throws(

@@ -2,7 +2,7 @@
 // on KUBEBUS_EVENTS (one batched direct get with a wildcard, nats-server >=
 // 2.11), as ctx.get reads one. The server answers at most 1024 subjects
 // (deleted objects count until the stream forgets them); past that, and on
-// older servers, one ordered-consumer pass reads the last of each. Never the
+// older servers, one pass through a consumer (one-pass.ts) reads the last of each. Never the
 // apiserver: the reconciler's RBAC grants no list of what it owns or
 // watches, and no read of Secrets (generate/rbac.ts). Without a bus (a
 // replay, with its user's own credentials) the apiserver lists them.
@@ -84,7 +84,7 @@ export class BusLister implements ObjectLister {
   }
 
   /**
-   * The last record of each subject in one ordered-consumer pass: still the
+   * The last record of each subject in one pass (one-pass.ts): still the
    * bus, never a LIST of the apiserver (the reconciler may not list what it
    * owns, nor read Secrets' data).
    */

@@ -38,7 +38,7 @@ import type { ObjectLister } from './object-lister.js';
 import type { StorageVersionReader } from './storage-version.js';
 import { fenced } from './fenced.js';
 import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js';
-import { secretReadRefusal, secretValuesOf } from './secret-values.js';
+import { secretPlaceRefusal, secretReadRefusal, secretValuesOf } from './secret-values.js';
 import type { InFlightCalls } from './in-flight-calls.js';
 
 const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true } as const;
@@ -210,13 +210,11 @@ export function operatorContext(
     },
     async readSecret(name, namespace) {
       // what only a new definition fixes: not retried until then (an upgrade reconciles every object)
-      const refused = secretReadRefusal(deps.operator, name);
+      const refused =
+        secretPlaceRefusal(name, namespace, ownerNamespace) ??
+        secretReadRefusal(deps.operator, name);
       if (refused !== undefined) throw new TerminalError(refused);
       const where = namespace ?? ownerNamespace;
-      if (where === '')
-        throw new TerminalError(
-          `ctx.readSecret: Secret ${name} needs a namespace (the primary is cluster-scoped)`,
-        );
       try {
         const secret = await deps.client.request<{ data?: Record<string, string> }>(
           objectPath(SECRETS, where, name),

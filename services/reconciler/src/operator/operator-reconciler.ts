@@ -370,8 +370,13 @@ export class OperatorReconciler implements Reconciler {
     runtime: RuntimeContext,
   ): Promise<void> {
     const repeated = alreadyTerminal(object, message);
-    await this.#publishStatus(recorded, terminalStatus(object, message), runtime);
-    if (!repeated) await this.#event(object, 'Warning', 'ReconcileFailed', message, 'Reconcile');
+    try {
+      await this.#publishStatus(recorded, terminalStatus(object, message), runtime);
+      if (!repeated) await this.#event(object, 'Warning', 'ReconcileFailed', message, 'Reconcile');
+    } catch (error) {
+      // the terminal error stays the outcome: a failed report must not make it a retry
+      runtime.log.warn({ err: error }, 'could not report the terminal error on the object');
+    }
   }
 
   async #event(

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { z } from 'zod';
 import { defineOperator, defineResource, isTerminalError } from '@kubebus/shared/definition';
 import type { RbacRule } from '@kubebus/shared/definition';
-import { secretReadRefusal, secretValuesOf } from './secret-values.js';
+import { secretPlaceRefusal, secretReadRefusal, secretValuesOf } from './secret-values.js';
 
 const App = defineResource({
   group: 'apps.example.com',
@@ -69,5 +69,25 @@ describe('ctx.readSecret', () => {
         /key keystore\.p12 of Secret tls is not UTF-8 text/.test(error.message) &&
         !error.message.includes(binary),
     );
+  });
+
+  it('reads only a well-named Secret in the object’s own namespace (a cluster-scoped one says where)', () => {
+    assert.equal(secretPlaceRefusal('db', undefined, 'shop'), undefined);
+    assert.equal(secretPlaceRefusal('db', 'shop', 'shop'), undefined);
+    assert.match(
+      secretPlaceRefusal('db', 'payroll', 'shop') ?? '',
+      /in namespace payroll, not the object's \(shop\)/,
+    );
+    // an empty name would make the GET a list of every Secret
+    assert.match(
+      secretPlaceRefusal('', undefined, 'shop') ?? '',
+      /name "" is not a lowercase RFC 1123 subdomain/,
+    );
+    assert.match(secretPlaceRefusal('db', 'Bad_NS', 'shop') ?? '', /namespace "Bad_NS"/);
+    assert.match(
+      secretPlaceRefusal('db', undefined, '') ?? '',
+      /needs a namespace \(the primary is cluster-scoped\)/,
+    );
+    assert.equal(secretPlaceRefusal('db', 'shop', ''), undefined);
   });
 });

@@ -3,6 +3,7 @@
 // here logs or records a value: only the Secret's name and its keys appear
 // in errors.
 import { TerminalError, type Operator, type SecretValues } from '@kubebus/shared/definition';
+import { nameProblem, namespaceProblem } from '@kubebus/shared/kube';
 
 /**
  * Why the operator may not read Secret `name`, or undefined when a declared
@@ -21,6 +22,29 @@ export function secretReadRefusal(operator: Operator, name: string): string | un
   if (grants.length > 0)
     return `ctx.readSecret: Secret ${name} is not among the resourceNames operator "${operator.name}" may get: add it to the rule in \`rbac.rules\``;
   return `ctx.readSecret: operator "${operator.name}" declares no rule to get Secrets: add \`rbac: { rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] }\` (with resourceNames where the names are known)`;
+}
+
+/**
+ * Why a Secret cannot be read where it is asked for, or undefined: a name
+ * the apiserver would take for something else (an empty one lists them all),
+ * a namespaced primary reaching into another namespace (one tenant's object
+ * naming another's Secret), a cluster-scoped one not saying where.
+ */
+export function secretPlaceRefusal(
+  name: string,
+  namespace: string | undefined,
+  ownerNamespace: string,
+): string | undefined {
+  const problem =
+    nameProblem(name) ?? (namespace === undefined ? undefined : namespaceProblem(namespace));
+  if (problem !== undefined) return `ctx.readSecret: ${problem}`;
+  if (ownerNamespace === '')
+    return namespace === undefined || namespace === ''
+      ? `ctx.readSecret: Secret ${name} needs a namespace (the primary is cluster-scoped)`
+      : undefined;
+  if (namespace !== undefined && namespace !== ownerNamespace)
+    return `ctx.readSecret: Secret ${name} is in namespace ${namespace}, not the object's (${ownerNamespace}): an object reads the Secrets of its own namespace only`;
+  return undefined;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
