@@ -8,11 +8,8 @@
 // the generated admission policy keeps it from granting admin to itself or
 // outside the namespaces kubebus manages. Each test makes the namespaces it uses.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { parseAllDocuments } from 'yaml';
 import {
   KubeClient,
   MANAGED_BY,
@@ -28,7 +25,7 @@ import type { Role } from '../../packages/kubebus/src/host/role-configs.js';
 import tenantAdmins, { GRANTED_ROLE } from '../support/operators/tenant-admins.js';
 import clusterWide from '../support/operators/tenant-admins-cluster-wide.js';
 import { runRolesUnderAccounts } from '../support/roles-under-accounts.js';
-import { kubebusArgs } from '../support/services.js';
+import { generatedManifests } from '../support/generated-manifests.js';
 import { waitFor } from '../support/wait.js';
 
 const NAMESPACE = 'kubebus';
@@ -51,14 +48,8 @@ const operatorFile = (name: string) =>
   fileURLToPath(new URL(`../support/operators/${name}.ts`, import.meta.url));
 
 /** `kubebus generate <operator> --only <parts>`: the manifests a user would apply. */
-async function generated(operator: string, parts: string): Promise<Record<string, unknown>[]> {
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    kubebusArgs('generate', operatorFile(operator), '--only', parts, '--namespace', NAMESPACE),
-    { maxBuffer: 8 << 20 },
-  );
-  return parseAllDocuments(stdout).map((d) => d.toJSON() as Record<string, unknown>);
-}
+const generated = (operator: string, parts: string) =>
+  generatedManifests(operatorFile(operator), parts, NAMESPACE);
 
 const collections: Record<string, (namespace: string) => string> = {
   CustomResourceDefinition: () => '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',

@@ -9,16 +9,14 @@ import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { TestBed } from '../bed/testbed.js';
-import { applyAll, parseManifests } from '../integration/deploy-render.js';
+import { applyAll, type Manifest } from '../integration/deploy-render.js';
 import connections, { READABLE, fingerprintOf } from '../support/operators/connections.js';
 import { runRolesUnderAccounts, type RunningRole } from '../support/roles-under-accounts.js';
-import { kubebusArgs } from '../support/services.js';
+import { generatedManifests } from '../support/generated-manifests.js';
 import { waitFor } from '../support/wait.js';
 
 const NAMESPACE = 'kubebus';
@@ -68,17 +66,10 @@ describe('ctx.readSecret under the generated RBAC', { timeout: 300_000 }, () => 
 
   before(async () => {
     const [manifests, started] = await Promise.all([
-      promisify(execFile)(
-        process.execPath,
-        kubebusArgs(
-          'generate',
-          fileURLToPath(new URL('../support/operators/connections.ts', import.meta.url)),
-          '--only',
-          'crd,rbac',
-          '--namespace',
-          NAMESPACE,
-        ),
-        { maxBuffer: 8 << 20 },
+      generatedManifests<Manifest>(
+        fileURLToPath(new URL('../support/operators/connections.ts', import.meta.url)),
+        'crd,rbac',
+        NAMESPACE,
       ),
       TestBed.start(),
     ]);
@@ -92,7 +83,7 @@ describe('ctx.readSecret under the generated RBAC', { timeout: 300_000 }, () => 
         method: 'POST',
         body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
       });
-    await applyAll(bed, parseManifests(manifests.stdout));
+    await applyAll(bed, manifests);
     await waitFor(
       async () =>
         (
