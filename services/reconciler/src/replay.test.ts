@@ -163,4 +163,22 @@ describe('what a replayed write would change: the fields it sends, as they were'
     // and nothing when the write removes nothing (a change is not a removal)
     assert.deepEqual(removedFields(then, answer), []);
   });
+
+  it('never shows a Secret’s values, in what a write sends or removes', () => {
+    const secret = (data: Record<string, string>) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db', namespace: 'default', labels: { app: 'x' } },
+      data,
+    });
+    const live = secret({ password: 'c2VjcmV0', old: 'b2xk' });
+    const applied = { ...secret({ password: 'bmV3' }), metadata: { ...live.metadata, labels: {} } };
+    const shown = JSON.stringify([
+      ...writtenFields(secret({}) as never, applied, secret({ password: 'bmV3' })),
+      ...removedFields(live, applied),
+    ]);
+    assert.ok(!/c2VjcmV0|b2xk|bmV3/.test(shown), shown);
+    // what is not a value still shows: the label the write no longer sends
+    assert.match(shown, /metadata\.labels\.app/);
+  });
 });

@@ -25,6 +25,7 @@ import {
   type RequestInit,
   diff,
   formatChange,
+  isNotFound,
   isRecord,
   type Change,
   type KubeCredentials,
@@ -119,14 +120,19 @@ export function removedFields(live: unknown, answer: unknown): Change[] {
   return diff(stripped(live), stripped(answer)).filter((change) => change.after === undefined);
 }
 
-/** The object without its status and the metadata the apiserver sets on every write. */
+/**
+ * The object without its status, the metadata the apiserver sets on every
+ * write, and a Secret's values (never shown: a dry run answers them).
+ */
 function stripped(object: unknown): unknown {
   if (object === null || typeof object !== 'object') return object;
-  const { metadata, status: _status, ...rest } = object as Record<string, unknown>;
+  const { metadata, status: _status, ...all } = object as Record<string, unknown>;
+  const { data: _data, stringData: _stringData, ...rest } = all;
+  const kept = all['kind'] === 'Secret' && all['apiVersion'] === 'v1' ? rest : all;
   const meta = Object.fromEntries(
     Object.entries((metadata ?? {}) as Record<string, unknown>).filter(([k]) => !SERVER_SET.has(k)),
   );
-  return { ...rest, metadata: meta };
+  return { ...kept, metadata: meta };
 }
 
 /** The changes of the body's fields, and what the write removes besides (once per path). */
@@ -155,6 +161,8 @@ function parsedOrUndefined(text: string): unknown {
 
 /** A dry-run client that keeps what each write would have done. */
 class RecordingClient extends KubeClient {
+  /** the Secrets whose values were read (ctx.readSecret): not as they were then */
+  readonly secretsRead = new Set<string>();
   readonly writes: {
     method: string;
     path: string;
@@ -168,10 +176,20 @@ class RecordingClient extends KubeClient {
 
   override async request<T = unknown>(path: string, init: RequestInit = {}): Promise<T> {
     // what a dry-run apply removes shows only against the object it was applied to
-    const live = init.method === 'PATCH' ? await super.getIfExists(path) : undefined;
+    const live =
+      init.method === 'PATCH'
+        ? await super.request(path).catch((error: unknown) => {
+            if (isNotFound(error)) return undefined;
+            throw error;
+          })
+        : undefined;
     const answer = await super.request<T>(path, init);
     const method = init.method ?? 'GET';
-    if (method === 'GET') return answer;
+    if (method === 'GET') {
+      const secret = /\/api\/v1\/namespaces\/([^/]+)\/secrets\/([^/?]+)/.exec(path);
+      if (secret !== null) this.secretsRead.add(`Secret ${secret[1] ?? ''}/${secret[2] ?? ''}`);
+      return answer;
+    }
     this.writes.push({ method, path, body: init.body, answer, live });
     return (await this.asOfRevision(path, answer)) as T;
   }
@@ -216,6 +234,8 @@ export async function replay(deps: {
   /** only revisions with a sequence in this range (inclusive) */
   readonly from?: number;
   readonly to?: number;
+  /** the field manager the operator applies with (what a dry-run apply removes depends on it) */
+  readonly fieldManager?: string;
 }): Promise<ReplayStep[]> {
   const revisions = await readRevisions(deps.nc, deps.key);
   const metrics = restClientMetrics(new Registry());
@@ -267,7 +287,8 @@ export async function replay(deps: {
       ),
       client,
       status: { publish: async (intent) => void captured.push(intent.status) },
-      fieldManager: 'kubebus-replay',
+      // the operator's own: a dry-run apply removes only what that manager set and no longer sends
+      fieldManager: deps.fieldManager ?? 'kubebus-replay',
       instance: 'replay',
       // every write of every revision is sent (as a dry run): nothing is remembered
       applied: new AppliedObjects(0),
@@ -289,6 +310,10 @@ export async function replay(deps: {
     }
     const computed = captured.at(-1);
     const recorded = own?.status;
+    const differences =
+      computed === undefined || own === undefined
+        ? []
+        : diff(comparable(recorded), comparable(computed));
     const writes: ReplayWrite[] = [];
     for (const write of client.writes) {
       if (write.method === 'POST') {
@@ -325,18 +350,38 @@ export async function replay(deps: {
       generation: event.kbgeneration,
       computed,
       recorded,
-      differences:
-        computed === undefined || own === undefined
-          ? []
-          : diff(comparable(recorded), comparable(computed)),
-      ...(own === undefined
-        ? { uncompared: 'not reconciled on its own (coalesced into a later change)' }
-        : {}),
+      ...compared(own === undefined, client.secretsRead, differences),
       writes,
       ...(error === undefined ? {} : { error }),
     });
   }
   return steps;
+}
+
+/**
+ * The differences to report, or why there are none to: a revision never
+ * reconciled on its own; one whose reconcile read Secrets' values, which the
+ * bus does not record — read as they are today, a status computed from them
+ * may differ for that alone, so it is shown, not counted.
+ */
+function compared(
+  coalesced: boolean,
+  secretsRead: ReadonlySet<string>,
+  differences: Change[],
+): Pick<ReplayStep, 'differences' | 'uncompared'> {
+  if (coalesced)
+    return {
+      differences: [],
+      uncompared: 'not reconciled on its own (coalesced into a later change)',
+    };
+  if (differences.length > 0 && secretsRead.size > 0)
+    return {
+      differences: [],
+      uncompared: `status differs, but it read the values of ${[...secretsRead].join(', ')} as they are today (the bus does not record them): not compared — ${differences
+        .map((change) => `status.${change.path}`)
+        .join(', ')}`,
+    };
+  return { differences };
 }
 
 export function formatReplay(steps: readonly ReplayStep[]): string {
@@ -403,7 +448,8 @@ export function recordedOutcome(
     .filter(
       (o) =>
         o.controller === controller &&
-        (o.result === 'success' || o.result === 'requeue_after') &&
+        // a terminal error came to a status too (Ready=False with its message)
+        (o.result === 'success' || o.result === 'requeue_after' || o.result === 'terminal_error') &&
         o.eventId === revision.event.id,
     )
     .at(-1);

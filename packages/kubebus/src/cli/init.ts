@@ -24,7 +24,10 @@ export function init(line: CommandLine): void {
     writeFileSync(join(dir, file), text);
     process.stdout.write(`wrote ${join(target, file)}\n`);
   }
-  process.stdout.write(`\nnext: cd ${target} && npm install && npm run dev\n`);
+  process.stdout.write(
+    `\nnext: cd ${target} && npm install && npm run dev\n` +
+      `(before kubebus is on the npm registry, \`npm install <path to the kubebus tarball>\` there first)\n`,
+  );
 }
 
 function resourceOptions(line: CommandLine): ProjectResource {

@@ -54,6 +54,7 @@ export async function replayCommand(line: CommandLine, host: Host): Promise<Exit
       },
       log,
       controller: operator.name,
+      fieldManager: `kubebus-${operator.name}`,
       ...(from === undefined ? {} : { from }),
       ...(to === undefined ? {} : { to }),
       build: (tools) => new OperatorReconciler(operator, { ...tools, deps, dryRun: true }),

@@ -90,7 +90,13 @@ export function projectFiles(name: string, resource: ProjectResource = {}): Reco
       test: 'tsc --noEmit && node --import tsx --test operator.test.ts',
     },
     dependencies: { kubebus: `^${version}`, zod: '^4.1.0' },
-    devDependencies: { '@types/node': '^22.18.0', tsx, typescript: '^5.9.3' },
+    devDependencies: {
+      // the types of the built-in kinds (kinds.Deployment, …): without it they are untyped
+      '@kubernetes/client-node': '^1.4.0',
+      '@types/node': '^22.18.0',
+      tsx,
+      typescript: '^5.9.3',
+    },
   };
   const tsconfig = {
     compilerOptions: {
