@@ -14,6 +14,7 @@ import {
   subjects,
   type OutcomeRecord,
 } from '@kubebus/shared/bus';
+import { opOf } from '@kubebus/shared/events';
 import { objectPath, type KubeClient } from '@kubebus/shared/kube';
 import type { ObjectKey } from '@kubebus/shared/runtime';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -45,6 +46,8 @@ interface KubeEvent {
 export interface ObjectStatus {
   readonly key: ObjectKey;
   readonly found: 'apiserver' | 'bus' | 'nowhere';
+  /** when the bus recorded its deletion: what it shows is its last state before */
+  readonly deletedAt?: string;
   readonly generation?: number;
   readonly observedGeneration?: number;
   readonly resourceVersion?: string;
@@ -148,10 +151,12 @@ export async function readStatus(
     );
     if (object !== undefined) found = 'apiserver';
   }
+  let deletedAt: string | undefined;
   if (object === undefined) {
     const last = (await readRevisions(nc, key).catch(() => [])).at(-1);
     object = last?.event.data as Recorded | undefined;
     if (object !== undefined) found = 'bus';
+    if (last !== undefined && opOf(last.event) === 'delete') deletedAt = last.event.time ?? '';
   }
   let events: ObjectStatus['events'] = 'set KUBECONFIG to see its Events';
   if (client !== undefined && object?.metadata?.uid !== undefined) {
@@ -173,6 +178,7 @@ export async function readStatus(
   return {
     key,
     found,
+    ...(deletedAt === undefined ? {} : { deletedAt }),
     ...(object?.metadata?.generation === undefined
       ? {}
       : { generation: object.metadata.generation }),
@@ -225,6 +231,10 @@ export function formatStatus(status: ObjectStatus, now = Date.now()): string {
     out.push(
       `${key.resource}${key.group === '' ? '' : `.${key.group}`} ${where}  ${generation}${status.deleting ? ', being deleted' : ''}  (from the ${status.found})`,
     );
+    if (status.deletedAt !== undefined)
+      out.push(
+        `deleted${status.deletedAt === '' ? '' : ` ${ago(status.deletedAt, now)} ago`}: what follows is its last state before`,
+      );
   }
   out.push('', 'CONDITIONS');
   out.push(
