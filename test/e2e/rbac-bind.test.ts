@@ -316,7 +316,11 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
     );
     // the grant is real: alice administers her tenant's namespace, and nothing outside it
     const deployments = { verb: 'create', group: 'apps', resource: 'deployments' };
-    assert.equal(await subjectMay('alice', { ...deployments, namespace: 'tenant-acme' }), true);
+    // (the authorizer learns a binding from its watch, a moment after the write)
+    await waitFor(
+      () => subjectMay('alice', { ...deployments, namespace: 'tenant-acme' }),
+      'alice to create deployments in tenant-acme',
+    );
     assert.equal(await subjectMay('alice', { ...deployments, namespace: 'default' }), false);
   });
 
@@ -453,7 +457,10 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
     const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
     assert.equal(await refusal(apply(reconciler, bindingTo(GRANTED_ROLE, tenant))), undefined);
     const deployments = { verb: 'create', group: 'apps', resource: 'deployments' };
-    assert.equal(await subjectMay('alice', { ...deployments, namespace: tenant }), true);
+    await waitFor(
+      () => subjectMay('alice', { ...deployments, namespace: tenant }),
+      `alice to create deployments in ${tenant}`,
+    );
   });
   it('refuses bindings in namespaces other kubebus operators made, or only labelled managed-by', async () => {
     const others = await namespaceOf('made-by-another', {
@@ -515,6 +522,7 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
     });
     assert.equal(await refusal(apply(reconciler, clusterBindingTo('tenant-viewer'))), undefined);
     const tenants = { verb: 'get', group: 'tenancy.test.kubebus.dev', resource: 'tenants' };
-    assert.equal(await subjectMay('alice', tenants), true);
+    // the authorizer learns a new binding from its watch: a moment after the write
+    await waitFor(() => subjectMay('alice', tenants), 'alice to get tenants through the binding');
   });
 });

@@ -178,6 +178,11 @@ describe('watcher', { timeout: 600_000 }, () => {
       ),
     );
     assert.equal(mark.reason, 'owned');
+    // and says whose change it was: the last of the two owned objects
+    assert.match(
+      mark.cause ?? '',
+      /^(configmaps owned\/owner-config|secrets owned\/owner-credentials)$/,
+    );
 
     let secretEvents: KubeCloudEvent[] = [];
     await waitFor(async () => {

@@ -105,4 +105,23 @@ describe('history: outcomes joined to the revision they belong to', () => {
     );
     assert.match(text, /kubebus-status-writer success in 5 ms, wrote rv 11 trace d+/);
   });
+
+  it('says whose change a reconcile followed when it was another object’s', () => {
+    const text = formatHistory(
+      revisions,
+      [],
+      [
+        outcome({
+          at: '2026-11-30T10:00:00.600Z',
+          trace: 'f'.repeat(32),
+          eventId: eventId('uid-secret', '8', 'update'),
+          cause: 'secrets ns/db-password',
+        }),
+      ],
+    );
+    assert.match(
+      text,
+      /→ databasecluster success after a change of secrets ns\/db-password in 5 ms/,
+    );
+  });
 });

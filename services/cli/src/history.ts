@@ -36,7 +36,9 @@ export function formatOutcome(outcome: OutcomeRecord): string {
   const why = outcome.error ?? outcome.note;
   const error = why === undefined ? '' : `: ${printable(why.split('\n')[0])}`;
   const wrote = outcome.wrote === undefined ? '' : `, wrote rv ${outcome.wrote}`;
-  return `    → ${printable(outcome.controller)} ${outcome.result} in ${outcome.ms} ms${attempt}${printable(wrote)}${error} trace ${printable(traceId)}`;
+  const cause =
+    outcome.cause === undefined ? '' : ` after a change of ${printable(outcome.cause, 120)}`;
+  return `    → ${printable(outcome.controller)} ${outcome.result}${cause} in ${outcome.ms} ms${attempt}${printable(wrote)}${error} trace ${printable(traceId)}`;
 }
 
 /**

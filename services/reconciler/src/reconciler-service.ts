@@ -418,6 +418,7 @@ export async function startReconcilerService(deps: {
             key: mark.key,
             ...(mark.traceparent === undefined ? {} : { traceparent: mark.traceparent }),
             ...(mark.eventId === undefined ? {} : { eventId: mark.eventId }),
+            ...(mark.cause === undefined ? {} : { cause: mark.cause }),
           };
         },
         onMalformed: (message, reason) => parkMalformed(js, config.controller, message, reason),

@@ -151,6 +151,7 @@ export class ChangePublisher {
         this.#mark(mark.controller, mark.key, {
           reason: sameKey(mark.key, key) ? reason : 'owned',
           eventId: event.id,
+          ...(sameKey(mark.key, key) ? {} : { cause: causeOf(key) }),
           traceparent,
           msgId: `${mark.controller}/${event.id}`,
         }),
@@ -174,6 +175,7 @@ export class ChangePublisher {
     fields: {
       reason: WorkReason | SendReason;
       eventId?: string;
+      cause?: string;
       traceparent: string;
       msgId: string;
     },
@@ -185,6 +187,7 @@ export class ChangePublisher {
         key,
         reason: fields.reason,
         ...(fields.eventId === undefined ? {} : { eventId: fields.eventId }),
+        ...(fields.cause === undefined ? {} : { cause: fields.cause }),
         traceparent: fields.traceparent,
         time: new Date().toISOString(),
       }),
@@ -234,4 +237,10 @@ function sameKey(a: ObjectKey, b: ObjectKey): boolean {
     a.namespace === b.namespace &&
     a.name === b.name
   );
+}
+
+/** How a work mark names the object whose change caused it: `secrets shop/db`, `deployments.apps web`. */
+function causeOf(key: ObjectKey): string {
+  const resource = key.group === '' ? key.resource : `${key.resource}.${key.group}`;
+  return `${resource} ${key.namespace === '' ? '' : `${key.namespace}/`}${key.name}`;
 }

@@ -46,6 +46,8 @@ export const OutcomeRecordSchema = z.object({
   reconcileId: z.string(),
   traceparent: z.string(),
   eventId: z.string().optional(),
+  /** the object whose change it followed, when another than its own (`secrets shop/db`) */
+  cause: z.string().optional(),
   /** the reconcile's own writes, for the primary's next owner (handed-down-writes.ts) */
   own: z.array(HandedDownWriteSchema).optional(),
   at: z.string(),
@@ -74,6 +76,7 @@ export class OutcomeRecorder {
       reconcileId: outcome.reconcileId,
       traceparent: outcome.traceparent,
       ...(outcome.eventId === undefined ? {} : { eventId: outcome.eventId }),
+      ...(outcome.cause === undefined ? {} : { cause: outcome.cause }),
       at: new Date().toISOString(),
     };
     const alone = this.#encoder.encode(JSON.stringify(record));

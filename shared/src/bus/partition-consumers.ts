@@ -28,6 +28,7 @@ export type ParsedRequest =
       readonly key: ObjectKey;
       readonly traceparent?: string;
       readonly eventId?: string;
+      readonly cause?: string;
     }
   | { readonly ok: false; readonly reason: string };
 
@@ -178,6 +179,7 @@ function toWorkItem(
     enqueuedAt: Math.floor(message.info.timestampNanos / 1_000_000),
     ...(parsed.traceparent === undefined ? {} : { traceparent: parsed.traceparent }),
     ...(parsed.eventId === undefined ? {} : { eventId: parsed.eventId }),
+    ...(parsed.cause === undefined ? {} : { cause: parsed.cause }),
     body: message.data,
     ...(deliveries === undefined ? {} : { started: () => deliveries.start(key, record) }),
     ack: () => {

@@ -22,6 +22,8 @@ export const WorkMarkSchema = z.object({
   key: ObjectKeySchema,
   /** the event that caused the mark, if any */
   eventId: z.string().optional(),
+  /** the object whose change it was, when another than the marked one (`secrets shop/db`) */
+  cause: z.string().max(600).optional(),
   reason: z.enum(WorkReasons),
   traceparent: z.string().optional(),
   time: z.string(),

@@ -53,6 +53,7 @@ export interface ReconcileOutcome {
   readonly reconcileId: string;
   readonly traceparent: string;
   readonly eventId?: string;
+  readonly cause?: string;
 }
 
 interface Running {
@@ -297,6 +298,7 @@ export class Controller {
       reconcileId,
       traceparent,
       ...(item.eventId === undefined ? {} : { eventId: item.eventId }),
+      ...(item.cause === undefined ? {} : { cause: item.cause }),
     });
   }
 

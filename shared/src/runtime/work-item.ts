@@ -15,6 +15,8 @@ export interface WorkItem {
   readonly enqueuedAt: number;
   readonly traceparent?: string;
   readonly eventId?: string;
+  /** the object whose change asked for it, when another than `key` (`secrets shop/db`) */
+  readonly cause?: string;
   /** the request's payload, for controllers that need more than the key */
   readonly body?: Uint8Array;
   /**
