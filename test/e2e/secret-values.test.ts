@@ -4,6 +4,8 @@
 // reaches the status through the watch, a Secret the rule does not name is
 // refused on the object (Ready=False, a Warning Event) and by the apiserver
 // itself, and no value ever reaches the bus.
+import { partitionOf } from '@kubebus/shared/bus';
+import { DEFAULT_PARTITIONS } from '@kubebus/shared/definition';
 import { KubeClient, isKubeApiError, loadKubeConfig } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -14,12 +16,32 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { TestBed } from '../bed/testbed.js';
 import { applyAll, type Manifest } from '../integration/deploy-render.js';
-import connections, { READABLE, fingerprintOf } from '../support/operators/connections.js';
+import connections, {
+  Connection,
+  READABLE,
+  fingerprintOf,
+} from '../support/operators/connections.js';
 import { runRolesUnderAccounts, type RunningRole } from '../support/roles-under-accounts.js';
 import { generatedManifests } from '../support/generated-manifests.js';
 import { waitFor } from '../support/wait.js';
 
 const NAMESPACE = 'kubebus';
+/** Connections that name one Secret and share a work partition (marks of one change apart) */
+const SHARING = ['orders', samePartitionAs('orders')];
+
+function samePartitionAs(name: string): string {
+  const partitions = connections.partitions ?? DEFAULT_PARTITIONS;
+  const key = (n: string) => ({
+    group: Connection.group,
+    resource: Connection.plural,
+    namespace: 'app',
+    name: n,
+  });
+  const partition = partitionOf(key(name), partitions);
+  for (let i = 2; ; i++)
+    if (partitionOf(key(`${name}-${String(i)}`), partitions) === partition)
+      return `${name}-${String(i)}`;
+}
 const APP = 'app';
 const CONNECTIONS = `/apis/test.kubebus.dev/v1/namespaces/${APP}/connections`;
 
@@ -107,24 +129,27 @@ describe('ctx.readSecret under the generated RBAC', { timeout: 300_000 }, () => 
       method: 'POST',
       body: secret(READABLE[0] ?? '', first),
     });
-    await connection('orders', READABLE[0] ?? '');
-    await waitFor(
-      async () => (await statusOf('orders')).fingerprint === fingerprintOf(first),
-      'the status to show the password’s fingerprint',
-      120_000,
-    );
+    // two Connections naming it, in one work partition: one change, a mark for each
+    for (const name of SHARING) await connection(name, READABLE[0] ?? '');
+    for (const name of SHARING)
+      await waitFor(
+        async () => (await statusOf(name)).fingerprint === fingerprintOf(first),
+        `${name}'s status to show the password’s fingerprint`,
+        120_000,
+      );
     assert.equal((await statusOf('orders')).keys, 2);
-    // the Secret changes: the Connection names it (references), so it is reconciled and reads it again
+    // the Secret changes: the Connections name it (references), so each is reconciled and reads it again
     await admin.request(`/api/v1/namespaces/${APP}/secrets/${READABLE[0] ?? ''}`, {
       method: 'PATCH',
       contentType: 'application/merge-patch+json',
       body: { stringData: { password: second } },
     });
-    await waitFor(
-      async () => (await statusOf('orders')).fingerprint === fingerprintOf(second),
-      'the status to show the new password’s fingerprint',
-      120_000,
-    );
+    for (const name of SHARING)
+      await waitFor(
+        async () => (await statusOf(name)).fingerprint === fingerprintOf(second),
+        `${name}'s status to show the new password’s fingerprint`,
+        120_000,
+      );
   });
 
   it('reaches the status with a password changed while the operator was stopped', async () => {

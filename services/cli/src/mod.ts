@@ -10,6 +10,7 @@ export type { Connection, ConnectionEnv, ConnectionFlags } from './connection.js
 export type { ObjectRef } from './resolve-resource.js';
 export type { LetterFilter } from './dlq.js';
 export { printable } from './dlq.js';
+export { safeText } from './terminal-safe.js';
 export { formatAge } from './table.js';
 export { historyCommand } from './history-command.js';
 export { statusCommand } from './status-command.js';

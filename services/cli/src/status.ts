@@ -153,8 +153,11 @@ export async function readStatus(
   }
   let deletedAt: string | undefined;
   if (object === undefined) {
-    const last = (await readRevisions(nc, key).catch(() => [])).at(-1);
-    object = last?.event.data as Recorded | undefined;
+    const revisions = await readRevisions(nc, key).catch(() => []);
+    const last = revisions.at(-1);
+    // the last state recorded whole (a deletion published by reference carries none)
+    object = revisions.findLast((revision) => revision.event.data !== undefined)?.event.data as
+      Recorded | undefined;
     if (object !== undefined) found = 'bus';
     if (last !== undefined && opOf(last.event) === 'delete') deletedAt = last.event.time ?? '';
   }

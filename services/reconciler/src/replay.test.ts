@@ -160,6 +160,17 @@ describe('what a replayed write would change: the fields it sends, as they were'
     ]);
     // nothing to compare with when the object did not exist
     assert.deepEqual(removedFields(undefined, applied), []);
+    // a label added after the replayed revision was not there for its write to remove
+    const thenWithoutTier = { ...then, metadata: { ...then.metadata, labels: { app: 'x' } } };
+    assert.deepEqual(removedFields(live, applied, thenWithoutTier), []);
+    const thenWithTier = {
+      ...then,
+      metadata: { ...then.metadata, labels: { app: 'x', tier: 'db' } },
+    };
+    assert.deepEqual(
+      removedFields(live, applied, thenWithTier).map(({ path }) => path),
+      ['metadata.labels.tier'],
+    );
     // and nothing when the write removes nothing (a change is not a removal)
     assert.deepEqual(removedFields(then, answer), []);
   });

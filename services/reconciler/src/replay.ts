@@ -25,6 +25,7 @@ import {
   type RequestInit,
   diff,
   formatChange,
+  isKubeApiError,
   isNotFound,
   isRecord,
   type Change,
@@ -115,9 +116,23 @@ export function writtenFields(
  * before and no longer sends: a label, a map key). Today's object against the
  * same object with the write applied: nothing else came between them.
  */
-export function removedFields(live: unknown, answer: unknown): Change[] {
+export function removedFields(live: unknown, answer: unknown, before?: unknown): Change[] {
   if (live === undefined) return [];
-  return diff(stripped(live), stripped(answer)).filter((change) => change.after === undefined);
+  const removed = (from: unknown) =>
+    diff(stripped(from), stripped(answer)).filter((change) => change.after === undefined);
+  // and that the object had at the replayed revision: what came after, its write never saw
+  const then =
+    before === undefined ? undefined : new Set(removed(before).map((change) => change.path));
+  return removed(live).filter((change) => then === undefined || then.has(change.path));
+}
+
+/** A Secret without its values (what the bus records, what replay may show); any other as it is. */
+function withoutSecretValues<T>(object: T): T {
+  if (object === null || typeof object !== 'object') return object;
+  const all = object as Record<string, unknown>;
+  if (all['kind'] !== 'Secret' || all['apiVersion'] !== 'v1') return object;
+  const { data: _data, stringData: _stringData, ...rest } = all;
+  return rest as T;
 }
 
 /**
@@ -126,9 +141,11 @@ export function removedFields(live: unknown, answer: unknown): Change[] {
  */
 function stripped(object: unknown): unknown {
   if (object === null || typeof object !== 'object') return object;
-  const { metadata, status: _status, ...all } = object as Record<string, unknown>;
-  const { data: _data, stringData: _stringData, ...rest } = all;
-  const kept = all['kind'] === 'Secret' && all['apiVersion'] === 'v1' ? rest : all;
+  const {
+    metadata,
+    status: _status,
+    ...kept
+  } = withoutSecretValues(object) as Record<string, unknown>;
   const meta = Object.fromEntries(
     Object.entries((metadata ?? {}) as Record<string, unknown>).filter(([k]) => !SERVER_SET.has(k)),
   );
@@ -175,21 +192,23 @@ class RecordingClient extends KubeClient {
   asOfRevision: (path: string, answer: unknown) => Promise<unknown> = async (_, answer) => answer;
 
   override async request<T = unknown>(path: string, init: RequestInit = {}): Promise<T> {
-    // what a dry-run apply removes shows only against the object it was applied to
+    const method = init.method ?? 'GET';
+    if (method === 'GET') {
+      // a read of a Secret is one of today's values, found or not
+      const secret = /\/api\/v1\/namespaces\/([^/]+)\/secrets\/([^/?]+)/.exec(path);
+      if (secret !== null) this.secretsRead.add(`Secret ${secret[1] ?? ''}/${secret[2] ?? ''}`);
+      return super.request<T>(path, init);
+    }
+    // what a dry-run apply removes shows only against the object it was applied to; not
+    // allowed to read it (a user who may patch, not get), the removals go unshown
     const live =
-      init.method === 'PATCH'
+      method === 'PATCH'
         ? await super.request(path).catch((error: unknown) => {
-            if (isNotFound(error)) return undefined;
+            if (isNotFound(error) || isKubeApiError(error, 403)) return undefined;
             throw error;
           })
         : undefined;
     const answer = await super.request<T>(path, init);
-    const method = init.method ?? 'GET';
-    if (method === 'GET') {
-      const secret = /\/api\/v1\/namespaces\/([^/]+)\/secrets\/([^/?]+)/.exec(path);
-      if (secret !== null) this.secretsRead.add(`Secret ${secret[1] ?? ''}/${secret[2] ?? ''}`);
-      return answer;
-    }
     this.writes.push({ method, path, body: init.body, answer, live });
     return (await this.asOfRevision(path, answer)) as T;
   }
@@ -253,7 +272,11 @@ export async function replay(deps: {
     }
     const before = (await history).filter((r) => isBefore(r, seq)).at(-1);
     if (before === undefined || opOf(before.event) === 'delete') return undefined;
-    if (before.event.data === undefined) return live.getIfExists<KubeObject>(before.event.subject);
+    if (before.event.data === undefined) {
+      const now = await live.getIfExists<KubeObject>(before.event.subject);
+      // as the bus would have recorded it: a Secret without its values
+      return now === undefined ? undefined : withoutSecretValues(now);
+    }
     return before.event.data;
   };
 
@@ -339,7 +362,7 @@ export async function replay(deps: {
             ? 'created'
             : withRemovals(
                 writtenFields(before, write.answer, write.body),
-                removedFields(write.live, write.answer),
+                removedFields(write.live, write.answer, before),
               ),
       });
     }

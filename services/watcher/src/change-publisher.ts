@@ -3,6 +3,7 @@
 // ordered publisher. A change the server keeps rejecting is parked in the DLQ
 // with the reason: reported, never silently dropped.
 import {
+  MAX_CAUSE,
   OrderedPublisher,
   deadLetter,
   encodeWorkMark,
@@ -22,6 +23,7 @@ import {
   type SendReason,
 } from '@kubebus/shared/events';
 import type { ObjectKey } from '@kubebus/shared/kube';
+import { keyString } from '@kubebus/shared/runtime';
 import { startTrace, type Logger, type Spans } from '@kubebus/shared/obs';
 import type { WatcherMetrics } from './metrics.js';
 import { sanitize } from './sanitize.js';
@@ -153,7 +155,11 @@ export class ChangePublisher {
           eventId: event.id,
           ...(sameKey(mark.key, key) ? {} : { cause: causeOf(key) }),
           traceparent,
-          msgId: `${mark.controller}/${event.id}`,
+          // the marked object in the id: one change that concerns several primaries (a Secret
+          // several name) is one mark each, not one the stream keeps and the rest duplicates
+          msgId: sameKey(mark.key, key)
+            ? `${mark.controller}/${event.id}`
+            : `${mark.controller}/${event.id}/${keyString(mark.key)}`,
         }),
       ),
     ];
@@ -242,5 +248,7 @@ function sameKey(a: ObjectKey, b: ObjectKey): boolean {
 /** How a work mark names the object whose change caused it: `secrets shop/db`, `deployments.apps web`. */
 function causeOf(key: ObjectKey): string {
   const resource = key.group === '' ? key.resource : `${key.resource}.${key.group}`;
-  return `${resource} ${key.namespace === '' ? '' : `${key.namespace}/`}${key.name}`;
+  const cause = `${resource} ${key.namespace === '' ? '' : `${key.namespace}/`}${key.name}`;
+  // what the mark's schema takes: a diagnostic never costs the mark
+  return cause.length <= MAX_CAUSE ? cause : `${cause.slice(0, MAX_CAUSE - 1)}…`;
 }

@@ -34,7 +34,13 @@ export { OrderedPublisher, PublishRejectedError } from './ordered-publisher.js';
 export type { OutgoingMessage, PublisherOptions, Submitted } from './ordered-publisher.js';
 export { DeadLetterSchema, deadLetter, parkMalformed, publishDeadLetter } from './dead-letter.js';
 export type { DeadLetter } from './dead-letter.js';
-export { WorkMarkSchema, WorkReasons, encodeWorkMark, parseWorkMark } from './work-mark.js';
+export {
+  MAX_CAUSE,
+  WorkMarkSchema,
+  WorkReasons,
+  encodeWorkMark,
+  parseWorkMark,
+} from './work-mark.js';
 export type { WorkMark, WorkReason } from './work-mark.js';
 export { PartitionLeases, leaseGroups, leaseKey } from './partition-leases.js';
 export { leaseBucketOf, openLeaseBucket, type LeaseBucket } from './lease-bucket.js';

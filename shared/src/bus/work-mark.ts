@@ -18,12 +18,15 @@ export const WorkReasons = [
 ] as const;
 export type WorkReason = (typeof WorkReasons)[number];
 
+/** How long a mark's `cause` may be (the watcher cuts a longer one). */
+export const MAX_CAUSE = 600;
+
 export const WorkMarkSchema = z.object({
   key: ObjectKeySchema,
   /** the event that caused the mark, if any */
   eventId: z.string().optional(),
   /** the object whose change it was, when another than the marked one (`secrets shop/db`) */
-  cause: z.string().max(600).optional(),
+  cause: z.string().max(MAX_CAUSE).optional().catch(undefined),
   reason: z.enum(WorkReasons),
   traceparent: z.string().optional(),
   time: z.string(),

@@ -1,7 +1,7 @@
 // kubebus replay <operator> <namespace/name>: the operator re-run over the
 // object's recorded history, as a dry run. It connects like every bus command
 // (bus-session.ts): flags, nats context, or KUBEBUS_NATS_*.
-import { machine } from '@kubebus/cli/commands';
+import { machine, safeText } from '@kubebus/cli/commands';
 import { createLogger } from '@kubebus/shared/obs';
 import { OperatorReconciler, formatReplay, replay } from '@kubebus/reconciler/service';
 import { outputFormatOf } from './bus-options.js';
@@ -59,7 +59,8 @@ export async function replayCommand(line: CommandLine, host: Host): Promise<Exit
       ...(to === undefined ? {} : { to }),
       build: (tools) => new OperatorReconciler(operator, { ...tools, deps, dryRun: true }),
     });
-    host.stdout.write(format === 'table' ? formatReplay(steps) : machine(format, steps));
+    // fields off the bus and the apiserver (annotations anyone may set): terminal-safe, as history's
+    host.stdout.write(format === 'table' ? safeText(formatReplay(steps)) : machine(format, steps));
     return steps.some((step) => step.differences.length > 0) ? ExitCodes.problem : ExitCodes.ok;
   } finally {
     await nc.close();

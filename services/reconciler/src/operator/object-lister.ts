@@ -43,8 +43,13 @@ export class ApiserverLister implements ObjectLister {
       collectionPath(refOf(resource), namespace),
     );
     const apiVersion = apiVersionOf(refOf(resource));
-    // a list's items carry no apiVersion and kind
-    return (answer.items ?? []).map((item) => ({ ...item, apiVersion, kind: resource.kind }));
+    const secrets = resource.group === '' && resource.plural === 'secrets';
+    // a list's items carry no apiVersion and kind; Secrets come as the bus records them,
+    // without their values (ctx.readSecret is how an operator reads those, live or replayed)
+    return (answer.items ?? []).map((item) => {
+      const { data: _data, stringData: _stringData, ...withoutValues } = item;
+      return { ...(secrets ? withoutValues : item), apiVersion, kind: resource.kind };
+    });
   }
 }
 
