@@ -54,7 +54,8 @@ export async function replayCommand(line: CommandLine, host: Host): Promise<Exit
       },
       log,
       controller: operator.name,
-      fieldManager: `kubebus-${operator.name}`,
+      // the manager the operator's reconcilers apply as (KUBEBUS_FIELD_MANAGER where it is set)
+      fieldManager: host.env['KUBEBUS_FIELD_MANAGER'] ?? `kubebus-${operator.name}`,
       ...(from === undefined ? {} : { from }),
       ...(to === undefined ? {} : { to }),
       build: (tools) => new OperatorReconciler(operator, { ...tools, deps, dryRun: true }),
