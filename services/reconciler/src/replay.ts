@@ -28,6 +28,7 @@ import {
   isKubeApiError,
   isNotFound,
   isRecord,
+  withoutSecretValues,
   type Change,
   type KubeCredentials,
 } from '@kubebus/shared/kube';
@@ -124,15 +125,6 @@ export function removedFields(live: unknown, answer: unknown, before?: unknown):
   const then =
     before === undefined ? undefined : new Set(removed(before).map((change) => change.path));
   return removed(live).filter((change) => then === undefined || then.has(change.path));
-}
-
-/** A Secret without its values (what the bus records, what replay may show); any other as it is. */
-function withoutSecretValues<T>(object: T): T {
-  if (object === null || typeof object !== 'object') return object;
-  const all = object as Record<string, unknown>;
-  if (all['kind'] !== 'Secret' || all['apiVersion'] !== 'v1') return object;
-  const { data: _data, stringData: _stringData, ...rest } = all;
-  return rest as T;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { MsgHdrs, NatsConnection } from '@nats-io/nats-core';
 import { opOf, type KubeCloudEvent } from '../events/kube-event.js';
 import type { KubeObject } from '../events/kube-object.js';
 import { decodeNatsMessage } from '../events/nats-binding.js';
+import { withoutSecretValues } from '../kube/secret-values.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { OwnWrites, PendingWrite, RecordedRevision, StaleReadOutcome } from './own-writes.js';
 import { directGet, IncompleteBatch, lastMessagesFor, type LastMessage } from './last-messages.js';
@@ -148,7 +149,7 @@ export class ObjectReader {
     }
     pending.answered(current, at);
     own.onStaleRead?.('fell_back');
-    return withoutSecretData(current);
+    return withoutSecretValues(current);
   }
 
   async #firstAfterIsOwn(key: ObjectKey, pending: PendingWrite): Promise<boolean> {
@@ -220,11 +221,4 @@ function recordOf(seq: number, data: Uint8Array, headers: MsgHdrs | undefined): 
   const { event } = decoded;
   const gone = opOf(event) === 'delete' || event.data?.metadata.deletionTimestamp !== undefined;
   return { event, revision: { seq, uid: event.kbuid, resourceVersion: event.kbrv, gone } };
-}
-
-/** What the bus records of a Secret (the watcher never publishes its data): the same from a fall-back GET. */
-function withoutSecretData(object: KubeObject | undefined): KubeObject | undefined {
-  if (object === undefined || object.apiVersion !== 'v1' || object.kind !== 'Secret') return object;
-  const { data: _data, stringData: _stringData, ...rest } = object;
-  return rest;
 }

@@ -21,6 +21,7 @@ export {
 } from './names.js';
 export type { KeyValidation } from './names.js';
 export { KubeApiError, isConflict, isGone, isKubeApiError, isNotFound } from './api-error.js';
+export { withoutSecretValues } from './secret-values.js';
 export { ContentTypes, KubeClient } from './client.js';
 export { kubeconfigFiles, loadKubeConfig } from './kubeconfig.js';
 export type { KubeCredentials } from './kubeconfig.js';

@@ -16,7 +16,12 @@ import {
   type BusConnection,
 } from '@kubebus/shared/bus';
 import { decodeNatsMessage, opOf, type KubeObject } from '@kubebus/shared/events';
-import { apiVersionOf, collectionPath, type KubeClient } from '@kubebus/shared/kube';
+import {
+  apiVersionOf,
+  collectionPath,
+  withoutSecretValues,
+  type KubeClient,
+} from '@kubebus/shared/kube';
 import type { Resource } from '@kubebus/shared/definition';
 import { refOf } from './known-resources.js';
 
@@ -43,13 +48,11 @@ export class ApiserverLister implements ObjectLister {
       collectionPath(refOf(resource), namespace),
     );
     const apiVersion = apiVersionOf(refOf(resource));
-    const secrets = resource.group === '' && resource.plural === 'secrets';
     // a list's items carry no apiVersion and kind; Secrets come as the bus records them,
     // without their values (ctx.readSecret is how an operator reads those, live or replayed)
-    return (answer.items ?? []).map((item) => {
-      const { data: _data, stringData: _stringData, ...withoutValues } = item;
-      return { ...(secrets ? withoutValues : item), apiVersion, kind: resource.kind };
-    });
+    return (answer.items ?? []).map((item) =>
+      withoutSecretValues({ ...item, apiVersion, kind: resource.kind }),
+    );
   }
 }
 

@@ -12,6 +12,7 @@ import {
   controllerReference,
   createIfAbsent,
   isNotFound,
+  withoutSecretValues,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   objectPath,
@@ -155,7 +156,8 @@ export function operatorContext(
         primary,
       );
     }
-    return withoutSecretData(resource, object);
+    // as the bus records it, whether the apply was sent or not
+    return withoutSecretValues(object);
   };
   const createOnce = async (first: Resource | DesiredObject, rest?: DesiredBody) => {
     const { body, resource, ownable } = owned(desiredOf(first, rest), 'ctx.createOnce');
@@ -320,13 +322,6 @@ function desiredOf(first: Resource | DesiredObject, body: DesiredBody | undefine
   if (body === undefined) return first as DesiredObject;
   const resource = first as Resource;
   return { ...body, apiVersion: apiVersionOf(resource), kind: resource.kind };
-}
-
-/** A Secret is answered as the bus records it, without its data, whether the apply was sent or not. */
-function withoutSecretData(resource: Resource, object: KubeObject): KubeObject {
-  if (resource.group !== '' || resource.kind !== 'Secret') return object;
-  const { data: _data, stringData: _stringData, ...rest } = object;
-  return rest;
 }
 
 function sameResource(a: Resource, b: Resource): boolean {
