@@ -5,6 +5,7 @@ import type { KubeClient } from '@kubebus/shared/kube';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import type { WatchMapping } from './config.js';
 import { discoverTargets } from './targets.js';
 
 /** Answers discovery only: the apiserver's resource lists for the groups used here. */
@@ -47,24 +48,21 @@ function object(kind: string, name: string, namespace?: string, extra: object = 
   };
 }
 
+/** The static sites' controller, watching ConfigMaps one way or the other. */
+const staticSitesWatching = (watch: WatchMapping) =>
+  discoverTargets(discovery, [
+    { name: 'staticsite', for: 'staticsites.v1.sites.example.com', owns: [], watches: [watch] },
+  ]);
+
 describe('watch targets', () => {
   it('marks the objects a watches mapping names, in the watched object namespace by default', async () => {
-    const targets = await discoverTargets(discovery, [
-      {
-        name: 'staticsite',
-        for: 'staticsites.v1.sites.example.com',
-        owns: [],
-        watches: [
-          {
-            resource: 'configmaps.v1',
-            map: (changed) =>
-              changed.metadata.labels?.['site'] === undefined
-                ? []
-                : [{ name: changed.metadata.labels['site'] }, { name: 'shared', namespace: 'web' }],
-          },
-        ],
-      },
-    ]);
+    const targets = await staticSitesWatching({
+      resource: 'configmaps.v1',
+      map: (changed) =>
+        changed.metadata.labels?.['site'] === undefined
+          ? []
+          : [{ name: changed.metadata.labels['site'] }, { name: 'shared', namespace: 'web' }],
+    });
     const configMaps = targets.resources.find((r) => r.resource === 'configmaps');
     assert.ok(configMaps);
     const marks = targets.marksFor(
@@ -217,25 +215,16 @@ describe('owner keys for every ownership shape', () => {
   });
 
   it('marks the primaries whose references name the changed object, as they are now', async () => {
-    const targets = await discoverTargets(discovery, [
-      {
-        name: 'staticsite',
-        for: 'staticsites.v1.sites.example.com',
-        owns: [],
-        watches: [
-          {
-            resource: 'configmaps.v1',
-            references: (site) => {
-              const spec = site['spec'] as { theme?: string; shared?: boolean };
-              return [
-                ...(spec.theme === undefined ? [] : [{ name: spec.theme }]),
-                ...(spec.shared === true ? [{ name: 'fonts', namespace: 'web' }] : []),
-              ];
-            },
-          },
-        ],
+    const targets = await staticSitesWatching({
+      resource: 'configmaps.v1',
+      references: (site) => {
+        const spec = site['spec'] as { theme?: string; shared?: boolean };
+        return [
+          ...(spec.theme === undefined ? [] : [{ name: spec.theme }]),
+          ...(spec.shared === true ? [{ name: 'fonts', namespace: 'web' }] : []),
+        ];
       },
-    ]);
+    });
     const sites = targets.resources.find((r) => r.resource === 'staticsites');
     const configMaps = targets.resources.find((r) => r.resource === 'configmaps');
     assert.ok(sites && configMaps);
