@@ -27,13 +27,14 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { httpCall } from '../bed/http.js';
 import { TestBed } from '../bed/testbed.js';
+import { runBuildStage } from '../support/dockerfile-build-stage.js';
 import { ServiceProcess } from '../support/services.js';
 import { waitFor } from '../support/wait.js';
 
@@ -293,18 +294,35 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
     for (const file of ['package.json', 'operator.ts', 'operator.test.ts', 'Dockerfile'])
       assert.ok(readdirSync(scaffold).includes(file), `kubebus init wrote no ${file}`);
     assert.match(readFileSync(join(scaffold, 'Dockerfile'), 'utf8'), /^USER \d+:\d+$/m);
-    // kubebus is not published from here: the scaffold takes the tarball instead
-    const manifestFile = join(scaffold, 'package.json');
-    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as {
+    const manifest = JSON.parse(readFileSync(join(scaffold, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
     };
     assert.match(manifest.dependencies['kubebus'] ?? '', /^\^\d+\.\d+\.\d+$/);
-    manifest.dependencies['kubebus'] = `file:${tarball}`;
-    writeFileSync(manifestFile, JSON.stringify(manifest));
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], {
-      cwd: scaffold,
-      timeout: 300_000,
-    });
+    // kubebus is not published from here: the tarball copied in and installed, as init says
+    const packedName = basename(tarball);
+    copyFileSync(tarball, join(scaffold, packedName));
+    await run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${packedName}`],
+      {
+        cwd: scaffold,
+        timeout: 300_000,
+      },
+    );
+    // the image's build stage, run on the host, installs kubebus from what it copies
+    const built = await runBuildStage(scaffold, readFileSync(join(scaffold, 'Dockerfile'), 'utf8'));
+    try {
+      const installed = JSON.parse(
+        readFileSync(join(built, 'node_modules', 'kubebus', 'package.json'), 'utf8'),
+      ) as { name: string };
+      assert.equal(installed.name, 'kubebus');
+      assert.ok(
+        !existsSync(join(built, 'node_modules', 'tsx')),
+        'the build stage omits dev dependencies',
+      );
+    } finally {
+      rmSync(built, { recursive: true, force: true });
+    }
     // its test starts its own apiserver, etcd and nats-server through kubebus/testing
     // (NODE_TEST_CONTEXT would make it report to this runner instead of to its stdout)
     const { NODE_TEST_CONTEXT: _child, ...env } = process.env;

@@ -26,7 +26,8 @@ export function init(line: CommandLine): void {
   }
   process.stdout.write(
     `\nnext: cd ${target} && npm install && npm run dev\n` +
-      `(before kubebus is on the npm registry, \`npm install <path to the kubebus tarball>\` there first)\n`,
+      `(before kubebus is on the npm registry: copy its tarball into ${target} and\n` +
+      ` \`npm install ./kubebus-<version>.tgz\` there first; the image builds from it too)\n`,
   );
 }
 
