@@ -11,6 +11,7 @@ import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -168,6 +169,41 @@ describe('ctx.readSecret under the generated RBAC', { timeout: 300_000 }, () => 
       'the status to show the password changed while stopped',
       120_000,
     );
+  });
+
+  it('replays: a revision whose Secret is as it is today is compared, one it changed since is not', () => {
+    const replay = (operator: string) =>
+      spawnSync(
+        process.execPath,
+        [
+          '--conditions=source',
+          '--import',
+          'tsx',
+          'packages/kubebus/src/cli/main.ts',
+          'replay',
+          fileURLToPath(new URL(`../support/operators/${operator}`, import.meta.url)),
+          `${APP}/orders`,
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, KUBEBUS_NATS_URL: bed.natsUrl, KUBECONFIG: bed.kubeconfigPath },
+          timeout: 120_000,
+        },
+      );
+    // the operator that recorded the history: revisions read earlier passwords, today's
+    // differs from them, and that alone is no false alarm
+    const same = replay('connections.ts');
+    assert.equal(same.status, 0, `${same.stdout}\n${same.stderr}`);
+    assert.match(same.stdout, /changed since \(the bus does not record values\): not compared/);
+    assert.match(same.stdout, /: status same as recorded$/m);
+    // its next version computes another fingerprint: where the Secret is as it was then,
+    // the difference is the operator's, and counted
+    const changed = replay('connections-changed.ts');
+    assert.equal(changed.status, 1, `${changed.stdout}\n${changed.stderr}`);
+    assert.match(changed.stdout, /: status differs from recorded\n {4}status\.fingerprint: /);
+    assert.match(changed.stdout, /changed since \(the bus does not record values\): not compared/);
+    for (const output of [same.stdout, same.stderr, changed.stdout, changed.stderr])
+      for (const password of passwords) assert.ok(!output.includes(password), 'a password shown');
   });
 
   it('refuses a Secret its rule does not name, on the object and at the apiserver', async () => {

@@ -4,7 +4,7 @@
 import type { OutcomeRecord, Revision } from '@kubebus/shared/bus';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { recordedOutcome, removedFields, writtenFields } from './replay.js';
+import { compared, recordedOutcome, removedFields, writtenFields } from './replay.js';
 
 const TRACE_A = '00-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-1111111111111111-01';
 const TRACE_B = '00-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-2222222222222222-01';
@@ -191,5 +191,26 @@ describe('what a replayed write would change: the fields it sends, as they were'
     assert.ok(!/c2VjcmV0|b2xk|bmV3/.test(shown), shown);
     // what is not a value still shows: the label the write no longer sends
     assert.match(shown, /metadata\.labels\.app/);
+  });
+});
+
+describe('replay: which differences count', () => {
+  const differs = [{ path: 'fingerprint', before: 'aaaa', after: 'bbbb' }];
+
+  it('counts a difference when every Secret read is as it was then', () => {
+    assert.deepEqual(compared(false, [], differs), { differences: differs });
+  });
+
+  it('shows, not counts, one computed from a Secret changed since', () => {
+    const step = compared(false, ['Secret app/db'], differs);
+    assert.deepEqual(step.differences, []);
+    assert.match(step.uncompared ?? '', /Secret app\/db as they are today, changed since/);
+    assert.match(step.uncompared ?? '', /status\.fingerprint$/);
+    // no difference, nothing to explain
+    assert.deepEqual(compared(false, ['Secret app/db'], []), { differences: [] });
+  });
+
+  it('compares nothing for a revision not reconciled on its own', () => {
+    assert.match(compared(true, [], differs).uncompared ?? '', /coalesced/);
   });
 });

@@ -170,8 +170,11 @@ function parsedOrUndefined(text: string): unknown {
 
 /** A dry-run client that keeps what each write would have done. */
 class RecordingClient extends KubeClient {
-  /** the Secrets whose values were read (ctx.readSecret): not as they were then */
-  readonly secretsRead = new Set<string>();
+  /**
+   * The Secrets whose values were read (ctx.readSecret), as they are today:
+   * their resourceVersion, none when not found
+   */
+  readonly secretsRead = new Map<string, { key: ObjectKey; resourceVersion?: string }>();
   readonly writes: {
     method: string;
     path: string;
@@ -188,8 +191,15 @@ class RecordingClient extends KubeClient {
     if (method === 'GET') {
       // a read of a Secret is one of today's values, found or not
       const secret = /\/api\/v1\/namespaces\/([^/]+)\/secrets\/([^/?]+)/.exec(path);
-      if (secret !== null) this.secretsRead.add(`Secret ${secret[1] ?? ''}/${secret[2] ?? ''}`);
-      return super.request<T>(path, init);
+      if (secret === null) return super.request<T>(path, init);
+      const key = keyFromPath(path);
+      const label = `Secret ${secret[1] ?? ''}/${secret[2] ?? ''}`;
+      if (key !== undefined) this.secretsRead.set(label, { key });
+      const answer = await super.request<T>(path, init);
+      const resourceVersion = (answer as KubeObject | undefined)?.metadata.resourceVersion;
+      if (key !== undefined && resourceVersion !== undefined)
+        this.secretsRead.set(label, { key, resourceVersion });
+      return answer;
     }
     // what a dry-run apply removes shows only against the object it was applied to; not
     // allowed to read it (a user who may patch, not get), the removals go unshown
@@ -254,15 +264,19 @@ export async function replay(deps: {
   // Every other object as it was when the replayed revision was recorded: its
   // last revision before that one in KUBEBUS_EVENTS (one sequence for all).
   const histories = new Map<string, Promise<Revision[]>>();
-  /** the object as it was at a point of the log: before a sequence, or at a time */
-  const asOf = async (key: ObjectKey, seq: number | Date): Promise<KubeObject | undefined> => {
+  /** the object's last revision at a point of the log: before a sequence, or at a time */
+  const recordedBefore = async (key: ObjectKey, seq: number | Date) => {
     const id = keyString(key);
     let history = histories.get(id);
     if (history === undefined) {
       history = readRevisions(deps.nc, key);
       histories.set(id, history);
     }
-    const before = (await history).filter((r) => isBefore(r, seq)).at(-1);
+    return (await history).filter((r) => isBefore(r, seq)).at(-1);
+  };
+  /** the object as it was at a point of the log: before a sequence, or at a time */
+  const asOf = async (key: ObjectKey, seq: number | Date): Promise<KubeObject | undefined> => {
+    const before = await recordedBefore(key, seq);
     if (before === undefined || opOf(before.event) === 'delete') return undefined;
     if (before.event.data === undefined) {
       const now = await live.getIfExists<KubeObject>(before.event.subject);
@@ -272,6 +286,23 @@ export async function replay(deps: {
     return before.event.data;
   };
 
+  /**
+   * The Secrets read whose values may not be today's at the revision: only one
+   * the bus recorded then at today's resourceVersion is known to be unchanged.
+   */
+  const changedSince = async (
+    read: RecordingClient['secretsRead'],
+    at: number | Date,
+  ): Promise<string[]> => {
+    const changed: string[] = [];
+    for (const [label, { key, resourceVersion }] of read) {
+      const then = await recordedBefore(key, at);
+      const recorded =
+        then === undefined || opOf(then.event) === 'delete' ? undefined : then.event.kbrv;
+      if (resourceVersion === undefined || recorded !== resourceVersion) changed.push(label);
+    }
+    return changed;
+  };
   const outcomes = await readOutcomes(deps.nc, deps.key);
   const steps: ReplayStep[] = [];
   for (const [index, revision] of revisions.entries()) {
@@ -365,7 +396,7 @@ export async function replay(deps: {
       generation: event.kbgeneration,
       computed,
       recorded,
-      ...compared(own === undefined, client.secretsRead, differences),
+      ...compared(own === undefined, await changedSince(client.secretsRead, snapshot), differences),
       writes,
       ...(error === undefined ? {} : { error }),
     });
@@ -375,13 +406,15 @@ export async function replay(deps: {
 
 /**
  * The differences to report, or why there are none to: a revision never
- * reconciled on its own; one whose reconcile read Secrets' values, which the
- * bus does not record — read as they are today, a status computed from them
- * may differ for that alone, so it is shown, not counted.
+ * reconciled on its own; one whose reconcile read the values of Secrets that
+ * changed since (the bus records no values, so they are read as they are
+ * today) — a status computed from them may differ for that alone, so it is
+ * shown, not counted. A Secret the bus recorded then at today's
+ * resourceVersion held the same values: its revisions are compared.
  */
-function compared(
+export function compared(
   coalesced: boolean,
-  secretsRead: ReadonlySet<string>,
+  secretsChanged: readonly string[],
   differences: Change[],
 ): Pick<ReplayStep, 'differences' | 'uncompared'> {
   if (coalesced)
@@ -389,10 +422,10 @@ function compared(
       differences: [],
       uncompared: 'not reconciled on its own (coalesced into a later change)',
     };
-  if (differences.length > 0 && secretsRead.size > 0)
+  if (differences.length > 0 && secretsChanged.length > 0)
     return {
       differences: [],
-      uncompared: `status differs, but it read the values of ${[...secretsRead].join(', ')} as they are today (the bus does not record them): not compared — ${differences
+      uncompared: `status differs, but it read the values of ${secretsChanged.join(', ')} as they are today, changed since (the bus does not record values): not compared — ${differences
         .map((change) => `status.${change.path}`)
         .join(', ')}`,
     };

@@ -21,36 +21,44 @@ export const Connection = defineResource({
 });
 
 /** What the status shows of a password: enough to tell a rotation, nothing to log in with. */
-export const fingerprintOf = (password: string) =>
-  createHash('sha256').update(password).digest('hex').slice(0, 16);
+export const fingerprintOf = (password: string, length = 16) =>
+  createHash('sha256').update(password).digest('hex').slice(0, length);
 
-export default defineOperator({
-  name: 'connections',
-  for: Connection,
-  // the Secret it names: a new password reconciles it (the watcher's index, no label needed)
-  watches: [
-    {
-      resource: kinds.Secret,
-      references: (connection) => [{ name: connection.spec.passwordSecret }],
+/** The operator; a fingerprint of another length makes the "next version" replay is tried with. */
+export const connectionsOperator = (fingerprintLength = 16) =>
+  defineOperator({
+    name: 'connections',
+    for: Connection,
+    // the Secret it names: a new password reconciles it (the watcher's index, no label needed)
+    watches: [
+      {
+        resource: kinds.Secret,
+        references: (connection) => [{ name: connection.spec.passwordSecret }],
+      },
+    ],
+    rbac: {
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: READABLE }],
     },
-  ],
-  rbac: {
-    rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: READABLE }],
-  },
-  async reconcile(connection, ctx) {
-    const values = await ctx.readSecret(connection.spec.passwordSecret);
-    // not there yet (made after the Connection): retried until it is
-    if (values === undefined) throw new Error(`Secret ${connection.spec.passwordSecret} not found`);
-    if (values['password'] === undefined)
+    async reconcile(connection, ctx) {
+      const values = await ctx.readSecret(connection.spec.passwordSecret);
+      // not there yet (made after the Connection): retried until it is
+      if (values === undefined)
+        throw new Error(`Secret ${connection.spec.passwordSecret} not found`);
+      if (values['password'] === undefined)
+        return {
+          ready: {
+            status: false,
+            reason: 'PasswordMissing',
+            message: `Secret ${connection.spec.passwordSecret} has no key password`,
+          },
+        };
       return {
-        ready: {
-          status: false,
-          reason: 'PasswordMissing',
-          message: `Secret ${connection.spec.passwordSecret} has no key password`,
+        status: {
+          fingerprint: fingerprintOf(values['password'], fingerprintLength),
+          keys: Object.keys(values).length,
         },
       };
-    return {
-      status: { fingerprint: fingerprintOf(values['password']), keys: Object.keys(values).length },
-    };
-  },
-});
+    },
+  });
+
+export default connectionsOperator();
