@@ -91,7 +91,7 @@ describe("kubebus init's Dockerfile", () => {
   it('follows the same pattern: no npm in the runtime, the kubebus binary as entrypoint', () => {
     const runtime = checkPattern(
       files['Dockerfile'] ?? '',
-      'RUN npm ci --omit=dev --no-audit --no-fund',
+      'RUN npm ci --omit=dev --omit=optional --no-audit --no-fund',
     );
     assert.deepEqual(
       runtime.lines.filter((line) => line.startsWith('COPY')),
