@@ -34,6 +34,20 @@ describe('StaticSite', { timeout: 300_000 }, () => {
     // waitFor: any predicate over the typed object; its timeout shows the object last seen
     const site = await env.waitFor(StaticSite, 'hello', (s) => s?.status?.url !== undefined);
     assert.equal(site?.status?.url, 'http://hello.default.svc');
+
+    // the stand-in keeps playing the kubelets: a scale-up is reported ready too
+    await env.apply({
+      apiVersion: 'sites.example.com/v1',
+      kind: 'StaticSite',
+      metadata: { name: 'hello' },
+      spec: { html: '<h1>hello</h1>', replicas: 3 },
+    });
+    const scaled = await env.waitFor(StaticSite, 'hello', (s) => s?.status?.readyReplicas === 3);
+    const readyAgain = scaled?.status?.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(readyAgain?.status, 'True');
+    assert.equal(readyAgain?.message, '3/3 ready');
+    const deployment = await env.get(kinds.Deployment, 'hello');
+    assert.equal(deployment?.status?.observedGeneration, deployment?.metadata?.generation);
   });
 
   it('refuses an unpinned image with a readable reason', async () => {

@@ -53,6 +53,12 @@ export interface RunOptions {
   readonly log?: 'json' | 'readable';
   /** only these roles (default all three): a role run apart stops and starts on its own */
   readonly roles?: readonly ('watcher' | 'reconciler' | 'status-writer')[];
+  /**
+   * The operator's version, as KUBEBUS_OPERATOR_VERSION for `kubebus run`: a
+   * version the bus has not seen reconciles every existing object again (the
+   * upgrade sweep). Default: a hash of its reconcile and finalize functions.
+   */
+  readonly version?: string;
 }
 
 export interface RunningOperatorHandle {
@@ -125,9 +131,12 @@ export interface TestEnvironment {
     options?: WaitForOptions,
   ): Promise<ObjectOf<R> | undefined>;
   /**
-   * Does what kubelets would: reports every Deployment's and StatefulSet's
-   * replicas ready. Local servers only: on an existing cluster its kubelets
-   * do it, and this does nothing.
+   * Does what kubelets would, from now until `stop()`: reports every
+   * Deployment's and StatefulSet's replicas ready at its generation (ready,
+   * available, updated, observedGeneration; a Deployment Available), those
+   * made or scaled later too. Resolves once every workload that exists now is
+   * reported. Local servers only: on an existing cluster its kubelets do it,
+   * and this does nothing.
    */
   markWorkloadsReady(): Promise<void>;
   /** Stops the operators and what was started here; an existing cluster keeps its CRDs and objects. */

@@ -51,10 +51,8 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
     host.env,
   );
   const standInWanted = !existing && line.values['no-stand-in'] !== true;
-  let standIn: NodeJS.Timeout | undefined;
   const crd = crdOf(operator.for).metadata.name;
   const stop = async (code: number) => {
-    clearInterval(standIn);
     await environment.stop();
     say(stoppedLine(environment, crd));
     process.exit(code);
@@ -65,11 +63,8 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
     await environment.install(operator.for);
     say(`installed the CRD ${crd} (server-side apply)`);
     await environment.run(operator, { logLevel: level, log: 'readable' });
-    if (standInWanted)
-      standIn = setInterval(
-        () => void environment.markWorkloadsReady().catch(() => undefined),
-        1_000,
-      );
+    // kept running until stop(), as kubelets are
+    if (standInWanted) await environment.markWorkloadsReady();
     say(
       runningText(environment, operator, {
         noStandIn: line.values['no-stand-in'] === true,

@@ -11,6 +11,7 @@ import { apiVersionOf, type Operator, type ResourceObject } from '@kubebus/share
 import { partitionsOf } from '../host/role-configs.js';
 import type { RunningOperatorHandle } from '../testing-api.js';
 import { startEnvironment, type InProcessEnvironment } from '../testing/environment.js';
+import { markWorkloadsReady } from '../testing/workload-stand-in.js';
 import { observe, type ObservedState } from './observed-state.js';
 import { PartitionHandOver } from './partition-handover.js';
 import type { Fixture } from './fixtures.js';
@@ -308,7 +309,8 @@ export class BedDriver {
   }
 
   async observe(place: Place): Promise<ObservedState> {
-    if (this.options.standIn !== false) await this.environment.markWorkloadsReady();
+    // one pass before each look, so both runs see workloads the same way
+    if (this.options.standIn !== false) await markWorkloadsReady(this.client);
     const state = await observe(this.client, this.operator, place);
     return { ...state, effects: this.recording.effectsOf(place.key) };
   }

@@ -10,6 +10,7 @@ import {
   type Resource,
   type ResourceObject,
 } from '@kubebus/shared/definition';
+import { operatorVersionOf } from '../host/operator-version.js';
 import { roleConfigsOf, runOperator } from '../host/run-operator.js';
 import { ROLES } from '../host/role-configs.js';
 import { VERSION } from '../cli/version.js';
@@ -24,7 +25,7 @@ import type {
 import type { Operator } from '@kubebus/shared/definition';
 import type { IntentTaken } from '@kubebus/status-writer/service';
 import { readableDestination } from '../cli/readable-log.js';
-import { markWorkloadsReady } from './workload-stand-in.js';
+import { startWorkloadStandIn, type WorkloadStandIn } from './workload-stand-in.js';
 import { localWebhook, type LocalWebhook } from './local-webhook.js';
 import { connectExistingCluster } from './existing-cluster.js';
 import { startLocalServers, type Servers } from './servers.js';
@@ -88,6 +89,7 @@ export async function startEnvironment(
   const { credentials } = servers;
   const client = new KubeClient(credentials, restClientMetrics(new Registry()));
   const running = new Set<{ stop(): Promise<void> }>();
+  let standIn: WorkloadStandIn | undefined;
   // versioned resources on the loopback servers: the apiserver calls the in-process webhook,
   // one port per resource (each operator serves its own)
   const webhooks = new Map<string, Promise<LocalWebhook>>();
@@ -184,6 +186,12 @@ export async function startEnvironment(
         kubeConfig: credentials,
         shell,
         version: VERSION,
+        // a new version reconciles what exists again, as under `kubebus run`
+        operatorVersion: operatorVersionOf(
+          undefined,
+          operator,
+          runOptions.version ?? runOptions.env?.['KUBEBUS_OPERATOR_VERSION'],
+        ),
         ...(runOptions.statusIntentTaken === undefined
           ? {}
           : { statusIntentTaken: runOptions.statusIntentTaken }),
@@ -276,10 +284,14 @@ export async function startEnvironment(
     },
 
     // on an existing cluster, kubelets report readiness: a stand-in would fight them
-    markWorkloadsReady: () =>
-      servers.cluster === 'local' ? markWorkloadsReady(client) : Promise.resolve(),
+    markWorkloadsReady() {
+      if (servers.cluster !== 'local') return Promise.resolve();
+      standIn ??= startWorkloadStandIn(client);
+      return standIn.pass();
+    },
 
     async stop() {
+      await standIn?.stop();
       for (const operator of [...running]) await operator.stop();
       client.close();
       await servers.stop();

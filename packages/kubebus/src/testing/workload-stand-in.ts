@@ -1,35 +1,106 @@
 // No kubelet runs on the loopback servers, so no pod ever becomes ready. This
 // stand-in plays that part: every Deployment and StatefulSet is reported with
-// its spec.replicas ready, as a healthy cluster eventually would.
+// its spec.replicas ready and its generation observed, as a healthy cluster
+// eventually would (what kstatus and most operators read as "rolled out").
 import { ContentTypes, type KubeClient } from '@kubebus/shared/kube';
 
-interface WorkloadList {
-  readonly items: readonly {
-    readonly metadata: { readonly name: string; readonly namespace: string };
-    readonly spec?: { readonly replicas?: number };
-    readonly status?: { readonly readyReplicas?: number };
-  }[];
+interface Workload {
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace: string;
+    readonly generation?: number;
+  };
+  readonly spec?: { readonly replicas?: number };
+  readonly status?: { readonly readyReplicas?: number; readonly observedGeneration?: number };
 }
 
+const WORKLOADS = ['deployments', 'statefulsets'] as const;
+
+function readyStatus(plural: (typeof WORKLOADS)[number], workload: Workload): object {
+  const replicas = workload.spec?.replicas ?? 1;
+  const counts = {
+    observedGeneration: workload.metadata.generation ?? 1,
+    replicas,
+    readyReplicas: replicas,
+    availableReplicas: replicas,
+    updatedReplicas: replicas,
+  };
+  if (plural === 'statefulsets') {
+    // one revision, rolled out: what the StatefulSet controller reports once every pod is current
+    const revision = `${workload.metadata.name}-stand-in`;
+    return {
+      ...counts,
+      currentReplicas: replicas,
+      currentRevision: revision,
+      updateRevision: revision,
+    };
+  }
+  const now = new Date().toISOString();
+  const condition = (type: string, reason: string) => ({
+    type,
+    status: 'True',
+    reason,
+    lastUpdateTime: now,
+    lastTransitionTime: now,
+  });
+  return {
+    ...counts,
+    conditions: [
+      condition('Available', 'MinimumReplicasAvailable'),
+      condition('Progressing', 'NewReplicaSetAvailable'),
+    ],
+  };
+}
+
+/** One pass: every workload not yet reported ready at its generation is. */
 export async function markWorkloadsReady(client: KubeClient): Promise<void> {
-  for (const plural of ['deployments', 'statefulsets']) {
-    const list = await client.request<WorkloadList>(`/apis/apps/v1/${plural}`);
+  for (const plural of WORKLOADS) {
+    const list = await client.request<{ items: readonly Workload[] }>(`/apis/apps/v1/${plural}`);
     for (const workload of list.items) {
-      const replicas = workload.spec?.replicas ?? 1;
-      if (workload.status?.readyReplicas === replicas) continue;
-      const { namespace, name } = workload.metadata;
+      const { namespace, name, generation = 1 } = workload.metadata;
+      if (
+        workload.status?.readyReplicas === (workload.spec?.replicas ?? 1) &&
+        workload.status.observedGeneration === generation
+      )
+        continue;
       await client.request(`/apis/apps/v1/namespaces/${namespace}/${plural}/${name}/status`, {
         method: 'PATCH',
         contentType: ContentTypes.merge,
-        body: {
-          status: {
-            replicas,
-            readyReplicas: replicas,
-            availableReplicas: replicas,
-            updatedReplicas: replicas,
-          },
-        },
+        body: { status: readyStatus(plural, workload) },
       });
     }
   }
+}
+
+export interface WorkloadStandIn {
+  /** a pass now: resolves once every workload that exists is reported ready */
+  pass(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The stand-in kept running, as kubelets keep running: a pass now, then one
+ * every `intervalMs`, so workloads made or scaled later become ready too.
+ */
+export function startWorkloadStandIn(client: KubeClient, intervalMs = 500): WorkloadStandIn {
+  let stopped = false;
+  let current: Promise<void> = Promise.resolve();
+  const pass = (): Promise<void> => {
+    // one pass at a time; a failed one does not fail the passes after it
+    current = current
+      .catch(() => undefined)
+      .then(() => (stopped ? undefined : markWorkloadsReady(client)));
+    return current;
+  };
+  // a background pass that fails (a workload deleted under it) is retried by the next
+  const timer = setInterval(() => void pass().catch(() => undefined), intervalMs);
+  timer.unref();
+  return {
+    pass,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await current.catch(() => undefined);
+    },
+  };
 }

@@ -1,0 +1,72 @@
+// An upgrade, as an operator author tests it on the test kit: a new version
+// of the operator, run where the old one ran, reconciles every existing
+// object again with nothing changed on them (the upgrade sweep `kubebus run`
+// does), whether the version is a hash of the new reconcile or given.
+import { defineOperator, defineResource } from 'kubebus';
+import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { z } from 'zod';
+
+const Widget = defineResource({
+  group: 'test.kubebus.dev',
+  version: 'v1',
+  kind: 'Widget',
+  scope: 'Namespaced',
+  spec: z.object({ size: z.int() }),
+  status: z.object({ build: z.string() }).partial(),
+});
+
+const firstBuild = defineOperator({
+  name: 'widgets',
+  for: Widget,
+  reconcile: async () => ({ status: { build: 'one' } }),
+});
+
+/** The next builds: another reconcile's source, then the same source told apart by its version. */
+const laterBuild = (build: string) =>
+  defineOperator({
+    name: 'widgets',
+    for: Widget,
+    reconcile: async (widget) => ({
+      status: { build: `${build} of size ${String(widget.spec.size)}` },
+    }),
+  });
+
+describe('the test kit runs an upgrade as kubebus run does', { timeout: 300_000 }, () => {
+  let env: TestEnvironment;
+
+  before(async () => {
+    env = await startTestEnvironment();
+    await env.install(Widget);
+  });
+  after(() => env?.stop());
+
+  const buildOf = async (name: string, build: string) =>
+    (await env.waitFor(Widget, name, (w) => w?.status?.build === build))?.status?.build;
+
+  it('reconciles existing objects again under a new version', async () => {
+    const first = await env.run(firstBuild);
+    for (const name of ['a', 'b'])
+      await env.apply({
+        apiVersion: 'test.kubebus.dev/v1',
+        kind: 'Widget',
+        metadata: { name },
+        spec: { size: 3 },
+      });
+    for (const name of ['a', 'b']) assert.equal(await buildOf(name, 'one'), 'one');
+    await first.stop();
+
+    // another reconcile: its source is another version
+    const second = await env.run(laterBuild('two'));
+    for (const name of ['a', 'b'])
+      assert.equal(await buildOf(name, 'two of size 3'), 'two of size 3');
+    await second.stop();
+
+    // the same source with another behaviour (here a closure's value): a version given
+    const third = await env.run(laterBuild('three'), { version: '3.0.0' });
+    for (const name of ['a', 'b'])
+      assert.equal(await buildOf(name, 'three of size 3'), 'three of size 3');
+    await third.stop();
+  });
+});
