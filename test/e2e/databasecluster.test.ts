@@ -16,9 +16,9 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { TestBed } from '../bed/testbed.js';
+import { kubebusCli } from '../support/kubebus-cli.js';
 import { Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
 import { readStream } from '../support/stream.js';
 import { waitFor } from '../support/wait.js';
@@ -300,23 +300,10 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
     const stsBefore = await apps().readNamespacedStatefulSet({ name: 'orders', namespace: 'shop' });
     const subject = 'kubebus.events.example_kubebus_dev.databaseclusters.shop.orders';
     const eventsBefore = (await readStream(nc, Streams.events, subject)).length;
-    const result = spawnSync(
-      process.execPath,
-      [
-        '--conditions=source',
-        '--import',
-        'tsx',
-        'packages/kubebus/src/cli/main.ts',
-        'replay',
-        'examples/databasecluster/operator.ts',
-        'shop/orders',
-      ],
-      {
-        encoding: 'utf8',
-        env: { ...process.env, KUBEBUS_NATS_URL: bed.natsUrl, KUBECONFIG: bed.kubeconfigPath },
-        timeout: 120_000,
-      },
-    );
+    const result = kubebusCli(['replay', 'examples/databasecluster/operator.ts', 'shop/orders'], {
+      KUBEBUS_NATS_URL: bed.natsUrl,
+      KUBECONFIG: bed.kubeconfigPath,
+    });
     const lines = result.stdout
       .trim()
       .split('\n')

@@ -11,7 +11,6 @@ import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +21,7 @@ import connections, {
   READABLE,
   fingerprintOf,
 } from '../support/operators/connections.js';
+import { kubebusCli } from '../support/kubebus-cli.js';
 import { runRolesUnderAccounts, type RunningRole } from '../support/roles-under-accounts.js';
 import { generatedManifests } from '../support/generated-manifests.js';
 import { waitFor } from '../support/wait.js';
@@ -173,22 +173,13 @@ describe('ctx.readSecret under the generated RBAC', { timeout: 300_000 }, () => 
 
   it('replays: a revision whose Secret is as it is today is compared, one it changed since is not', () => {
     const replay = (operator: string) =>
-      spawnSync(
-        process.execPath,
+      kubebusCli(
         [
-          '--conditions=source',
-          '--import',
-          'tsx',
-          'packages/kubebus/src/cli/main.ts',
           'replay',
           fileURLToPath(new URL(`../support/operators/${operator}`, import.meta.url)),
           `${APP}/orders`,
         ],
-        {
-          encoding: 'utf8',
-          env: { ...process.env, KUBEBUS_NATS_URL: bed.natsUrl, KUBECONFIG: bed.kubeconfigPath },
-          timeout: 120_000,
-        },
+        { KUBEBUS_NATS_URL: bed.natsUrl, KUBECONFIG: bed.kubeconfigPath },
       );
     // the operator that recorded the history: revisions read earlier passwords, today's
     // differs from them, and that alone is no false alarm
