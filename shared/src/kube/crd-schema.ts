@@ -5,22 +5,53 @@ import { z } from 'zod';
 
 type Schema = Record<string, unknown>;
 
-/** Removes what a Kubernetes structural schema must not hold. */
+/** Keywords whose value is one schema, or a list of them. */
+const SUBSCHEMA = new Set(['items', 'not']);
+const SUBSCHEMA_LISTS = new Set(['allOf', 'anyOf', 'oneOf']);
+/** JSON Schema keywords a Kubernetes structural schema does not take. */
+const DROPPED = new Set(['$schema', '$ref', 'id', 'propertyNames']);
+
+/** Whether a schema says what its values are (a structural schema must, at every node). */
+const typed = (schema: Schema) =>
+  typeof schema['type'] === 'string' ||
+  schema['x-kubernetes-preserve-unknown-fields'] === true ||
+  schema['x-kubernetes-int-or-string'] === true;
+
+/**
+ * Makes a JSON Schema structural, as a CRD needs it. Only schema positions
+ * are walked — `properties` names fields, `default` and `enum` are data — so a
+ * field named `id` or a default holding one stays. A map (`z.record`) keeps
+ * its `additionalProperties` schema, so the apiserver keeps its keys; a map of
+ * anything, and an object that keeps unknown fields (`z.looseObject`, a
+ * catchall beside `properties`, which Kubernetes does not allow together),
+ * preserve unknown fields instead; `additionalProperties: false` goes (what a
+ * structural schema does not name is pruned anyway).
+ */
 export function structural(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(structural);
   if (schema === null || typeof schema !== 'object') return schema;
   const out: Schema = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === '$schema' || key === 'additionalProperties' || key === '$ref' || key === 'id')
-      continue;
+  for (const [key, value] of Object.entries(schema as Schema)) {
+    if (DROPPED.has(key)) continue;
     // z.int() adds the safe-integer range; Kubernetes has no use for it.
     if (
       (key === 'minimum' || key === 'maximum') &&
       Math.abs(value as number) >= Number.MAX_SAFE_INTEGER
     )
       continue;
-    out[key] = structural(value);
+    if (key === 'properties' && value !== null && typeof value === 'object')
+      out[key] = Object.fromEntries(
+        Object.entries(value).map(([field, property]) => [field, structural(property)]),
+      );
+    else if (key === 'additionalProperties') continue;
+    else if (SUBSCHEMA.has(key) || SUBSCHEMA_LISTS.has(key)) out[key] = structural(value);
+    else out[key] = value;
   }
+  const extra = (schema as Schema)['additionalProperties'];
+  if (extra === undefined || extra === false) return out;
+  const values = extra === true ? {} : (structural(extra) as Schema);
+  if (out['properties'] === undefined && typed(values)) out['additionalProperties'] = values;
+  else out['x-kubernetes-preserve-unknown-fields'] = true;
   return out;
 }
 
