@@ -33,6 +33,24 @@ export async function reconcileBodies(ctx: ReconcileContext): Promise<number> {
     // @ts-expect-error a misspelt field: `replica`
     spec: { replica: 2, selector: {}, template: {} },
   });
+  // the wire's names, not client-node's (`_default`, `_from`): what the apiserver's schema knows
+  const limits = await ctx.apply(kinds.LimitRange, {
+    metadata: { name: 'limits' },
+    spec: { limits: [{ type: 'Container', default: { cpu: '500m' } }] },
+  });
+  await ctx.apply(kinds.LimitRange, {
+    metadata: { name: 'limits' },
+    // @ts-expect-error client-node's own name for `default`
+    spec: { limits: [{ type: 'Container', _default: { cpu: '500m' } }] },
+  });
+  await ctx.apply(kinds.NetworkPolicy, {
+    metadata: { name: 'from-web' },
+    spec: {
+      podSelector: {},
+      ingress: [{ from: [{ podSelector: { matchLabels: { app: 'web' } } }] }],
+    },
+  });
+  void limits.spec?.limits[0]?.default?.['cpu'];
   await ctx.apply(kinds.ConfigMap, {
     metadata: { name: 'page' },
     // @ts-expect-error a value of the wrong type: data maps strings to strings
