@@ -50,7 +50,7 @@ export async function reconcileBodies(ctx: ReconcileContext): Promise<number> {
       ingress: [{ from: [{ podSelector: { matchLabels: { app: 'web' } } }] }],
     },
   });
-  void limits.spec?.limits[0]?.default?.['cpu'];
+  const cpuDefault: string | undefined = limits.spec?.limits[0]?.default?.['cpu'];
   await ctx.apply(kinds.ConfigMap, {
     metadata: { name: 'page' },
     // @ts-expect-error a value of the wrong type: data maps strings to strings
@@ -76,7 +76,13 @@ export async function reconcileBodies(ctx: ReconcileContext): Promise<number> {
   const namespace = await ctx.get(kinds.Namespace, 'tenant');
   const phase: string | undefined = namespace?.status?.phase;
   const size: number = widget.spec.size;
-  return (started?.length ?? 0) + (phase?.length ?? 0) + size + any.metadata.name.length;
+  return (
+    (cpuDefault?.length ?? 0) +
+    (started?.length ?? 0) +
+    (phase?.length ?? 0) +
+    size +
+    any.metadata.name.length
+  );
 }
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
