@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { TestBed } from '../../test/bed/testbed.js';
 import { Pipeline, installDatabaseClusterCrd } from '../../test/support/pipeline.js';
-import { startKubeletStandIn } from './kubelet-stand-in.js';
+// no kubelet on loopback: the test kit's stand-in reports workloads ready
+import { startWorkloadStandIn } from '../../packages/kubebus/src/testing/workload-stand-in.js';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const sample = parse(
@@ -23,14 +24,14 @@ say(
 const bed = await TestBed.start({ controllerManager: true, keepDir: true, natsTls: true });
 const tls = { KUBEBUS_NATS_CA: bed.pki.caCert };
 const pipeline = new Pipeline(bed);
-let stopKubelet: () => void = () => undefined;
+let stopKubelet: () => Promise<void> = async () => undefined;
 
 let stopping = false;
 async function stop(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
     say('\nstopping ...');
-    stopKubelet();
+    await stopKubelet();
     await pipeline.stop();
     await bed.stop();
     say(`stopped. Logs and data stay in ${bed.dir}`);
@@ -50,7 +51,8 @@ try {
   say('started the watcher, two reconcilers and the status writer');
 
   const client = new KubeClient(bed.kubeConfig(), restClientMetrics(new Registry()));
-  stopKubelet = startKubeletStandIn(client);
+  const standIn = startWorkloadStandIn(client, 1_000);
+  stopKubelet = () => standIn.stop();
   const path = `/apis/example.kubebus.dev/v1alpha1/namespaces/${sample.metadata.namespace}/databaseclusters`;
   await client.request(path, { method: 'POST', body: sample });
   say(`applied the sample DatabaseCluster ${sample.metadata.namespace}/${sample.metadata.name}`);

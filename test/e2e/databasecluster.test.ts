@@ -300,10 +300,13 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
     const stsBefore = await apps().readNamespacedStatefulSet({ name: 'orders', namespace: 'shop' });
     const subject = 'kubebus.events.example_kubebus_dev.databaseclusters.shop.orders';
     const eventsBefore = (await readStream(nc, Streams.events, subject)).length;
-    const result = kubebusCli(['replay', 'examples/databasecluster/operator.ts', 'shop/orders'], {
-      KUBEBUS_NATS_URL: bed.natsUrl,
-      KUBECONFIG: bed.kubeconfigPath,
-    });
+    const result = await kubebusCli(
+      ['replay', 'examples/databasecluster/operator.ts', 'shop/orders'],
+      {
+        KUBEBUS_NATS_URL: bed.natsUrl,
+        KUBECONFIG: bed.kubeconfigPath,
+      },
+    );
     const lines = result.stdout
       .trim()
       .split('\n')

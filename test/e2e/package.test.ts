@@ -319,6 +319,14 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       // dev dependencies stay out, those kubebus takes as optional peers too
       for (const dev of ['tsx', '@kubernetes/client-node', 'typescript'])
         assert.ok(!existsSync(join(built, 'node_modules', dev)), `${dev} in the image`);
+      // and the image's entrypoint runs the operator from what it holds
+      copyFileSync(join(scaffold, 'operator.ts'), join(built, 'operator.ts'));
+      const generated = await run(
+        process.execPath,
+        ['node_modules/kubebus/dist/cli.js', 'generate', 'operator.ts'],
+        { cwd: built, timeout: 60_000 },
+      );
+      assert.match(generated.stdout, /^kind: CustomResourceDefinition$/m);
     } finally {
       rmSync(built, { recursive: true, force: true });
     }

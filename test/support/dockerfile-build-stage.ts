@@ -4,7 +4,7 @@
 // runs there through the shell. It shows whether the stage copies everything
 // its `RUN` needs — a dependency installed from a tarball in the project, say.
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -30,11 +30,15 @@ function ignoredBy(context: string): (name: string) => boolean {
   return (name) => patterns.some((pattern) => pattern.test(name));
 }
 
-/** The context's top-level files a COPY source names (wildcards matching none are allowed, as BuildKit allows them). */
-export function copySources(context: string, sources: readonly string[]): string[] {
+/**
+ * The context's top-level files COPY's sources name: a wildcard may match
+ * nothing (BuildKit allows it), all of them matching nothing is an error
+ * (the classic builder's "no source files were specified").
+ */
+function copySources(context: string, sources: readonly string[]): string[] {
   const ignored = ignoredBy(context);
   const names = readdirSync(context).filter((name) => !ignored(name));
-  return sources.flatMap((source) => {
+  const found = sources.flatMap((source) => {
     if (source.includes('/'))
       throw new Error(`COPY ${source}: only top-level sources are supported here`);
     if (!/[*?]/.test(source)) {
@@ -43,6 +47,8 @@ export function copySources(context: string, sources: readonly string[]): string
     }
     return names.filter((name) => globPattern(source).test(name));
   });
+  if (found.length === 0) throw new Error(`COPY ${sources.join(' ')}: no source files`);
+  return found;
 }
 
 /** Runs the Dockerfile's stage named `stage` from `context`; answers the directory it built. */
@@ -54,7 +60,17 @@ export async function runBuildStage(
   const found = parseDockerfile(dockerfileText).stages.find((s) => s.name === stage);
   if (found === undefined) throw new Error(`the Dockerfile has no stage ${stage}`);
   const workdir = mkdtempSync(join(tmpdir(), 'kubebus-build-stage-'));
-  for (const line of found.lines) {
+  try {
+    await runLines(context, workdir, found.lines);
+  } catch (error) {
+    rmSync(workdir, { recursive: true, force: true });
+    throw error;
+  }
+  return workdir;
+}
+
+async function runLines(context: string, workdir: string, lines: readonly string[]): Promise<void> {
+  for (const line of lines) {
     const [instruction = '', ...words] = line.split(/\s+/);
     if (/^COPY$/i.test(instruction)) {
       if (words.some((word) => word.startsWith('--')))
@@ -66,7 +82,9 @@ export async function runBuildStage(
         copyFileSync(join(context, name), join(workdir, name));
     } else if (/^RUN$/i.test(instruction)) {
       await run('sh', ['-c', words.join(' ')], { cwd: workdir, timeout: 300_000 });
+    } else if (!/^WORKDIR$/i.test(instruction)) {
+      // ENV, ARG, USER… would change what RUN does: not modelled, so not run as if absent
+      throw new Error(`${line}: not supported here`);
     }
   }
-  return workdir;
 }

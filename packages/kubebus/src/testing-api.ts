@@ -135,10 +135,11 @@ export interface TestEnvironment {
    * Deployment's and StatefulSet's replicas ready at its generation (ready,
    * available, updated, observedGeneration; a Deployment Available), those
    * made or scaled later too. Resolves once every workload that exists now is
-   * reported. Local servers only: on an existing cluster its kubelets do it,
-   * and this does nothing.
+   * reported. `{ once: true }`: only those that exist now, nothing after (a
+   * test that holds a workload not ready). Local servers only: on an existing
+   * cluster its kubelets do it, and this does nothing.
    */
-  markWorkloadsReady(): Promise<void>;
+  markWorkloadsReady(options?: { readonly once?: boolean }): Promise<void>;
   /** Stops the operators and what was started here; an existing cluster keeps its CRDs and objects. */
   stop(): Promise<void>;
 }

@@ -202,12 +202,12 @@ describe('replay: which differences count', () => {
   });
 
   it('shows, not counts, one computed from a Secret changed since', () => {
-    const step = compared(false, ['Secret app/db'], differs);
+    const step = compared(false, ['Secret app/db (changed since)'], differs);
     assert.deepEqual(step.differences, []);
-    assert.match(step.uncompared ?? '', /Secret app\/db as they are today, changed since/);
+    assert.match(step.uncompared ?? '', /Secret app\/db \(changed since\) as they are today/);
     assert.match(step.uncompared ?? '', /status\.fingerprint$/);
     // no difference, nothing to explain
-    assert.deepEqual(compared(false, ['Secret app/db'], []), { differences: [] });
+    assert.deepEqual(compared(false, ['Secret app/db (changed since)'], []), { differences: [] });
   });
 
   it('compares nothing for a revision not reconciled on its own', () => {

@@ -168,13 +168,17 @@ function parsedOrUndefined(text: string): unknown {
   }
 }
 
+/** What a Secret read answered today besides a resourceVersion. */
+const GONE = 'gone';
+const UNREADABLE = 'unreadable';
+
 /** A dry-run client that keeps what each write would have done. */
 class RecordingClient extends KubeClient {
   /**
-   * The Secrets whose values were read (ctx.readSecret), as they are today:
-   * their resourceVersion, none when not found
+   * The Secrets whose values were read (ctx.readSecret), by key, as they are
+   * today: a resourceVersion, gone, or not readable
    */
-  readonly secretsRead = new Map<string, { key: ObjectKey; resourceVersion?: string }>();
+  readonly secretsRead = new Map<string, { key: ObjectKey; today: string }>();
   readonly writes: {
     method: string;
     path: string;
@@ -190,16 +194,17 @@ class RecordingClient extends KubeClient {
     const method = init.method ?? 'GET';
     if (method === 'GET') {
       // a read of a Secret is one of today's values, found or not
-      const secret = /\/api\/v1\/namespaces\/([^/]+)\/secrets\/([^/?]+)/.exec(path);
-      if (secret === null) return super.request<T>(path, init);
       const key = keyFromPath(path);
-      const label = `Secret ${secret[1] ?? ''}/${secret[2] ?? ''}`;
-      if (key !== undefined) this.secretsRead.set(label, { key });
-      const answer = await super.request<T>(path, init);
-      const resourceVersion = (answer as KubeObject | undefined)?.metadata.resourceVersion;
-      if (key !== undefined && resourceVersion !== undefined)
-        this.secretsRead.set(label, { key, resourceVersion });
-      return answer;
+      if (key?.group !== '' || key.resource !== 'secrets') return super.request<T>(path, init);
+      try {
+        const answer = await super.request<T>(path, init);
+        const today = (answer as KubeObject | undefined)?.metadata.resourceVersion ?? UNREADABLE;
+        this.secretsRead.set(keyString(key), { key, today });
+        return answer;
+      } catch (error) {
+        this.secretsRead.set(keyString(key), { key, today: isNotFound(error) ? GONE : UNREADABLE });
+        throw error;
+      }
     }
     // what a dry-run apply removes shows only against the object it was applied to; not
     // allowed to read it (a user who may patch, not get), the removals go unshown
@@ -287,21 +292,27 @@ export async function replay(deps: {
   };
 
   /**
-   * The Secrets read whose values may not be today's at the revision: only one
-   * the bus recorded then at today's resourceVersion is known to be unchanged.
+   * The Secrets read whose values may not be what they were at the revision,
+   * each with why. Known the same: one the bus recorded before the revision
+   * at today's resourceVersion, or deleted then and gone today. Sequences of
+   * one stream, not two processes' clocks, say what came before.
    */
-  const changedSince = async (
-    read: RecordingClient['secretsRead'],
-    at: number | Date,
-  ): Promise<string[]> => {
-    const changed: string[] = [];
-    for (const [label, { key, resourceVersion }] of read) {
-      const then = await recordedBefore(key, at);
+  const notAsThen = async (read: RecordingClient['secretsRead'], seq: number) => {
+    const unsure: string[] = [];
+    for (const { key, today } of read.values()) {
+      const then = await recordedBefore(key, seq);
       const recorded =
-        then === undefined || opOf(then.event) === 'delete' ? undefined : then.event.kbrv;
-      if (resourceVersion === undefined || recorded !== resourceVersion) changed.push(label);
+        then === undefined ? undefined : opOf(then.event) === 'delete' ? GONE : then.event.kbrv;
+      if (recorded === today && today !== UNREADABLE) continue;
+      const why =
+        today === UNREADABLE
+          ? 'not readable today'
+          : recorded === undefined
+            ? 'not recorded on the bus: declare it in watches'
+            : 'changed since';
+      unsure.push(`Secret ${key.namespace}/${key.name} (${why})`);
     }
-    return changed;
+    return unsure;
   };
   const outcomes = await readOutcomes(deps.nc, deps.key);
   const steps: ReplayStep[] = [];
@@ -354,6 +365,7 @@ export async function replay(deps: {
     } catch (failure) {
       error = failure instanceof Error ? failure.message : String(failure);
     }
+    const secretsUnsure = await notAsThen(client.secretsRead, revision.seq);
     const computed = captured.at(-1);
     const recorded = own?.status;
     const differences =
@@ -396,7 +408,7 @@ export async function replay(deps: {
       generation: event.kbgeneration,
       computed,
       recorded,
-      ...compared(own === undefined, await changedSince(client.secretsRead, snapshot), differences),
+      ...compared(own === undefined, secretsUnsure, differences),
       writes,
       ...(error === undefined ? {} : { error }),
     });
@@ -406,15 +418,14 @@ export async function replay(deps: {
 
 /**
  * The differences to report, or why there are none to: a revision never
- * reconciled on its own; one whose reconcile read the values of Secrets that
- * changed since (the bus records no values, so they are read as they are
- * today) — a status computed from them may differ for that alone, so it is
- * shown, not counted. A Secret the bus recorded then at today's
- * resourceVersion held the same values: its revisions are compared.
+ * reconciled on its own; one whose reconcile read the values of Secrets not
+ * known to be as they were then (the bus records no values, so they are read
+ * as they are today) — a status computed from them may differ for that alone,
+ * so it is shown, not counted.
  */
 export function compared(
   coalesced: boolean,
-  secretsChanged: readonly string[],
+  secretsUnsure: readonly string[],
   differences: Change[],
 ): Pick<ReplayStep, 'differences' | 'uncompared'> {
   if (coalesced)
@@ -422,10 +433,10 @@ export function compared(
       differences: [],
       uncompared: 'not reconciled on its own (coalesced into a later change)',
     };
-  if (differences.length > 0 && secretsChanged.length > 0)
+  if (differences.length > 0 && secretsUnsure.length > 0)
     return {
       differences: [],
-      uncompared: `status differs, but it read the values of ${secretsChanged.join(', ')} as they are today, changed since (the bus does not record values): not compared — ${differences
+      uncompared: `status differs, but it read the values of ${secretsUnsure.join(', ')} as they are today, not as they were (the bus records no values): not compared — ${differences
         .map((change) => `status.${change.path}`)
         .join(', ')}`,
     };

@@ -106,6 +106,8 @@ export function projectFiles(name: string, resource: ProjectResource = {}): Reco
       strict: true,
       noUncheckedIndexedAccess: true,
       verbatimModuleSyntax: true,
+      // what Node's type stripping runs (the image has no tsx): no enum, no namespace
+      erasableSyntaxOnly: true,
       skipLibCheck: true,
       noEmit: true,
       types: ['node'],
@@ -163,7 +165,8 @@ function scaffoldDockerfile(): string {
     '# (`npm install ./kubebus-<version>.tgz`); none is fine',
     'COPY package.json package-lock.json *.tgz ./',
     '# --omit=optional too: tsx and @kubernetes/client-node, dev dependencies that kubebus',
-    "# takes as optional peers, are kept by --omit=dev alone (npm's devOptional; 85 MB)",
+    "# takes as optional peers, are kept by --omit=dev alone (npm's devOptional; 85 MB).",
+    '# A dependency of yours with optional native parts (sharp, say) needs the flag gone.',
     'RUN npm ci --omit=dev --omit=optional --no-audit --no-fund',
     '',
     ...runtimeStageHead(),

@@ -25,7 +25,11 @@ import type {
 import type { Operator } from '@kubebus/shared/definition';
 import type { IntentTaken } from '@kubebus/status-writer/service';
 import { readableDestination } from '../cli/readable-log.js';
-import { startWorkloadStandIn, type WorkloadStandIn } from './workload-stand-in.js';
+import {
+  markWorkloadsReady,
+  startWorkloadStandIn,
+  type WorkloadStandIn,
+} from './workload-stand-in.js';
 import { localWebhook, type LocalWebhook } from './local-webhook.js';
 import { connectExistingCluster } from './existing-cluster.js';
 import { startLocalServers, type Servers } from './servers.js';
@@ -284,8 +288,9 @@ export async function startEnvironment(
     },
 
     // on an existing cluster, kubelets report readiness: a stand-in would fight them
-    markWorkloadsReady() {
+    markWorkloadsReady(options = {}) {
       if (servers.cluster !== 'local') return Promise.resolve();
+      if (options.once === true) return markWorkloadsReady(client);
       standIn ??= startWorkloadStandIn(client);
       return standIn.pass();
     },

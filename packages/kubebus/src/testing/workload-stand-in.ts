@@ -2,7 +2,7 @@
 // stand-in plays that part: every Deployment and StatefulSet is reported with
 // its spec.replicas ready and its generation observed, as a healthy cluster
 // eventually would (what kstatus and most operators read as "rolled out").
-import { ContentTypes, type KubeClient } from '@kubebus/shared/kube';
+import { ContentTypes, isNotFound, type KubeClient } from '@kubebus/shared/kube';
 
 interface Workload {
   readonly metadata: {
@@ -63,11 +63,16 @@ export async function markWorkloadsReady(client: KubeClient): Promise<void> {
         workload.status.observedGeneration === generation
       )
         continue;
-      await client.request(`/apis/apps/v1/namespaces/${namespace}/${plural}/${name}/status`, {
-        method: 'PATCH',
-        contentType: ContentTypes.merge,
-        body: { status: readyStatus(plural, workload) },
-      });
+      try {
+        await client.request(`/apis/apps/v1/namespaces/${namespace}/${plural}/${name}/status`, {
+          method: 'PATCH',
+          contentType: ContentTypes.merge,
+          body: { status: readyStatus(plural, workload) },
+        });
+      } catch (error) {
+        // deleted since the list: nothing left to report
+        if (!isNotFound(error)) throw error;
+      }
     }
   }
 }
@@ -80,26 +85,36 @@ export interface WorkloadStandIn {
 
 /**
  * The stand-in kept running, as kubelets keep running: a pass now, then one
- * every `intervalMs`, so workloads made or scaled later become ready too.
+ * `intervalMs` after each ends, so workloads made or scaled later become
+ * ready too. A background pass that fails is tried again by the next; a
+ * pass a caller waits for throws its own failure.
  */
 export function startWorkloadStandIn(client: KubeClient, intervalMs = 500): WorkloadStandIn {
   let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  // one pass at a time: each waits for the one before, whatever it came to
   let current: Promise<void> = Promise.resolve();
   const pass = (): Promise<void> => {
-    // one pass at a time; a failed one does not fail the passes after it
     current = current
       .catch(() => undefined)
       .then(() => (stopped ? undefined : markWorkloadsReady(client)));
     return current;
   };
-  // a background pass that fails (a workload deleted under it) is retried by the next
-  const timer = setInterval(() => void pass().catch(() => undefined), intervalMs);
-  timer.unref();
+  const next = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      void pass()
+        .catch(() => undefined)
+        .finally(next);
+    }, intervalMs);
+    timer.unref();
+  };
+  next();
   return {
     pass,
     async stop() {
       stopped = true;
-      clearInterval(timer);
+      clearTimeout(timer);
       await current.catch(() => undefined);
     },
   };
