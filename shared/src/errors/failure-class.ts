@@ -39,7 +39,18 @@ const NATS_UNAVAILABLE = new Set([
   'RequestError',
 ]);
 
+/**
+ * The 500s the apiserver answers for a body or a stored object that does not
+ * fit the resource's schema — server-side apply's "failed to create typed
+ * patch object" (a field the schema does not declare), and its live-object
+ * twin: the same answer on every try, so the object's fault, not the server's.
+ */
+export function isSchemaMismatch(message: string): boolean {
+  return /failed to create typed (patch|live) object/.test(message);
+}
+
 interface ErrorShape {
+  readonly message?: unknown;
   readonly name?: unknown;
   readonly code?: unknown;
   /** an HTTP status (KubeApiError); 0 means no answer */
@@ -55,6 +66,8 @@ export function classifyFailure(error: unknown): FailureClass {
     const shape = e as ErrorShape;
     if (typeof shape.status === 'number' && shape.name === 'KubeApiError') {
       const status = shape.status;
+      if (status >= 500 && typeof shape.message === 'string' && isSchemaMismatch(shape.message))
+        return 'object';
       if (status === 0 || status === 408 || status === 429 || status >= 500) return 'transient';
       // the namespace it writes into is not there yet (applied after the object, as
       // GitOps tools may): waited out like a dependency, as controller-runtime requeues

@@ -3,5 +3,5 @@
 export type { ErrorCode } from './codes.js';
 export { ErrorCodes } from './codes.js';
 export { KubebusError, isKubebusError, hasCode } from './kubebus-error.js';
-export { FailureClasses, classifyFailure } from './failure-class.js';
+export { FailureClasses, classifyFailure, isSchemaMismatch } from './failure-class.js';
 export type { FailureClass } from './failure-class.js';

@@ -34,4 +34,31 @@ describe('an apiserver error', () => {
     assert.equal(classifyFailure(noObject), 'object');
     assert.equal(classifyFailure(apiErrorFrom(404, 'page not found', {})), 'object');
   });
+
+  it("takes a body the schema refuses as the object's fault, other 500s as the server's", () => {
+    // what the apiserver answers a server-side apply with a field its schema does not declare
+    const undeclared = apiErrorFrom(
+      500,
+      JSON.stringify({
+        kind: 'Status',
+        reason: 'InternalError',
+        message:
+          'Internal error occurred: failed to create typed patch object (team-alpha/limits; /v1, Kind=LimitRange): .spec.limits[0]._default: field not declared in schema',
+      }),
+      {},
+    );
+    assert.equal(classifyFailure(undeclared), 'object');
+    assert.equal(undeclared.retryable, false);
+    const overloaded = apiErrorFrom(
+      500,
+      JSON.stringify({
+        kind: 'Status',
+        reason: 'InternalError',
+        message: 'etcdserver: leader changed',
+      }),
+      {},
+    );
+    assert.equal(classifyFailure(overloaded), 'transient');
+    assert.equal(overloaded.retryable, true);
+  });
 });

@@ -1,6 +1,6 @@
 // An error status from the apiserver, with what a caller decides on: the HTTP
 // code, the Status reason, and Retry-After.
-import { ErrorCodes, KubebusError } from '../errors/mod.js';
+import { ErrorCodes, KubebusError, isSchemaMismatch } from '../errors/mod.js';
 
 export class KubeApiError extends KubebusError {
   override readonly name = 'KubeApiError';
@@ -21,8 +21,9 @@ export class KubeApiError extends KubebusError {
     super(status === 410 ? ErrorCodes.WatchExpired : ErrorCodes.KubeApi, message);
   }
 
-  /** Worth retrying: throttled, server-side trouble, or no answer at all (status 0). */
+  /** Worth retrying: throttled, server-side trouble, or no answer at all (status 0); not a body the schema refuses. */
   get retryable(): boolean {
+    if (this.status >= 500 && isSchemaMismatch(this.message)) return false;
     return this.status === 0 || this.status === 429 || this.status >= 500;
   }
 }
