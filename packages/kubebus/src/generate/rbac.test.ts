@@ -17,6 +17,9 @@ describe('rbacOf', () => {
       'delete',
     ]);
     assert.deepEqual(verbs(rulesOf(site, 'reconciler'), 'sites'), ['get', 'list']);
+    // the owner references it sets block the owner's deletion (OwnerReferencesPermissionEnforcement)
+    assert.deepEqual(verbs(rulesOf(site, 'reconciler'), 'sites/finalizers'), ['update']);
+    assert.deepEqual(verbs(rulesOf(site, 'watcher'), 'sites/finalizers'), []);
     assert.deepEqual(verbs(rulesOf(site, 'status-writer'), 'sites/status'), ['get', 'patch']);
     assert.deepEqual(verbs(rulesOf(site, 'status-writer'), 'configmaps'), []);
   });

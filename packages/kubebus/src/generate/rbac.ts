@@ -6,7 +6,8 @@
 //                 their data, and only a rule the operator declares for
 //                 ctx.readSecret may read it; patch the
 //                 primary (finalizer, only with `finalize`); create + patch
-//                 what it owns (server-side apply that creates needs both);
+//                 what it owns (server-side apply that creates needs both),
+//                 update the primary's finalizers (blockOwnerDeletion);
 //                 create Events
 //   status-writer get + patch the primary's /status
 // and the reconciler what the definition's `rbac` declares: `bind` and
@@ -92,6 +93,9 @@ export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
             return rule(resource, verbs);
           })
           .filter((granted) => granted.verbs.length > 0),
+        // the owner references it sets block their owner's deletion: with
+        // OwnerReferencesPermissionEnforcement (OpenShift) that takes update on its finalizers
+        ...(owned.size > 0 ? [rule(operator.for, ['update'], 'finalizers')] : []),
         { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
         ...declaredRules(operator.rbac ?? {}),
       ];
