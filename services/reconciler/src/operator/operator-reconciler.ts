@@ -111,7 +111,8 @@ export class OperatorReconciler implements Reconciler {
     if (read === undefined) return { skipped: 'the object no longer exists' };
     // what the reconcile sees: the status with this process' own pending intent in place
     const { recorded, object } = read;
-    if (object.metadata.deletionTimestamp !== undefined) return this.#finalize(object, runtime);
+    if (object.metadata.deletionTimestamp !== undefined)
+      return this.#finalize(recorded, object, runtime);
     if (leaveParked(request, object)) {
       // dead-lettered at this generation: a spec change or a re-drive runs it again
       this.deps.onParked?.();
@@ -252,7 +253,11 @@ export class OperatorReconciler implements Reconciler {
     });
   }
 
-  async #finalize(object: KubeObject, runtime: RuntimeContext): Promise<RuntimeResult> {
+  async #finalize(
+    recorded: KubeObject,
+    object: KubeObject,
+    runtime: RuntimeContext,
+  ): Promise<RuntimeResult> {
     // being deleted: nothing of it is pruned any more, and its memory goes
     this.#applied.forget(object.metadata.uid);
     const operator = this.operator;
@@ -262,13 +267,21 @@ export class OperatorReconciler implements Reconciler {
     if (this.#released.has(object.metadata.uid))
       return { skipped: 'its finalizer was released here: the object is going' };
     if (this.deps.dryRun === true) return undefined; // finalize touches what replay must not
+    // finalize gets the spec as reconcile does, parsed (defaults in); one that no longer
+    // parses cannot say what to clean up: shown on the object, the finalizer kept
+    const parsed = operator.for.definition.spec.safeParse(object['spec'] ?? {});
+    if (!parsed.success) {
+      const message = `cannot finalize: invalid spec: ${describeIssues(parsed.error.issues, 'spec')}; fix the spec, or remove the finalizer ${operator.finalizer} to let it go without its cleanup`;
+      await this.#reportTerminal(recorded, object, message, runtime);
+      throw new TerminalError(message);
+    }
     // A failure here throws: retried with backoff, and the object is not released.
     const calls = new InFlightCalls();
     const context = this.#context(object, runtime, new Set(), calls);
     await endingWith(
       calls,
       async () => {
-        await operator.finalize?.(object as never, context);
+        await operator.finalize?.({ ...object, spec: parsed.data }, context);
       },
       endOptions(runtime),
     );
