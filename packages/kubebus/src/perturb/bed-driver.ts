@@ -15,7 +15,7 @@ import { markWorkloadsReady } from '../testing/workload-stand-in.js';
 import { observe, type ObservedState } from './observed-state.js';
 import { PartitionHandOver } from './partition-handover.js';
 import type { Fixture } from './fixtures.js';
-import type { Place } from './place.js';
+import { inPlace, type Place } from './place.js';
 import type { RecordingOperator, Seen } from './recording-operator.js';
 import type { PerturbationOptions } from './report.js';
 import { requeue } from './requeue.js';
@@ -241,7 +241,7 @@ export class BedDriver {
   /**
    * Makes the run's namespace (a cluster-scoped object's run has none), then
    * the fixtures: in that namespace, or, for a cluster-scoped object, where
-   * they say (the same objects for every run: applied again, unchanged).
+   * they say (the same objects for every run, unless named with `<name>`).
    */
   async prepare(place: Place, fixtures: readonly Fixture[]): Promise<void> {
     if (place.namespaced)
@@ -250,7 +250,9 @@ export class BedDriver {
         kind: 'Namespace',
         metadata: { name: place.namespace },
       });
-    for (const fixture of fixtures)
+    for (const written of fixtures) {
+      // `<name>` and `<namespace>` in it: this run's own, as in the specs
+      const fixture = inPlace(place, written) as Fixture;
       await this.environment.apply({
         ...fixture,
         metadata: {
@@ -258,6 +260,7 @@ export class BedDriver {
           ...(place.namespaced ? { namespace: place.namespace } : {}),
         },
       });
+    }
   }
 
   /**
@@ -284,7 +287,8 @@ export class BedDriver {
       apiVersion: apiVersionOf(primary),
       kind: primary.kind,
       metadata: { name: place.name, ...(namespace === undefined ? {} : { namespace }) },
-      spec: step.spec,
+      // `<name>` and `<namespace>` in a sample's spec: this run's own
+      spec: inPlace(place, step.spec),
     });
   }
 

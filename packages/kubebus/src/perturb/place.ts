@@ -60,6 +60,11 @@ export function placeOf(primary: Pick<Resource, 'scope'>, token: string, name: s
   };
 }
 
+/** A spec with the placeholders it holds (`<name>`, `<namespace>`) made the place's own. */
+export function inPlace(place: Pick<Place, 'specific'>, spec: unknown): unknown {
+  return JSON.parse(place.specific(JSON.stringify(spec ?? {}))) as unknown;
+}
+
 /** A value (a state) with every string in it, keys too, made general. */
 export function generalized<T>(place: Pick<Place, 'general'>, value: T): T {
   const replace = (item: unknown): unknown => {

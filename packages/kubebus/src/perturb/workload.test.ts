@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
 import { defineResource } from '@kubebus/shared/definition';
+import { inPlace, placeOf } from './place.js';
 import { stepsOf, workloadOf, WorkloadError } from './workload.js';
 
 const Thing = defineResource({
@@ -90,4 +91,23 @@ test('objects of other kinds among the samples are fixtures, not specs', () => {
         error.message,
       ),
   );
+});
+
+test("a sample's <name> is each run's own: judged as a run's name, kept as written", () => {
+  const Tenant = defineResource({
+    group: 'test.kubebus.dev',
+    version: 'v1',
+    kind: 'Tenant',
+    scope: 'Cluster',
+    // a DNS label: "<name>" itself would not pass
+    spec: z.object({ namespace: z.string().regex(/^[a-z0-9-]+$/) }),
+    status: z.object({}),
+  });
+  const sample = { metadata: { name: 'acme' }, spec: { namespace: 'team-<name>' } };
+  const workload = workloadOf(Tenant, { seed: 3, samples: [sample] });
+  assert.deepEqual(workload.specs[0], { namespace: 'team-<name>' });
+  // each run applies it with its own name in place
+  assert.deepEqual(inPlace(placeOf(Tenant, 'kbt-4', 'acme'), workload.specs[0]), {
+    namespace: 'team-acme-kbt-4',
+  });
 });

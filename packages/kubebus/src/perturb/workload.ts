@@ -7,6 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { CustomResource } from '@kubebus/shared/definition';
 import type { Sample } from './report.js';
 import { splitSamples, type Fixture } from './fixtures.js';
+import { inPlace, placeOf } from './place.js';
 import { boundarySpec, specArbitrary } from './spec-arbitrary.js';
 import { WorkloadError } from './workload-error.js';
 
@@ -38,14 +39,21 @@ export function workloadOf(
 ): Workload {
   const schema = primary.definition.spec;
   const { samples, fixtures } = splitSamples(primary, options.samples ?? []);
+  const first = samples[0] as { metadata?: { name?: string } } | undefined;
+  const name = first?.metadata?.name ?? 'sample';
+  // a sample's `<name>` and `<namespace>` are each run's own (placeOf): judged as a run's
+  const asInARun = (spec: unknown) => inPlace(placeOf(primary, 'kbt-0', name), spec);
   const valid: unknown[] = [];
   const add = (spec: unknown) => {
-    if (schema.safeParse(spec).success && !valid.some((known) => isDeepStrictEqual(known, spec)))
+    if (
+      schema.safeParse(asInARun(spec)).success &&
+      !valid.some((known) => isDeepStrictEqual(known, spec))
+    )
       valid.push(spec);
   };
   for (const [index, sample] of samples.entries()) {
     const spec = specOfSample(sample);
-    const parsed = schema.safeParse(spec);
+    const parsed = schema.safeParse(asInARun(spec));
     if (!parsed.success)
       throw new WorkloadError(
         `sample ${index + 1} has a spec its schema rejects (${parsed.error.issues[0]?.message ?? 'invalid'}): fix the sample`,
@@ -69,8 +77,6 @@ export function workloadOf(
       generationProblem ??
         `no generated spec of ${primary.kind} passes its schema's refinements: give sample objects (--samples file.yaml)`,
     );
-  const first = samples[0] as { metadata?: { name?: string } } | undefined;
-  const name = first?.metadata?.name ?? 'sample';
   return { name, specs: valid, steps: stepsOf(valid), fixtures };
 }
 
