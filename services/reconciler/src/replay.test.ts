@@ -4,7 +4,13 @@
 import type { OutcomeRecord, Revision } from '@kubebus/shared/bus';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compared, recordedOutcome, removedFields, writtenFields } from './replay.js';
+import {
+  compared,
+  existedUnrecorded,
+  recordedOutcome,
+  removedFields,
+  writtenFields,
+} from './replay.js';
 
 const TRACE_A = '00-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-1111111111111111-01';
 const TRACE_B = '00-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-2222222222222222-01';
@@ -212,5 +218,37 @@ describe('replay: which differences count', () => {
 
   it('compares nothing for a revision not reconciled on its own', () => {
     assert.match(compared(true, [], differs).uncompared ?? '', /coalesced/);
+  });
+});
+
+describe('replay: a write to an object the bus did not record then', () => {
+  const namespace = (created: string) => ({
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'team-beta', uid: 'n1', creationTimestamp: created },
+  });
+
+  it('is judged against the object as it is today when it existed before the revision', () => {
+    const live = namespace('2026-12-05T10:00:00Z');
+    assert.equal(existedUnrecorded(live, '2026-12-05T10:00:05.120Z'), live);
+  });
+
+  it('is a create when the object was made with the revision or after (second-resolution stamps)', () => {
+    assert.equal(
+      existedUnrecorded(namespace('2026-12-05T10:00:05Z'), '2026-12-05T10:00:05.900Z'),
+      undefined,
+    );
+    assert.equal(existedUnrecorded(undefined, '2026-12-05T10:00:05Z'), undefined);
+  });
+
+  it('never carries a Secret’s values', () => {
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db', uid: 's1', creationTimestamp: '2026-12-05T09:00:00Z' },
+      data: { password: 'c2VjcmV0' },
+    };
+    const judged = existedUnrecorded(secret, '2026-12-05T10:00:00Z') as Record<string, unknown>;
+    assert.equal(JSON.stringify(judged).includes('c2VjcmV0'), false);
   });
 });

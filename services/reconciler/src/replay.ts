@@ -235,6 +235,25 @@ function withStatusAsOf(answer: unknown, then: KubeObject | undefined): unknown 
   return status === undefined ? rest : { ...rest, status };
 }
 
+/**
+ * An object the bus has no record of before the revision that existed then
+ * all the same — one not on the bus at the time (an unlabelled Namespace an
+ * operator adopts): today's, as the bus would record it, so a write to it
+ * shows what it changes, not a create. Made after the revision (a second's
+ * margin for two clocks): none, it is a create.
+ */
+export function existedUnrecorded(
+  live: unknown,
+  revisionTime: string | undefined,
+): KubeObject | undefined {
+  if (live === undefined || live === null || revisionTime === undefined) return undefined;
+  const object = live as KubeObject;
+  const stamp = object.metadata['creationTimestamp'];
+  const created = typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
+  if (!(created < Date.parse(revisionTime) - 1_000)) return undefined;
+  return withoutSecretValues(object);
+}
+
 /** Status fields that differ between any two runs by nature, not by logic. */
 function comparable(status: Record<string, unknown> | undefined): unknown {
   if (status === undefined) return undefined;
@@ -388,7 +407,7 @@ export async function replay(deps: {
             ? opOf(event) === 'delete'
               ? undefined
               : event.data
-            : await asOf(target, revision.seq);
+            : ((await asOf(target, revision.seq)) ?? existedUnrecorded(write.live, event.time));
       writes.push({
         method: write.method,
         path: write.path,
