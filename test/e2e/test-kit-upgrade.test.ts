@@ -3,10 +3,14 @@
 // object again with nothing changed on them (the upgrade sweep `kubebus run`
 // does), whether the version is a hash of the new reconcile or given.
 import { defineOperator, defineResource } from 'kubebus';
+import { connectionOf } from '@kubebus/cli/commands';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
+import { waitFor } from '../support/wait.js';
 
 const Widget = defineResource({
   group: 'test.kubebus.dev',
@@ -45,6 +49,27 @@ describe('the test kit runs an upgrade as kubebus run does', { timeout: 300_000 
   const buildOf = async (name: string, build: string) =>
     (await env.waitFor(Widget, name, (w) => w?.status?.build === build))?.status?.build;
 
+  /**
+   * No work or status intent left for the next build: what it reconciles then
+   * is the sweep's doing, not the reconcile its predecessor's status write asked for.
+   */
+  const drained = async () => {
+    const nc = await connect(connectionOf({}, env.natsEnv).options);
+    try {
+      const jsm = await jetstreamManager(nc);
+      for (const stream of ['KUBEBUS_WORK', 'KUBEBUS_STATUS'])
+        for await (const consumer of jsm.consumers.list(stream))
+          if (consumer.num_pending + consumer.num_ack_pending > 0) return false;
+      return true;
+    } finally {
+      await nc.close();
+    }
+  };
+  const stopDrained = async (running: { stop(): Promise<void> }) => {
+    await waitFor(drained, 'the work of the build before to drain');
+    await running.stop();
+  };
+
   it('reconciles existing objects again under a new version', async () => {
     const first = await env.run(firstBuild);
     for (const name of ['a', 'b'])
@@ -55,13 +80,13 @@ describe('the test kit runs an upgrade as kubebus run does', { timeout: 300_000 
         spec: { size: 3 },
       });
     for (const name of ['a', 'b']) assert.equal(await buildOf(name, 'one'), 'one');
-    await first.stop();
+    await stopDrained(first);
 
     // another reconcile: its source is another version
     const second = await env.run(laterBuild('two'));
     for (const name of ['a', 'b'])
       assert.equal(await buildOf(name, 'two of size 3'), 'two of size 3');
-    await second.stop();
+    await stopDrained(second);
 
     // the same source with another behaviour (here a closure's value): a version given
     const third = await env.run(laterBuild('three'), { version: '3.0.0' });
