@@ -62,3 +62,53 @@ describe('a CRD schema from zod', () => {
     assert.equal(fields['strict']?.['x-kubernetes-preserve-unknown-fields'], undefined);
   });
 });
+
+describe('a zod union or intersection in a CRD schema', () => {
+  it('merges object branches: every field, required where every branch requires it', () => {
+    const fields = fieldsOf(
+      z.object({
+        backend: z.discriminatedUnion('type', [
+          z.object({ type: z.literal('s3'), bucket: z.string() }),
+          z.object({ type: z.literal('disk'), sizeGi: z.int() }),
+        ]),
+      }),
+    );
+    assert.deepEqual(fields['backend'], {
+      type: 'object',
+      properties: {
+        type: { type: 'string', enum: ['s3', 'disk'] },
+        bucket: { type: 'string' },
+        sizeGi: { type: 'integer' },
+      },
+      required: ['type'],
+    });
+  });
+
+  it('makes a number-or-name int-or-string, and anything else unknown fields kept', () => {
+    const fields = fieldsOf(
+      z.object({
+        port: z.union([z.int(), z.string()]),
+        flag: z.union([z.boolean(), z.string()]),
+        anything: z.unknown(),
+        both: z.object({ a: z.string() }).and(z.object({ b: z.int() })),
+      }),
+    );
+    assert.deepEqual(fields['port'], { 'x-kubernetes-int-or-string': true });
+    assert.deepEqual(fields['flag'], { 'x-kubernetes-preserve-unknown-fields': true });
+    assert.deepEqual(fields['anything'], { 'x-kubernetes-preserve-unknown-fields': true });
+    assert.deepEqual(fields['both']?.['required'], ['a', 'b']);
+  });
+
+  it('leaves no type inside anyOf, oneOf or allOf anywhere', () => {
+    const text = JSON.stringify(
+      openApiOf(
+        z.object({
+          list: z.array(z.union([z.object({ a: z.string() }), z.object({ b: z.string() })])),
+          pair: z.tuple([z.string(), z.int()]),
+          maybe: z.union([z.string(), z.null()]),
+        }),
+      ),
+    );
+    assert.doesNotMatch(text, /anyOf|oneOf|allOf/);
+  });
+});

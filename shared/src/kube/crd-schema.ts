@@ -2,6 +2,7 @@
 // OpenAPI of a zod schema with what a structural schema must not hold
 // removed, and the standard condition.
 import { z } from 'zod';
+import { mergedBranches } from './crd-union.js';
 
 type Schema = Record<string, unknown>;
 
@@ -48,11 +49,33 @@ export function structural(schema: unknown): unknown {
     else out[key] = value;
   }
   const extra = (schema as Schema)['additionalProperties'];
-  if (extra === undefined || extra === false) return out;
-  const values = extra === true ? {} : (structural(extra) as Schema);
-  if (out['properties'] === undefined && typed(values)) out['additionalProperties'] = values;
-  else out['x-kubernetes-preserve-unknown-fields'] = true;
-  return out;
+  if (extra !== undefined && extra !== false) {
+    const values = extra === true ? {} : (structural(extra) as Schema);
+    // a map of anything keeps its keys as the object's own unknown fields
+    const any =
+      values['x-kubernetes-preserve-unknown-fields'] === true && values['type'] === undefined;
+    if (out['properties'] === undefined && typed(values) && !any)
+      out['additionalProperties'] = values;
+    else out['x-kubernetes-preserve-unknown-fields'] = true;
+  }
+  return typedNode(out);
+}
+
+/**
+ * A node as Kubernetes takes it: a union or an intersection merged into one
+ * schema (crd-union.ts); a node that says nothing of its values (`z.unknown()`)
+ * keeps whatever it is given.
+ */
+function typedNode(node: Schema): Schema {
+  const key = ['anyOf', 'oneOf', 'allOf'].find((k) => Array.isArray(node[k]));
+  if (key !== undefined) {
+    const { [key]: branches, ...rest } = node;
+    const merged = mergedBranches(branches as Schema[], key === 'allOf');
+    // the node's own words (a description, a default) stay beside the merged schema
+    const { type: _type, properties: _properties, required: _required, ...words } = rest;
+    return typedNode({ ...words, ...merged });
+  }
+  return typed(node) ? node : { ...node, 'x-kubernetes-preserve-unknown-fields': true };
 }
 
 /** The OpenAPI v3 schema of a zod schema's input (defaults included), structural. */
