@@ -22,10 +22,17 @@ export function kubebusCli(
     execFile(
       process.execPath,
       ['--conditions=source', '--import', 'tsx', 'packages/kubebus/src/cli/main.ts', ...args],
-      { cwd: root, env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 16 << 20 },
+      {
+        cwd: root,
+        env: { ...process.env, ...env },
+        timeout: timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 16 << 20,
+      },
       (error, stdout, stderr) => {
         const status = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-        resolve({ status, stdout, stderr });
+        const killed = error?.killed === true ? `\n(killed after ${timeoutMs / 1000} s)` : '';
+        resolve({ status, stdout, stderr: `${stderr}${killed}` });
       },
     );
   });

@@ -1,28 +1,16 @@
 // `kubebus test` as a user runs it, from the repository root: its exit
 // status, stdout and stderr, and the JSON report it printed (-o json).
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { OracleName, PerturbationReport } from 'kubebus/testing';
+import { kubebusCli } from './kubebus-cli.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-export function kubebus(
+/** `kubebus <args>` (kubebus-cli.ts), its status as a number: -1 when it was killed. */
+export async function kubebus(
   args: readonly string[],
   timeoutMs: number,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--conditions=source', '--import', 'tsx', 'packages/kubebus/src/cli/main.ts', ...args],
-      { cwd: root, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-        const killed = error?.killed === true ? `\n(killed after ${timeoutMs / 1000} s)` : '';
-        resolve({ code, stdout, stderr: `${stderr}${killed}` });
-      },
-    );
-  });
+  const { status, stdout, stderr } = await kubebusCli(args, {}, timeoutMs);
+  return { code: status ?? -1, stdout, stderr };
 }
 
 export function reportOf(stdout: string, stderr: string): PerturbationReport {
