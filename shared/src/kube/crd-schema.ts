@@ -1,6 +1,6 @@
 // Pieces of a CRD's structural schema shared by every generated CRD: the
-// OpenAPI of a zod schema with what a structural schema must not hold
-// removed, and the standard condition.
+// OpenAPI of a zod schema made structural (what Kubernetes refuses removed,
+// unions merged, untyped values kept as given), and the standard condition.
 import { z } from 'zod';
 import { mergedBranches } from './crd-union.js';
 
@@ -26,7 +26,8 @@ const typed = (schema: Schema) =>
  * anything, and an object that keeps unknown fields (`z.looseObject`, a
  * catchall beside `properties`, which Kubernetes does not allow together),
  * preserve unknown fields instead; `additionalProperties: false` goes (what a
- * structural schema does not name is pruned anyway).
+ * structural schema does not name is pruned anyway). Each node then gets a
+ * type Kubernetes takes (typedNode).
  */
 export function structural(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(structural);
