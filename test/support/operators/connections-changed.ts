@@ -2,5 +2,4 @@
 // shorter, so every status it computes differs from what the first recorded.
 import { connectionsOperator } from './connections.js';
 
-export { Connection } from './connections.js';
 export default connectionsOperator(12);
