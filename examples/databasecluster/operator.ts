@@ -111,7 +111,9 @@ export default defineOperator({
       : await buckets.ensure(cluster.metadata.uid);
     if (bucket === 'created') {
       ctx.log.info('backup bucket created');
-      await ctx.event('Normal', 'BucketCreated', 'Created the backup bucket');
+      await ctx.event('Normal', 'BucketCreated', 'Created the backup bucket', {
+        once: 'bucket-created',
+      });
     }
     // The credentials are announced as soon as the Secret's create is answered, beside the
     // applies still under way: the announcement is no hop of its own after the slowest apply.
@@ -125,9 +127,12 @@ export default defineOperator({
       if (credentials !== 'created' && !awaitsAnnouncement(secret)) return;
       // Sent together; the Event goes in the background (ADR 0029) and is retried there.
       // Once the annotation lands, an Event still unsent is lost if the process dies or
-      // the apiserver refuses it for good: the retry finds the Secret announced.
+      // the apiserver refuses it for good: the retry finds the Secret announced. Until
+      // it lands a retry announces again, and the Event, named once, is not doubled.
       await Promise.all([
-        ctx.event('Normal', 'CredentialsCreated', `Created Secret ${names(cluster).secret}`),
+        ctx.event('Normal', 'CredentialsCreated', `Created Secret ${names(cluster).secret}`, {
+          once: 'credentials-created',
+        }),
         ctx.apply(announcedCredentials(cluster)),
       ]);
     };

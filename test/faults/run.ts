@@ -1,13 +1,16 @@
-// `npm run faults [-- --n 200] [--only <text>]`: each fault against the real
-// servers, on a fresh test bed, while a burst of DatabaseClusters is created
-// for two reconcilers; then one table. Pass = every object converges, nothing
-// is lost, no side effect happens twice, nothing is dead-lettered by a fault.
+// `npm run faults [-- --n 200] [--only <text>] [--layout one]`: each fault
+// against the real servers, on a fresh test bed, while a burst of
+// DatabaseClusters is created for two reconcilers; then one table. Pass =
+// every object converges, nothing is lost, no side effect happens twice,
+// nothing is dead-lettered by a fault. `--layout one`: two `kubebus run`
+// replicas of every role instead (the watcher's role is the first's, the
+// status writer's the second's).
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { connect } from '@nats-io/transport-node';
 import { parseArgs } from 'node:util';
 import { TcpProxy } from '../bed/tcp-proxy.js';
 import { TestBed } from '../bed/testbed.js';
-import { Pipeline, installDatabaseClusterCrd } from '../support/pipeline.js';
+import { Pipeline, installDatabaseClusterCrd, type Layout } from '../support/pipeline.js';
 import { TARGET, tally, type Tally } from './measure.js';
 import { scenarios, type FaultContext, type Scenario } from './scenarios.js';
 
@@ -16,8 +19,12 @@ const { values } = parseArgs({
     n: { type: 'string', default: '200' },
     only: { type: 'string' },
     'converge-timeout': { type: 'string', default: '300' },
+    layout: { type: 'string', default: 'three' },
   },
 });
+if (values.layout !== 'three' && values.layout !== 'one')
+  throw new Error(`--layout is three or one, not ${values.layout}`);
+const LAYOUT: Layout = values.layout;
 const N = Number(values.n);
 const CONVERGE_TIMEOUT_MS = Number(values['converge-timeout']) * 1_000;
 const NAMESPACE = 'faults';
@@ -32,7 +39,7 @@ interface Row {
 async function runScenario(scenario: Scenario): Promise<Row> {
   const bed = await TestBed.start({ controllerManager: false });
   const nc = await connect({ servers: bed.natsUrl, maxReconnectAttempts: -1 });
-  const pipeline = new Pipeline(bed);
+  const pipeline = new Pipeline(bed, LAYOUT);
   const proxy = scenario.throughProxy === true ? await TcpProxy.start(bed.nats.port) : undefined;
   const via = proxy === undefined ? {} : { KUBEBUS_NATS_URL: proxy.url };
   try {
@@ -41,14 +48,9 @@ async function runScenario(scenario: Scenario): Promise<Row> {
       .kubeConfig()
       .makeApiClient(CoreV1Api)
       .createNamespace({ body: { metadata: { name: NAMESPACE } } });
-    const roles = {
-      watcher: await pipeline.watcher({ KUBEBUS_LOG_LEVEL: 'info', ...via }),
-      reconcilers: [
-        await pipeline.reconciler({ KUBEBUS_LOG_LEVEL: 'info', ...via }),
-        await pipeline.reconciler({ KUBEBUS_LOG_LEVEL: 'info', ...via }),
-      ],
-      writer: await pipeline.statusWriter({ KUBEBUS_LOG_LEVEL: 'info', ...via }),
-    };
+    const env = { KUBEBUS_LOG_LEVEL: 'info', ...via };
+    const roles =
+      LAYOUT === 'three' ? await threeKinds(pipeline, env) : await twoReplicas(pipeline, env);
     const count = Math.round(N * (scenario.scale ?? 1));
     const names = Array.from({ length: count }, (_, i) => `db-${String(i).padStart(5, '0')}`);
     let made = 0;
@@ -100,6 +102,21 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     await nc.close().catch(() => undefined);
     await bed.stop();
   }
+}
+
+async function threeKinds(pipeline: Pipeline, env: Record<string, string>) {
+  return {
+    watcher: await pipeline.watcher(env),
+    reconcilers: [await pipeline.reconciler(env), await pipeline.reconciler(env)],
+    writer: await pipeline.statusWriter(env),
+  };
+}
+
+/** Two replicas of every role: each fault's victim is one of them. */
+async function twoReplicas(pipeline: Pipeline, env: Record<string, string>) {
+  const first = await pipeline.watcher(env);
+  const second = await pipeline.reconciler(env);
+  return { watcher: first, reconcilers: [first, second], writer: second };
 }
 
 /** Creates the objects, retrying through outages (the fault may hit the apiserver). */

@@ -11,6 +11,7 @@ import {
   EventRecorder,
   KubeClient,
   loadKubeConfig,
+  onceEventName,
   recordEvent,
   type EventDropReason,
 } from '@kubebus/shared/kube';
@@ -107,5 +108,24 @@ describe('Events recorded in the background, real apiserver', { timeout: 300_000
     assert.deepEqual(elsewhere.dropped, ['namespace_gone']);
     assert.equal(elsewhere.sends(), 1, 'a 404 is not retried');
     assert.deepEqual(await eventsAbout('ghost'), []);
+  });
+
+  it('records an Event named once a single time, however often and by whom it is sent', async () => {
+    const announced = { ...input, reason: 'CredentialsCreated' };
+    const name = onceEventName(configMap, 'credentials-created');
+    const count = async () =>
+      (await eventsAbout(configMap.metadata.uid)).filter((e) => e.reason === announced.reason)
+        .length;
+    const first = recorderOf(admin);
+    first.recorder.record(configMap, announced, undefined, name);
+    first.recorder.record(configMap, announced, undefined, name);
+    assert.equal(await first.recorder.stop(30_000), 0);
+    // a retry after a restart, or another replica: a recorder of its own
+    const again = recorderOf(admin);
+    again.recorder.record(configMap, announced, undefined, name);
+    assert.equal(await again.recorder.stop(30_000), 0);
+    assert.equal(again.sends(), 1, 'the 409 ends it: not retried');
+    assert.equal(await count(), 1);
+    assert.deepEqual([...first.dropped, ...again.dropped], []);
   });
 });

@@ -1,5 +1,6 @@
 // The whole pipeline for end-to-end tests: the DatabaseCluster CRD, a watcher,
-// reconciler replicas and a status writer, each a real process.
+// reconciler replicas and a status writer, each a real process. In the
+// one-process layout each of them is a `kubebus run` replica of every role.
 import { ApiextensionsV1Api, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -51,16 +52,23 @@ export async function installDatabaseClusterCrd(bed: TestBed): Promise<void> {
   }, 'the DatabaseCluster CRD to be Established');
 }
 
+/** Three kinds of process (one per role), or replicas of every role in one process. */
+export type Layout = 'three' | 'one';
+
 export class Pipeline {
   readonly services: ServiceProcess[] = [];
   #replica = 0;
 
-  constructor(private readonly bed: TestBed) {}
+  constructor(
+    private readonly bed: TestBed,
+    private readonly layout: Layout = 'three',
+  ) {}
 
   async watcher(
     env: Record<string, string> = {},
     options: { waitReady?: boolean } = {},
   ): Promise<ServiceProcess> {
+    if (this.layout === 'one') return this.#everyRole(env, options);
     return this.#track(
       await ServiceProcess.start(
         this.bed,
@@ -78,6 +86,7 @@ export class Pipeline {
     env: Record<string, string> = {},
     options: { waitReady?: boolean } = {},
   ): Promise<ServiceProcess> {
+    if (this.layout === 'one') return this.#everyRole(env, options);
     return this.#track(
       await ServiceProcess.start(
         this.bed,
@@ -97,6 +106,7 @@ export class Pipeline {
   }
 
   async statusWriter(env: Record<string, string> = {}): Promise<ServiceProcess> {
+    if (this.layout === 'one') return this.#everyRole(env);
     return this.#track(
       await ServiceProcess.start(this.bed, 'status-writer', {
         KUBEBUS_STATUS_PARTITIONS: STATUS_PARTITIONS,
@@ -116,6 +126,32 @@ export class Pipeline {
 
   async stop(): Promise<void> {
     for (const service of this.services.splice(0)) await service.stop();
+  }
+
+  /** `kubebus run` with every role: the settings of all three above. */
+  async #everyRole(
+    env: Record<string, string>,
+    options: { waitReady?: boolean } = {},
+  ): Promise<ServiceProcess> {
+    return this.#track(
+      await ServiceProcess.start(
+        this.bed,
+        'all',
+        {
+          KUBEBUS_CURSOR_FLUSH: '200ms',
+          KUBEBUS_STATUS_PARTITIONS: STATUS_PARTITIONS,
+          KUBEBUS_REPLICA_ID: `replica-${++this.#replica}`,
+          KUBEBUS_ACK_WAIT: '5s',
+          KUBEBUS_LEASE_RENEW: '1s',
+          KUBEBUS_BACKOFF_BASE: '100ms',
+          KUBEBUS_BACKOFF_CAP: '1s',
+          KUBEBUS_QPS: '200',
+          KUBEBUS_BURST: '400',
+          ...env,
+        },
+        options,
+      ),
+    );
   }
 
   #track(service: ServiceProcess): ServiceProcess {

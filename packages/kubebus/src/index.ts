@@ -29,6 +29,7 @@ export { defineOperator } from '@kubebus/shared/definition';
 export type {
   ConditionReport,
   InvalidSpecReport,
+  EventOptions,
   ListOptions,
   Log,
   OnceEffect,

@@ -53,6 +53,12 @@ export interface OnceEffect {
   done?(idempotencyKey: string): Promise<boolean>;
 }
 
+/** How an Event is recorded. */
+export interface EventOptions {
+  /** records it once per object and key (a name derived from both): `'credentials-created'` */
+  readonly once?: string;
+}
+
 export interface ReconcileContext<Deps = undefined> extends RuntimeContext {
   /**
    * Server-side apply of an object this operator owns (declared in `owns`):
@@ -98,11 +104,28 @@ export interface ReconcileContext<Deps = undefined> extends RuntimeContext {
   /**
    * Deletes an object of a resource in `owns` (background propagation) with
    * the process' apiserver client. Idempotent: an object already gone is
-   * 'absent'. Under `kubebus replay` sent as a dry run.
+   * 'absent'; one the apiserver marked and keeps (its finalizers pending, a
+   * grace period) is 'terminating', each time it is asked again until it is
+   * gone: wait for 'absent' before making one of the same name. Under
+   * `kubebus replay` sent as a dry run.
    */
-  delete(resource: Resource, name: string, namespace?: string): Promise<'deleted' | 'absent'>;
-  /** Records a Kubernetes Event about the object being reconciled. */
-  event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
+  delete(
+    resource: Resource,
+    name: string,
+    namespace?: string,
+  ): Promise<'deleted' | 'terminating' | 'absent'>;
+  /**
+   * Records a Kubernetes Event about the object being reconciled. With
+   * `{ once: key }` the object records it once for that key: a retry, a
+   * restart or another replica that records it again finds it there (for as
+   * long as the apiserver keeps Events, an hour by default).
+   */
+  event(
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+    options?: EventOptions,
+  ): Promise<void>;
   /**
    * An external call this object owes once (a charge, a webhook, a mail),
    * declared: `kubebus test` counts each one made and fails a schedule that

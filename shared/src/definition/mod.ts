@@ -43,6 +43,7 @@ export type {
 } from './operator.js';
 export type { OperatorRbac, RbacRule, RoleReference, RuleVerb } from './rbac.js';
 export type {
+  EventOptions,
   ListOptions,
   Log,
   OnceEffect,

@@ -1,6 +1,6 @@
 // Server-side apply, owner references, finalizers and Events: the writes a
 // reconciler makes, each idempotent.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { KubeObject } from '../events/kube-object.js';
 import { isConflict } from './api-error.js';
 import { ContentTypes, type KubeClient } from './client.js';
@@ -143,6 +143,15 @@ const MAX_NOTE_BYTES = 1024;
 /** A new Event's name, as client-go's recorder makes it: the object's name and a unique part. */
 export function newEventName(object: KubeObject): string {
   return `${object.metadata.name}.${randomBytes(8).toString('hex')}`;
+}
+
+/**
+ * The name of the Event `object` records once for `key`: the same from every
+ * retry, restart and replica, so a second POST finds the first (409).
+ */
+export function onceEventName(object: KubeObject, key: string): string {
+  const digest = createHash('sha256').update(`${object.metadata.uid}/${key}`).digest('hex');
+  return `${object.metadata.name}.${digest.slice(0, 16)}`;
 }
 
 /** Records a Kubernetes Event (events.k8s.io/v1) about `object`. */

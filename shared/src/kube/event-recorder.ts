@@ -88,8 +88,11 @@ export class EventRecorder {
     return this.#inFlight.size;
   }
 
-  /** Starts sending an Event about `object` and returns at once. */
-  record(object: KubeObject, input: EventInput, fence?: EventFence): void {
+  /**
+   * Starts sending an Event about `object` and returns at once. With `name`
+   * (onceEventName), an Event already there under it is this one: recorded.
+   */
+  record(object: KubeObject, input: EventInput, fence?: EventFence, name?: string): void {
     const regarding = referenceOf(object);
     if (this.#stopping.signal.aborted) {
       this.#drop('stopped', regarding, input);
@@ -99,8 +102,12 @@ export class EventRecorder {
       this.#drop('in_flight_limit', regarding, input);
       return;
     }
-    const send = { name: newEventName(regarding), time: new Date(), signal: this.#deadline.signal };
-    const sending = this.#send(regarding, input, send, fence).finally(() => {
+    const send = {
+      name: name ?? newEventName(regarding),
+      time: new Date(),
+      signal: this.#deadline.signal,
+    };
+    const sending = this.#send(regarding, input, send, fence, name !== undefined).finally(() => {
       this.#inFlight.delete(sending);
     });
     this.#inFlight.add(sending);
@@ -131,6 +138,8 @@ export class EventRecorder {
     input: EventInput,
     send: Required<EventSend>,
     fence: EventFence | undefined,
+    /** named once: another send (a retry, another reconcile) may have recorded it */
+    once: boolean,
   ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -144,8 +153,8 @@ export class EventRecorder {
         await this.post(regarding, input, send);
         return;
       } catch (error) {
-        // a retry whose first POST did land: the Event is there, under its name
-        if (attempt > 1 && isKubeApiError(error, 409)) return;
+        // a retry whose first POST did land, or an Event recorded once already: there, under its name
+        if ((attempt > 1 || once) && isKubeApiError(error, 409)) return;
         const reason =
           lastTry || this.#deadline.signal.aborted ? 'stopped' : this.#dropReason(error, attempt);
         if (reason !== undefined) {

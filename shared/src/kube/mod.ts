@@ -35,6 +35,7 @@ export {
   controllerReference,
   createIfAbsent,
   hasFinalizer,
+  onceEventName,
   recordEvent,
   setFinalizer,
 } from './apply.js';

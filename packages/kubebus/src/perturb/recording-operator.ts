@@ -361,10 +361,10 @@ export class RecordingOperator {
           () => Promise.resolve(true),
           (result) => result === 'performed',
         ),
-      event: (type, reason, message) =>
+      event: (type, reason, message, options) =>
         written(
           `event ${type} ${reason}`,
-          () => ctx.event(type, reason, message),
+          () => ctx.event(type, reason, message, options),
           () => Promise.resolve(true),
         ),
     };

@@ -15,7 +15,9 @@ import {
   withoutSecretValues,
   MANAGED_BY,
   MANAGED_BY_LABEL,
+  isKubeApiError,
   objectPath,
+  onceEventName,
   recordEvent,
   type AppliedObjects,
   type ApplyBody,
@@ -238,7 +240,9 @@ export function operatorContext(
         throw new TypeError(`ctx.delete: ${resource.kind} ${name} needs a namespace`);
       fenced(runtime);
       const answer = await deleteAnswering(deps.client, resource, where, name, runtime.signal);
-      if (answer === 'absent' || deps.dryRun) return answer === 'absent' ? 'absent' : 'deleted';
+      if (answer === 'absent') return 'absent';
+      const result = answer.terminating ? 'terminating' : 'deleted';
+      if (deps.dryRun) return result;
       // read-your-own-writes: a record of it alive, from before the deletion, is not answered
       const ref = refOf(resource);
       deps.ownWrites?.deleted(
@@ -247,7 +251,7 @@ export function operatorContext(
         objectPath(ref, where, name),
         primary,
       );
-      return 'deleted';
+      return result;
     },
     async once(key, effect) {
       // replay touches nothing outside Kubernetes
@@ -259,7 +263,7 @@ export function operatorContext(
       runtime.log.info({ effect: key }, 'external side effect performed');
       return 'performed';
     },
-    async event(type, reason, message) {
+    async event(type, reason, message, options) {
       // sent in the background, where a refusal is only logged: what the apiserver
       // would refuse for certain is the reconcile's error, here
       const bytes = Buffer.byteLength(reason);
@@ -267,7 +271,10 @@ export function operatorContext(
         throw new TerminalError(
           `ctx.event: the reason must be 1-${MAX_EVENT_REASON} bytes, not ${bytes}: the apiserver refuses any other`,
         );
+      if (options?.once === '')
+        throw new TypeError('ctx.event: `once` needs a key (what the Event announces)');
       fenced(runtime);
+      const name = options?.once === undefined ? undefined : onceEventName(owner, options.once);
       const input: EventInput = {
         type,
         reason,
@@ -277,12 +284,23 @@ export function operatorContext(
         reportingInstance: deps.instance.slice(0, 128),
       };
       if (deps.events === undefined)
-        await recordEvent(deps.client, owner, input, { signal: runtime.signal });
+        await recordEvent(deps.client, owner, input, {
+          signal: runtime.signal,
+          ...(name === undefined ? {} : { name }),
+        }).catch((error: unknown) => {
+          // recorded once already, under its name
+          if (name === undefined || !isKubeApiError(error, 409)) throw error;
+        });
       // asked again before each try: a reconcile whose partition moved sends no more
       else
-        deps.events.record(owner, input, () => {
-          fenced(runtime);
-        });
+        deps.events.record(
+          owner,
+          input,
+          () => {
+            fenced(runtime);
+          },
+          name,
+        );
     },
     log: runtime.log,
     signal: runtime.signal,

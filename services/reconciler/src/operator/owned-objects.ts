@@ -16,22 +16,29 @@ export function ownedKey(resource: Resource, namespace: string, name: string): s
   return `${resource.group}/${resource.plural}/${namespace}/${name}`;
 }
 
-/** DELETE with background propagation; an object already gone is 'absent'. */
+/**
+ * DELETE with background propagation: 'deleted' when it is gone, 'terminating'
+ * when it is marked and still there (finalizers pending, a grace period),
+ * 'absent' when it was gone already.
+ */
 export async function deleteObject(
   client: KubeClient,
   resource: Resource,
   namespace: string,
   name: string,
   signal?: AbortSignal,
-): Promise<'deleted' | 'absent'> {
+): Promise<'deleted' | 'terminating' | 'absent'> {
   const answer = await deleteAnswering(client, resource, namespace, name, signal);
-  return answer === 'absent' ? 'absent' : 'deleted';
+  if (answer === 'absent') return 'absent';
+  return answer.terminating ? 'terminating' : 'deleted';
 }
 
 /**
  * The same, saying which object the apiserver deleted: its uid, from the
  * object answered (deleted at once, or marked with finalizers) or the
- * Status' details (undefined when the answer carries neither).
+ * Status' details (undefined when the answer carries neither), and whether
+ * it is still there: the object answered carries a deletionTimestamp only
+ * when the apiserver kept it (finalizers pending, a grace period).
  */
 export async function deleteAnswering(
   client: KubeClient,
@@ -39,7 +46,7 @@ export async function deleteAnswering(
   namespace: string,
   name: string,
   signal?: AbortSignal,
-): Promise<{ readonly uid: string | undefined } | 'absent'> {
+): Promise<{ readonly uid: string | undefined; readonly terminating: boolean } | 'absent'> {
   try {
     const answer = await client.request<DeleteAnswer | undefined>(
       objectPath(refOf(resource), namespace, name),
@@ -50,7 +57,10 @@ export async function deleteAnswering(
         ...(signal === undefined ? {} : { signal }),
       },
     );
-    return { uid: answer?.metadata?.uid ?? answer?.details?.uid };
+    return {
+      uid: answer?.metadata?.uid ?? answer?.details?.uid,
+      terminating: answer?.metadata?.deletionTimestamp !== undefined,
+    };
   } catch (error) {
     if (isNotFound(error)) return 'absent';
     throw error;
@@ -59,6 +69,6 @@ export async function deleteAnswering(
 
 /** What a DELETE answers: the object, or a Status. */
 interface DeleteAnswer {
-  readonly metadata?: { readonly uid?: string };
+  readonly metadata?: { readonly uid?: string; readonly deletionTimestamp?: string };
   readonly details?: { readonly uid?: string };
 }

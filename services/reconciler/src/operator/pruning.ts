@@ -150,7 +150,7 @@ export async function pruneOwned(options: {
         object.metadata.name,
         options.signal,
       );
-      if (outcome === 'deleted') {
+      if (outcome !== 'absent') {
         pruned += 1;
         options.log.info(
           { kind: kind.kind, name: object.metadata.name, namespace },
@@ -197,7 +197,7 @@ async function pruneDropped(
     });
     if (current === undefined || !isOurs(current, options)) continue;
     fenced(options);
-    if ((await deleteObject(options.client, kind, namespace, name, options.signal)) === 'deleted') {
+    if ((await deleteObject(options.client, kind, namespace, name, options.signal)) !== 'absent') {
       pruned += 1;
       options.log.info(
         { kind: kind.kind, name, namespace },
