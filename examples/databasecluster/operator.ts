@@ -111,9 +111,7 @@ export default defineOperator({
       : await buckets.ensure(cluster.metadata.uid);
     if (bucket === 'created') {
       ctx.log.info('backup bucket created');
-      await ctx.event('Normal', 'BucketCreated', 'Created the backup bucket', {
-        once: 'bucket-created',
-      });
+      await ctx.event('Normal', 'BucketCreated', 'Created the backup bucket');
     }
     // The credentials are announced as soon as the Secret's create is answered, beside the
     // applies still under way: the announcement is no hop of its own after the slowest apply.

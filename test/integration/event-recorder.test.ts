@@ -112,7 +112,7 @@ describe('Events recorded in the background, real apiserver', { timeout: 300_000
 
   it('records an Event named once a single time, however often and by whom it is sent', async () => {
     const announced = { ...input, reason: 'CredentialsCreated' };
-    const name = onceEventName(configMap, 'credentials-created');
+    const name = onceEventName(configMap, 'databasecluster', 'credentials-created');
     const count = async () =>
       (await eventsAbout(configMap.metadata.uid)).filter((e) => e.reason === announced.reason)
         .length;

@@ -118,7 +118,8 @@ export interface ReconcileContext<Deps = undefined> extends RuntimeContext {
    * Records a Kubernetes Event about the object being reconciled. With
    * `{ once: key }` the object records it once for that key: a retry, a
    * restart or another replica that records it again finds it there (for as
-   * long as the apiserver keeps Events, an hour by default).
+   * long as the apiserver keeps Events, an hour by default); an empty key
+   * throws.
    */
   event(
     type: 'Normal' | 'Warning',

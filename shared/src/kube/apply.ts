@@ -2,7 +2,7 @@
 // reconciler makes, each idempotent.
 import { createHash, randomBytes } from 'node:crypto';
 import type { KubeObject } from '../events/kube-object.js';
-import { isConflict } from './api-error.js';
+import { isConflict, isKubeApiError } from './api-error.js';
 import { ContentTypes, type KubeClient } from './client.js';
 import { collectionPath, objectPath, type ResourceRef } from './refs.js';
 
@@ -146,12 +146,20 @@ export function newEventName(object: KubeObject): string {
 }
 
 /**
- * The name of the Event `object` records once for `key`: the same from every
- * retry, restart and replica, so a second POST finds the first (409).
+ * The name of the Event an operator records once about `object` for `key`:
+ * the same from every retry, restart and replica, so a second POST finds the
+ * first (409). Another operator's key of the same name is another Event.
  */
-export function onceEventName(object: KubeObject, key: string): string {
-  const digest = createHash('sha256').update(`${object.metadata.uid}/${key}`).digest('hex');
+export function onceEventName(object: KubeObject, operator: string, key: string): string {
+  const digest = createHash('sha256')
+    .update(`${operator}/${object.metadata.uid}/${key}`)
+    .digest('hex');
   return `${object.metadata.name}.${digest.slice(0, 16)}`;
+}
+
+/** The apiserver's answer to a POST of an Event already there under its name. */
+export function isAlreadyRecorded(error: unknown): boolean {
+  return isKubeApiError(error, 409) && error.reason === 'AlreadyExists';
 }
 
 /** Records a Kubernetes Event (events.k8s.io/v1) about `object`. */

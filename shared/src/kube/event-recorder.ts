@@ -15,7 +15,7 @@ import type { KubeObject } from '../events/kube-object.js';
 import type { Logger } from '../obs/logger.js';
 import { backoffDelay, type BackoffPolicy } from '../runtime/backoff.js';
 import { isKubeApiError } from './api-error.js';
-import { newEventName, type EventInput, type EventSend } from './apply.js';
+import { isAlreadyRecorded, newEventName, type EventInput, type EventSend } from './apply.js';
 
 /** Sends one Event about `regarding`, with its name, time and a signal aborted at the stop's deadline. */
 export type PostEvent = (
@@ -154,7 +154,7 @@ export class EventRecorder {
         return;
       } catch (error) {
         // a retry whose first POST did land, or an Event recorded once already: there, under its name
-        if ((attempt > 1 || once) && isKubeApiError(error, 409)) return;
+        if ((attempt > 1 || once) && isAlreadyRecorded(error)) return;
         const reason =
           lastTry || this.#deadline.signal.aborted ? 'stopped' : this.#dropReason(error, attempt);
         if (reason !== undefined) {

@@ -35,6 +35,7 @@ export {
   controllerReference,
   createIfAbsent,
   hasFinalizer,
+  isAlreadyRecorded,
   onceEventName,
   recordEvent,
   setFinalizer,

@@ -15,7 +15,7 @@ import {
   withoutSecretValues,
   MANAGED_BY,
   MANAGED_BY_LABEL,
-  isKubeApiError,
+  isAlreadyRecorded,
   objectPath,
   onceEventName,
   recordEvent,
@@ -274,7 +274,10 @@ export function operatorContext(
       if (options?.once === '')
         throw new TypeError('ctx.event: `once` needs a key (what the Event announces)');
       fenced(runtime);
-      const name = options?.once === undefined ? undefined : onceEventName(owner, options.once);
+      const name =
+        options?.once === undefined
+          ? undefined
+          : onceEventName(owner, deps.operator.name, options.once);
       const input: EventInput = {
         type,
         reason,
@@ -289,7 +292,7 @@ export function operatorContext(
           ...(name === undefined ? {} : { name }),
         }).catch((error: unknown) => {
           // recorded once already, under its name
-          if (name === undefined || !isKubeApiError(error, 409)) throw error;
+          if (name === undefined || !isAlreadyRecorded(error)) throw error;
         });
       // asked again before each try: a reconcile whose partition moved sends no more
       else

@@ -37,8 +37,7 @@ export async function deleteObject(
  * The same, saying which object the apiserver deleted: its uid, from the
  * object answered (deleted at once, or marked with finalizers) or the
  * Status' details (undefined when the answer carries neither), and whether
- * it is still there: the object answered carries a deletionTimestamp only
- * when the apiserver kept it (finalizers pending, a grace period).
+ * the apiserver kept it (keptAfterDelete).
  */
 export async function deleteAnswering(
   client: KubeClient,
@@ -59,7 +58,7 @@ export async function deleteAnswering(
     );
     return {
       uid: answer?.metadata?.uid ?? answer?.details?.uid,
-      terminating: answer?.metadata?.deletionTimestamp !== undefined,
+      terminating: keptAfterDelete(answer),
     };
   } catch (error) {
     if (isNotFound(error)) return 'absent';
@@ -67,8 +66,24 @@ export async function deleteAnswering(
   }
 }
 
+/**
+ * Whether the apiserver kept the object it answered: marked for deletion and
+ * held by finalizers or a grace period. A pod deleted at once (grace 0: never
+ * scheduled, or done) is answered with its deletionTimestamp too, and is gone.
+ */
+export function keptAfterDelete(answer: DeleteAnswer | undefined): boolean {
+  const metadata = answer?.metadata;
+  if (metadata?.deletionTimestamp === undefined) return false;
+  return (metadata.finalizers?.length ?? 0) > 0 || (metadata.deletionGracePeriodSeconds ?? 0) > 0;
+}
+
 /** What a DELETE answers: the object, or a Status. */
-interface DeleteAnswer {
-  readonly metadata?: { readonly uid?: string; readonly deletionTimestamp?: string };
+export interface DeleteAnswer {
+  readonly metadata?: {
+    readonly uid?: string;
+    readonly deletionTimestamp?: string;
+    readonly deletionGracePeriodSeconds?: number;
+    readonly finalizers?: readonly string[];
+  };
   readonly details?: { readonly uid?: string };
 }
