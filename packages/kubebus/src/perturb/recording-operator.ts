@@ -346,9 +346,16 @@ export class RecordingOperator {
         written(
           `delete ${resource.kind} ${name}`,
           () => ctx.delete(resource, name, namespace),
-          async () =>
-            (await onBus(resource, { name, ...(namespace === undefined ? {} : { namespace }) })) ===
-            undefined,
+          async (answer) => {
+            const seen = await onBus(resource, {
+              name,
+              ...(namespace === undefined ? {} : { namespace }),
+            });
+            // one the apiserver keeps is recorded marked, not gone
+            return answer === 'terminating'
+              ? seen?.metadata.deletionTimestamp !== undefined
+              : seen === undefined;
+          },
         ),
       once: (key, effect) =>
         written(
