@@ -28,7 +28,8 @@ const input: EventInput = {
 };
 const log = pino({ level: 'silent' });
 const quickRetry = { baseMs: 1, capMs: 2 };
-const apiError = (status: number, message = 'no') => new KubeApiError(status, 'Reason', message);
+const apiError = (status: number, message = 'no', reason = 'Reason') =>
+  new KubeApiError(status, reason, message);
 
 /** A recorder with quick retries, and what it dropped. */
 function recorderWith(
@@ -115,12 +116,22 @@ describe('EventRecorder', () => {
     assert.deepEqual(first.dropped, []);
 
     // the first POST landed but its answer was lost: the retry finds it there
-    const landed = answering(apiError(504), apiError(409, 'already exists'));
+    const landed = answering(apiError(504), apiError(409, 'already exists', 'AlreadyExists'));
     const second = recorderWith(landed.post);
     second.recorder.record(cluster, input);
     await until(() => second.recorder.inFlight === 0);
     assert.equal(landed.sends.length, 2);
     assert.deepEqual(second.dropped, []);
+  });
+
+  it('takes an Event named once that is there already as recorded, at the first answer', async () => {
+    const there = answering(apiError(409, 'already exists', 'AlreadyExists'));
+    const { recorder, dropped } = recorderWith(there.post);
+    recorder.record(cluster, input, undefined, 'orders.0123456789abcdef');
+    await until(() => recorder.inFlight === 0);
+    assert.equal(there.sends.length, 1);
+    assert.equal(there.sends[0]?.name, 'orders.0123456789abcdef');
+    assert.deepEqual(dropped, []);
   });
 
   it('drops an Event when its tries are spent, refused, its namespace gone, or a bug', async () => {
