@@ -10,7 +10,7 @@ import type { TestBed } from '../bed/testbed.js';
 import databaseCluster from '../../examples/databasecluster/operator.js';
 import { DEFAULT_STATUS_PARTITIONS } from '@kubebus/shared/config';
 import { partitionsOf } from '../../packages/kubebus/src/host/role-configs.js';
-import { ServiceProcess } from './services.js';
+import { ServiceProcess, type ServiceName } from './services.js';
 import { waitFor } from './wait.js';
 
 /** The example's work partitions: its definition decides them, as it does for users' operators. */
@@ -55,6 +55,25 @@ export async function installDatabaseClusterCrd(bed: TestBed): Promise<void> {
 /** Three kinds of process (one per role), or replicas of every role in one process. */
 export type Layout = 'three' | 'one';
 
+/** Each role's settings (the `npm start` ones); a replica of every role takes all three. */
+const ROLE_ENV = {
+  watcher: { KUBEBUS_CURSOR_FLUSH: '200ms' },
+  reconciler: {
+    KUBEBUS_STATUS_PARTITIONS: STATUS_PARTITIONS,
+    KUBEBUS_ACK_WAIT: '5s',
+    KUBEBUS_LEASE_RENEW: '1s',
+    KUBEBUS_BACKOFF_BASE: '100ms',
+    KUBEBUS_BACKOFF_CAP: '1s',
+  },
+  'status-writer': {
+    KUBEBUS_STATUS_PARTITIONS: STATUS_PARTITIONS,
+    KUBEBUS_ACK_WAIT: '5s',
+    KUBEBUS_LEASE_RENEW: '1s',
+    KUBEBUS_QPS: '200',
+    KUBEBUS_BURST: '400',
+  },
+} as const;
+
 export class Pipeline {
   readonly services: ServiceProcess[] = [];
   #replica = 0;
@@ -64,59 +83,32 @@ export class Pipeline {
     private readonly layout: Layout = 'three',
   ) {}
 
-  async watcher(
+  watcher(
     env: Record<string, string> = {},
     options: { waitReady?: boolean } = {},
   ): Promise<ServiceProcess> {
-    if (this.layout === 'one') return this.#everyRole(env, options);
-    return this.#track(
-      await ServiceProcess.start(
-        this.bed,
-        'watcher',
-        {
-          KUBEBUS_CURSOR_FLUSH: '200ms',
-          ...env,
-        },
-        options,
-      ),
-    );
+    return this.#start('watcher', ROLE_ENV.watcher, undefined, env, options);
   }
 
-  async reconciler(
+  reconciler(
     env: Record<string, string> = {},
     options: { waitReady?: boolean } = {},
   ): Promise<ServiceProcess> {
-    if (this.layout === 'one') return this.#everyRole(env, options);
-    return this.#track(
-      await ServiceProcess.start(
-        this.bed,
-        'reconciler',
-        {
-          KUBEBUS_STATUS_PARTITIONS: STATUS_PARTITIONS,
-          KUBEBUS_REPLICA_ID: `reconciler-${++this.#replica}`,
-          KUBEBUS_ACK_WAIT: '5s',
-          KUBEBUS_LEASE_RENEW: '1s',
-          KUBEBUS_BACKOFF_BASE: '100ms',
-          KUBEBUS_BACKOFF_CAP: '1s',
-          ...env,
-        },
-        options,
-      ),
+    return this.#start(
+      'reconciler',
+      ROLE_ENV.reconciler,
+      () => `reconciler-${++this.#replica}`,
+      env,
+      options,
     );
   }
 
-  async statusWriter(env: Record<string, string> = {}): Promise<ServiceProcess> {
-    if (this.layout === 'one') return this.#everyRole(env);
-    return this.#track(
-      await ServiceProcess.start(this.bed, 'status-writer', {
-        KUBEBUS_STATUS_PARTITIONS: STATUS_PARTITIONS,
-        KUBEBUS_REPLICA_ID: `status-writer-${++this.#replica}`,
-        KUBEBUS_ACK_WAIT: '5s',
-        KUBEBUS_LEASE_RENEW: '1s',
-        KUBEBUS_QPS: '200',
-        KUBEBUS_BURST: '400',
-        ...env,
-      }),
+  statusWriter(env: Record<string, string> = {}): Promise<ServiceProcess> {
+    return this.#start(
+      'status-writer',
+      ROLE_ENV['status-writer'],
+      () => `status-writer-${++this.#replica}`,
+      env,
     );
   }
 
@@ -128,29 +120,28 @@ export class Pipeline {
     for (const service of this.services.splice(0)) await service.stop();
   }
 
-  /** `kubebus run` with every role: the settings of all three above. */
-  async #everyRole(
+  /** The role in a process of its own, or, in the one-process layout, a replica of every role. */
+  async #start(
+    role: ServiceName,
+    settings: Readonly<Record<string, string>>,
+    replicaId: (() => string) | undefined,
     env: Record<string, string>,
     options: { waitReady?: boolean } = {},
   ): Promise<ServiceProcess> {
+    if (this.layout === 'one') {
+      const everyRole = {
+        ...ROLE_ENV.watcher,
+        ...ROLE_ENV.reconciler,
+        ...ROLE_ENV['status-writer'],
+        KUBEBUS_REPLICA_ID: `replica-${++this.#replica}`,
+      };
+      return this.#track(
+        await ServiceProcess.start(this.bed, 'all', { ...everyRole, ...env }, options),
+      );
+    }
+    const id = replicaId === undefined ? {} : { KUBEBUS_REPLICA_ID: replicaId() };
     return this.#track(
-      await ServiceProcess.start(
-        this.bed,
-        'all',
-        {
-          KUBEBUS_CURSOR_FLUSH: '200ms',
-          KUBEBUS_STATUS_PARTITIONS: STATUS_PARTITIONS,
-          KUBEBUS_REPLICA_ID: `replica-${++this.#replica}`,
-          KUBEBUS_ACK_WAIT: '5s',
-          KUBEBUS_LEASE_RENEW: '1s',
-          KUBEBUS_BACKOFF_BASE: '100ms',
-          KUBEBUS_BACKOFF_CAP: '1s',
-          KUBEBUS_QPS: '200',
-          KUBEBUS_BURST: '400',
-          ...env,
-        },
-        options,
-      ),
+      await ServiceProcess.start(this.bed, role, { ...settings, ...id, ...env }, options),
     );
   }
 

@@ -55,7 +55,7 @@ export interface OnceEffect {
 
 /** How an Event is recorded. */
 export interface EventOptions {
-  /** records it once per object and key (a name derived from both): `'credentials-created'` */
+  /** records it once per object and key (its name derived from the operator, the object's uid and the key): `'credentials-created'` */
   readonly once?: string;
 }
 
