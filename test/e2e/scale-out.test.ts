@@ -22,6 +22,8 @@ import { waitFor } from '../support/wait.js';
 
 const target = { group: 'example.kubebus.dev', version: 'v1alpha1', plural: 'databaseclusters' };
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** The replica killed mid-reconcile: its id is what its leases hold. */
+const VICTIM = 'reconciler-victim';
 
 interface Cluster {
   metadata: { name: string; uid: string; generation: number };
@@ -69,7 +71,7 @@ describe('reconciler scale-out', { timeout: 900_000 }, () => {
     await pipeline.watcher();
     await pipeline.statusWriter();
     replicas = [
-      await pipeline.reconciler(),
+      await pipeline.reconciler({ KUBEBUS_REPLICA_ID: VICTIM }),
       await pipeline.reconciler(),
       await pipeline.reconciler(),
     ];
@@ -183,6 +185,10 @@ describe('reconciler scale-out', { timeout: 900_000 }, () => {
     const creating = Promise.all(names.map((name) => create(name)));
     const victim = replicas[0];
     assert.ok(victim);
+    assert.ok(
+      [...(await leaseHolders()).values()].includes(VICTIM),
+      'the victim holds partitions before it is killed',
+    );
     await waitFor(
       () =>
         victim
@@ -200,7 +206,7 @@ describe('reconciler scale-out', { timeout: 900_000 }, () => {
       async () => {
         const holders = await leaseHolders();
         return (
-          holders.size === Number(PARTITIONS) && ![...holders.values()].includes('reconciler-1')
+          holders.size === Number(PARTITIONS) && ![...holders.values()].includes(VICTIM)
         );
       },
       'the survivors to take over every partition',
