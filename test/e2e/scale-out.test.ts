@@ -205,9 +205,7 @@ describe('reconciler scale-out', { timeout: 900_000 }, () => {
     await waitFor(
       async () => {
         const holders = await leaseHolders();
-        return (
-          holders.size === Number(PARTITIONS) && ![...holders.values()].includes(VICTIM)
-        );
+        return holders.size === Number(PARTITIONS) && ![...holders.values()].includes(VICTIM);
       },
       'the survivors to take over every partition',
       60_000,
