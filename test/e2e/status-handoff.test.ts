@@ -135,6 +135,12 @@ describe('statuses written in the process that reconciles', { timeout: 300_000 }
     assert.equal(await deliveredOnTheBus(), 0);
   });
 
+  it('keeps its watches off the connection that carries its writes (ADR 0033)', async () => {
+    // one HTTP/2 connection for the reconciler's and the status writer's requests, one for
+    // the watcher's lists and watches; with every role on one, the watch events came late
+    assert.equal(await operator.metric('kubebus_rest_client_connections_total'), 2);
+  });
+
   it("shows the status writer's write in the object's history, in the reconcile's trace", () => {
     const history = spawnSync(
       process.execPath,

@@ -125,7 +125,7 @@ export class KubeClient {
     const started = performance.now();
     let res: KubeResponse;
     try {
-      res = await this.#send(path, { ...init, timeoutMs: init.timeoutMs ?? 0 }, 'stream');
+      res = await this.#send(path, { ...init, timeoutMs: init.timeoutMs ?? 0 });
     } catch (error) {
       this.#count('GET', '<error>', started);
       throw new KubeApiError(
@@ -141,11 +141,7 @@ export class KubeClient {
     return res;
   }
 
-  async #send(
-    path: string,
-    init: RequestInit,
-    kind: 'request' | 'stream' = 'request',
-  ): Promise<KubeResponse> {
+  async #send(path: string, init: RequestInit): Promise<KubeResponse> {
     await this.#throttle?.take(path);
     init.signal?.throwIfAborted();
     const url = new URL(path, this.#base);
@@ -172,10 +168,9 @@ export class KubeClient {
     };
     const timeoutMs = init.timeoutMs ?? this.#timeoutMs;
     const method = init.method ?? 'GET';
-    const h2 = kind === 'stream' ? transport.h2Streams : transport.h2;
-    if (h2?.speaksH2() === true) {
+    if (transport.h2?.speaksH2() === true) {
       try {
-        return await h2.request({
+        return await transport.h2.request({
           method,
           path: `${url.pathname}${url.search}`,
           headers,
@@ -184,7 +179,7 @@ export class KubeClient {
           ...(init.signal ? { signal: init.signal } : {}),
         });
       } catch (error) {
-        if (h2.speaksH2()) throw error;
+        if (transport.h2.speaksH2()) throw error;
         // the server does not speak h2: HTTP/1.1 from now on
       }
     }

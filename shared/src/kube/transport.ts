@@ -1,6 +1,5 @@
-// How requests reach the apiserver: per set of credentials, one HTTP/2
-// connection for requests and one for watches (or, failing that, one
-// keep-alive agent). client-node's applyToHTTPSOptions builds a fresh agent without
+// How requests reach the apiserver: one HTTP/2 connection (or, failing that,
+// one keep-alive agent) per set of credentials. client-node's applyToHTTPSOptions builds a fresh agent without
 // keep-alive on every call (a TLS handshake per request: ~10× the client CPU),
 // so kubebus reads the credentials through it at most every `refreshMs`, and
 // builds a new agent only when they change (rotated certificates, a refreshed
@@ -13,14 +12,8 @@ import type { Socket } from 'node:net';
 import { Http2Connection } from './http2-connection.js';
 
 export interface Transport {
-  /** HTTP/2 to the apiserver when it speaks it (https, no proxy): requests */
+  /** HTTP/2 to the apiserver when it speaks it (https, no proxy) */
   readonly h2: Http2Connection | undefined;
-  /**
-   * Another HTTP/2 connection, opened on the first watch, for the streams that
-   * stay open: on the requests' connection, a busy process's watch events came
-   * seconds late (docs/adr/0033-watches-on-their-own-connection.md).
-   */
-  readonly h2Streams: Http2Connection | undefined;
   /** HTTP/1.1 keep-alive: proxies, plain http, servers without h2 */
   readonly agent: HttpAgent;
   /** authentication headers, names in lower case */
@@ -74,7 +67,6 @@ export class KubeTransport {
   close(): void {
     this.#current?.transport.agent.destroy();
     this.#current?.transport.h2?.close();
-    this.#current?.transport.h2Streams?.close();
   }
 
   #http2For(template: RequestOptions): Http2Connection | undefined {
@@ -96,7 +88,6 @@ export class KubeTransport {
     // A new token only changes a header; new TLS material needs new connections.
     const transport: Transport = {
       h2: sameTls ? previous.transport.h2 : this.#http2For(template),
-      h2Streams: sameTls ? previous.transport.h2Streams : this.#http2For(template),
       agent: sameTls ? previous.transport.agent : this.#agentFor(template),
       // lower case once here, not per request: HTTP/2 header names must be
       headers: Object.fromEntries(
@@ -113,7 +104,6 @@ export class KubeTransport {
       setTimeout(() => {
         previous.transport.agent.destroy();
         previous.transport.h2?.close();
-        previous.transport.h2Streams?.close();
       }, 60_000).unref();
     return transport;
   }

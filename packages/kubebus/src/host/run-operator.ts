@@ -80,11 +80,8 @@ export async function runOperator(options: {
   const first = configs.reconciler ?? configs.statusWriter ?? configs.watcher;
   if (first === undefined) throw new Error('no role to run');
   const { nats, kubeRate } = first;
-  const kube = new KubeClient(options.kubeConfig, restClientMetrics(shell.registry), {
-    throttle: new PerResourceThrottle(kubeRate.qps, kubeRate.burst),
-    userAgent: userAgentOf(options.version, operator.name, roles),
-    log: log.child({ component: 'kube' }),
-  });
+  const kube = kubeClientOf(options, kubeRate, roles, log);
+  const clients = [kube];
   const bus = await connectBus(
     { ...nats, name: `kubebus-${operator.name}-${roles.join('+')}-${options.replicaId}` },
     log,
@@ -158,8 +155,14 @@ export async function runOperator(options: {
     stops.push(() => reconciler.stop());
   }
   if (configs.watcher !== undefined) {
+    // beside other roles, the watches get a client (an HTTP/2 connection) of their own:
+    // on the one that carries every write, watch events came seconds late (ADR 0033)
+    const watchesKube =
+      roles.length === 1 ? kube : kubeClientOf(options, kubeRate, ['watcher'], log);
+    if (watchesKube !== kube) clients.push(watchesKube);
     const watcher = await startWatcher({
       ...common,
+      kube: watchesKube,
       config: configs.watcher,
       log: log.child({ role: 'watcher' }),
     });
@@ -177,7 +180,7 @@ export async function runOperator(options: {
       // the watcher first (no new work), the status writer last (it writes what reconciles produced)
       for (const stop of stops.reverse()) await stop();
       await bus.nc.drain();
-      kube.close();
+      for (const client of clients) client.close();
     },
   };
 }
@@ -208,4 +211,23 @@ export function userAgentOf(version: string, operator: string, roles: readonly R
   const cpu = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm' }[arch()] ?? arch();
   const role = roles.length === 3 ? 'all' : roles.join('+');
   return `kubebus/${version} (${os}/${cpu}) ${operator}/${role}`;
+}
+
+/** One apiserver client: its HTTP/2 connection, its per-resource throttle, its User-Agent. */
+function kubeClientOf(
+  options: {
+    readonly kubeConfig: KubeCredentials;
+    readonly shell: ServiceShell;
+    readonly version: string;
+    readonly operator: Operator;
+  },
+  rate: { readonly qps: number; readonly burst: number },
+  roles: readonly Role[],
+  log: Logger,
+): KubeClient {
+  return new KubeClient(options.kubeConfig, restClientMetrics(options.shell.registry), {
+    throttle: new PerResourceThrottle(rate.qps, rate.burst),
+    userAgent: userAgentOf(options.version, options.operator.name, roles),
+    log: log.child({ component: 'kube' }),
+  });
 }
