@@ -24,18 +24,23 @@ export const Connection = defineResource({
 export const fingerprintOf = (password: string, length = 16) =>
   createHash('sha256').update(password).digest('hex').slice(0, length);
 
-/** The operator; a fingerprint of another length makes the "next version" replay is tried with. */
-export const connectionsOperator = (fingerprintLength = 16) =>
+/**
+ * The operator; a fingerprint of another length makes the "next version" replay
+ * is tried with, and `watchesSecret: false` the bug of a read without its watch.
+ */
+export const connectionsOperator = (fingerprintLength = 16, { watchesSecret = true } = {}) =>
   defineOperator({
     name: 'connections',
     for: Connection,
     // the Secret it names: a new password reconciles it (the watcher's index, no label needed)
-    watches: [
-      {
-        resource: kinds.Secret,
-        references: (connection) => [{ name: connection.spec.passwordSecret }],
-      },
-    ],
+    watches: watchesSecret
+      ? [
+          {
+            resource: kinds.Secret,
+            references: (connection) => [{ name: connection.spec.passwordSecret }],
+          },
+        ]
+      : [],
     rbac: {
       rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: READABLE }],
     },

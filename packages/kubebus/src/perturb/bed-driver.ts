@@ -198,6 +198,16 @@ export class BedDriver {
     };
   }
 
+  /** Whether the bus records the place's object as the apiserver holds it now (within a bound). */
+  async recordedOnBus(place: Place): Promise<boolean> {
+    const current = await this.#current(place);
+    return this.travel.recorded(
+      this.#keyOf(place),
+      current?.metadata.resourceVersion ?? GONE,
+      CAUGHT_UP_WITHIN_MS,
+    );
+  }
+
   /** After a crash: the dead incarnation's roles stopped (its work went back to the bus), a new one started. */
   async crash(): Promise<void> {
     this.recording.abandon();
@@ -250,17 +260,19 @@ export class BedDriver {
         kind: 'Namespace',
         metadata: { name: place.namespace },
       });
-    for (const written of fixtures) {
-      // `<name>` and `<namespace>` in it: this run's own, as in the specs
-      const fixture = inPlace(place, written) as Fixture;
-      await this.environment.apply({
-        ...fixture,
-        metadata: {
-          ...fixture.metadata,
-          ...(place.namespaced ? { namespace: place.namespace } : {}),
-        },
-      });
-    }
+    for (const fixture of fixtures) await this.#applyFixture(place, fixture);
+  }
+
+  async #applyFixture(place: Place, written: Fixture): Promise<void> {
+    // `<name>` and `<namespace>` in it: this run's own, as in the specs
+    const fixture = inPlace(place, written) as Fixture;
+    await this.environment.apply({
+      ...fixture,
+      metadata: {
+        ...fixture.metadata,
+        ...(place.namespaced ? { namespace: place.namespace } : {}),
+      },
+    });
   }
 
   /**
@@ -271,6 +283,11 @@ export class BedDriver {
     const current = await this.#current(place);
     const uid = current?.metadata.uid;
     if (step.action === 'delete') return (seen) => seen.uid === uid && seen.deleting;
+    if (step.action === 'fixture') {
+      // the object is not changed: the first of its reconciles from now on
+      const from = performance.now();
+      return (seen) => seen.uid === uid && !seen.deleting && seen.startedAt >= from;
+    }
     const generation = current?.metadata.generation ?? 0;
     // a new object, or a new generation of this one
     return (seen) => !seen.deleting && (seen.uid !== uid || seen.generation > generation);
@@ -281,6 +298,10 @@ export class BedDriver {
     const namespace = place.namespaced ? place.namespace : undefined;
     if (step.action === 'delete') {
       await this.environment.delete(primary, place.name, namespace);
+      return;
+    }
+    if (step.action === 'fixture') {
+      await this.#applyFixture(place, step.fixture);
       return;
     }
     await this.environment.apply({

@@ -58,6 +58,28 @@ test('settle waits while a reconcile runs, and takes the state its retry leaves'
   assert.ok(Date.now() - started >= 650 + 400, 'quiet for the window after the last reconcile');
 });
 
+test("settle on a fixture's change waits for a reconcile that starts after it, not only for quiet", async () => {
+  const now = { state: state(1), activity: { started: 4, running: 0 } };
+  const fixture: Step = {
+    action: 'fixture',
+    why: 'change Secret/db-password to its revision 2',
+    fixture: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-password' } },
+  };
+  const started = Date.now();
+  // the watch brings the change late, after a whole quiet window; its reconcile changes the state
+  const reconciled = (async () => {
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    now.activity = { started: 5, running: 1 };
+    now.state = state(2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    now.activity = { started: 5, running: 0 };
+  })();
+  const settled = await settle(watchOver(now, 300), fixture, 4);
+  await reconciled;
+  assert.deepEqual(settled, state(2), "the state the change's reconcile left");
+  assert.ok(Date.now() - started >= 800 + 300);
+});
+
 test('hold lasts until the reconciles are quiet, and reports a change a late reconcile makes', async () => {
   const now = { state: state(1), activity: { started: 3, running: 1 } };
   const late = (async () => {

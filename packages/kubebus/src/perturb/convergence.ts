@@ -82,22 +82,43 @@ class Quiet {
   }
 }
 
-/** The reference: waits until the step is finished and the state and its reconciles are quiet. */
-export async function settle(watch: Watch, step: Step): Promise<ObservedState> {
+/**
+ * The reference: waits until the step is finished and the state and its
+ * reconciles are quiet. A fixture's change leaves the object's generation as
+ * it was: with `reconciledAfter` (the count of reconciles started before the
+ * step), the step is finished only once a reconcile of the object started
+ * after it — the watch the operator declared brought the change.
+ */
+export async function settle(
+  watch: Watch,
+  step: Step,
+  reconciledAfter?: number,
+): Promise<ObservedState> {
   const deadline = Date.now() + SETTLE_WITHIN_MS;
   const quiet = new Quiet(watch, watch.timing.quietMs);
+  const reconciled = () =>
+    reconciledAfter === undefined || watch.activity().started > reconciledAfter;
   let last: ObservedState | undefined;
   for (;;) {
     const state = await watch.driver.observe(watch.place);
     const changed = last === undefined || differences(last, state).length > 0;
     last = state;
-    if (quiet.look(changed || !finished(state, step))) return state;
+    if (quiet.look(changed || !finished(state, step) || !reconciled())) return state;
     if (Date.now() > deadline)
       throw new ReferenceDidNotSettle(
-        `unperturbed, the operator did not finish "${step.why}" within ${SETTLE_WITHIN_MS / 1000} s (${finished(state, step) ? 'its state or its reconciles kept changing' : step.action === 'delete' ? 'the object or what it made is still there' : 'no Ready condition for the current generation'}): fix the operator, then test again`,
+        `unperturbed, the operator did not finish "${step.why}" within ${SETTLE_WITHIN_MS / 1000} s (${unfinished(state, step, reconciled())}): fix the operator, then test again`,
       );
     await delay(POLL_MS);
   }
+}
+
+function unfinished(state: ObservedState, step: Step, reconciled: boolean): string {
+  if (!reconciled)
+    return `no reconcile of the object came after it: does its watch map the changed object to this one?`;
+  if (finished(state, step)) return 'its state or its reconciles kept changing';
+  return step.action === 'delete'
+    ? 'the object or what it made is still there'
+    : 'no Ready condition for the current generation';
 }
 
 export type Reached =

@@ -1,10 +1,11 @@
 // What the operator's objects refer to (a Secret with a password, a ConfigMap
 // of settings): documents of other kinds among the samples, made in each
 // run's place before the workload's first step, so the reference and every
-// perturbed run start from the same world. They are the user's, not the
-// operator's: the observed state leaves them out (it compares what the
-// operator made).
-import { apiVersionOf, type CustomResource } from '@kubebus/shared/definition';
+// perturbed run start from the same world. A later document of the same
+// object is a revision of it (a rotated password): the workload applies it as
+// a step of its own (workload.ts). They are the user's, not the operator's:
+// the observed state leaves them out (it compares what the operator made).
+import { apiVersionOf, type CustomResource, type Operator } from '@kubebus/shared/definition';
 import type { Sample } from './report.js';
 import { WorkloadError } from './workload-error.js';
 
@@ -14,13 +15,26 @@ export interface Fixture {
   readonly metadata: { readonly name: string; readonly namespace?: string };
 }
 
-/** The samples of the operator's kind (or specs alone), and the fixtures beside them. */
+/** A later document of a fixture: applied as a workload step of its own. */
+export interface FixtureRevision {
+  readonly fixture: Fixture;
+  /** 2 for the fixture's second document, and so on */
+  readonly revision: number;
+}
+
+/** The samples of the operator's kind (or specs alone), the fixtures beside them, and their revisions. */
 export function splitSamples(
   primary: CustomResource,
   documents: readonly Sample[],
-): { readonly samples: Sample[]; readonly fixtures: Fixture[] } {
+): {
+  readonly samples: Sample[];
+  readonly fixtures: Fixture[];
+  readonly revisions: FixtureRevision[];
+} {
   const samples: Sample[] = [];
   const fixtures: Fixture[] = [];
+  const revisions: FixtureRevision[] = [];
+  const documentsOf = new Map<string, number>();
   for (const [index, document] of documents.entries()) {
     const { kind, apiVersion, metadata } = document as {
       kind?: unknown;
@@ -40,9 +54,44 @@ export function splitSamples(
       throw new WorkloadError(
         `sample ${index + 1} is a ${typeof kind === 'string' ? kind : JSON.stringify(kind)}, not a ${primary.kind} (${apiVersionOf(primary)}): to create it before the workload, give its apiVersion and metadata.name`,
       );
-    fixtures.push(asApplied(document as Fixture));
+    const fixture = asApplied(document as Fixture);
+    const identity = fixtureName(fixture);
+    const revision = (documentsOf.get(identity) ?? 0) + 1;
+    documentsOf.set(identity, revision);
+    if (revision === 1) fixtures.push(fixture);
+    else revisions.push({ fixture, revision });
   }
-  return { samples, fixtures };
+  return { samples, fixtures, revisions };
+}
+
+/** `Kind/name` (`Kind/namespace/name` where it names one), with the group when not the core one. */
+export function fixtureName(fixture: Fixture): string {
+  const group = groupOf(fixture.apiVersion);
+  const kind = group === '' || group === undefined ? fixture.kind : `${fixture.kind}.${group}`;
+  const { name, namespace } = fixture.metadata;
+  return namespace === undefined ? `${kind}/${name}` : `${kind}/${namespace}/${name}`;
+}
+
+/**
+ * Whether a reconcile that read `reads` (the recording's `get Kind name`,
+ * `list Kind`, `readSecret name`) read the fixture (or a list of its kind).
+ */
+export function readsFixture(reads: readonly string[], fixture: Fixture): boolean {
+  const { kind, metadata } = fixture;
+  return reads.some(
+    (read) =>
+      read === `get ${kind} ${metadata.name}` ||
+      read === `list ${kind}` ||
+      (kind === 'Secret' && read === `readSecret ${metadata.name}`),
+  );
+}
+
+/** Whether the operator watches the fixture's kind (`watches`): its changes reconcile the objects mapped to them. */
+export function watchedFixture(operator: Operator, fixture: Fixture): boolean {
+  return (operator.watches ?? []).some(
+    ({ resource }) =>
+      resource.kind === fixture.kind && resource.group === (groupOf(fixture.apiVersion) ?? ''),
+  );
 }
 
 /** The group of an apiVersion (undefined: none given, taken for the operator's). */

@@ -1,6 +1,7 @@
 // perturbationTest: the operator on one real test bed, first unperturbed (the
 // reference), then under each schedule the reference allows, up to the
 // budget, stopping at the first failure. `kubebus test` is this with a report.
+import { isDeepStrictEqual } from 'node:util';
 import type { Operator } from '@kubebus/shared/definition';
 import { durationMs } from '@kubebus/shared/config';
 import { TEST_BACKOFF_CAP } from '../testing/environment.js';
@@ -13,7 +14,7 @@ import { runSchedule } from './run-schedule.js';
 import { placeOf } from './place.js';
 import { pruneSchedules } from './prune.js';
 import { parseSchedule, SCHEDULE_KINDS, type Schedule, type ScheduleKind } from './schedule.js';
-import { workloadOf, type Workload } from './workload.js';
+import { workloadOf, type Step, type Workload } from './workload.js';
 import { kindsNeverReached } from './unreached.js';
 
 export const DEFAULT_BUDGET = 24;
@@ -32,7 +33,7 @@ export function plannedSchedules(
   kinds: readonly ScheduleKind[] = SCHEDULE_KINDS,
 ): Schedule[] {
   // a reconcile stopped after each of its writes: crashed there, or paused there while its partition is handed over
-  const afterEachWrite = (kind: 'intermediate' | 'handover'): Schedule[] =>
+  const afterEachWrite = (kind: 'intermediate' | 'handover' | 'overlap'): Schedule[] =>
     reference.steps.flatMap((step) =>
       Array.from({ length: step.maxWritesPerReconcile }, (_, index) => ({
         kind,
@@ -46,13 +47,20 @@ export function plannedSchedules(
     .map((_, index) => ({ kind: 'unobserved' as const, from: index, to: index + 1 }));
   const stale = staleSchedules(workload, reference);
   const statusRestart: Schedule[] = workload.steps.flatMap((step, index) =>
-    step.action === 'apply' && wroteStatus(reference.states[index])
+    restartsStatus(step, reference.states[index], reference.states[index - 1])
       ? [{ kind: 'status-restart' as const, step: index }]
       : [],
   );
   const handover = afterEachWrite('handover');
   const lagging = laggingSchedules(workload, reference);
-  const lists = [intermediate, unobserved, stale, statusRestart, handover, lagging].filter(
+  // paused while the next step changes the object (a spec change or the delete), in a step that keeps it
+  const overlap = afterEachWrite('overlap').filter(
+    (schedule) =>
+      schedule.kind === 'overlap' &&
+      workload.steps[schedule.step]?.action !== 'delete' &&
+      ['apply', 'delete'].includes(workload.steps[schedule.step + 1]?.action ?? 'none'),
+  );
+  const lists = [intermediate, unobserved, stale, statusRestart, handover, lagging, overlap].filter(
     (list) => list[0] !== undefined && kinds.includes(list[0].kind),
   );
   const all: Schedule[] = [];
@@ -64,8 +72,22 @@ export function plannedSchedules(
   return all;
 }
 
+type State = Reference['states'][number] | undefined;
+
+/**
+ * Whether the status writer gets an intent of the step to crash holding: a
+ * spec applied whose reference ends with a status, or a fixture's change
+ * that changed the status (an unchanged one sends no intent).
+ */
+function restartsStatus(step: Step, state: State, before: State): boolean {
+  if (step.action === 'delete' || !wroteStatus(state)) return false;
+  return (
+    step.action === 'apply' || !isDeepStrictEqual(state?.primary?.status, before?.primary?.status)
+  );
+}
+
 /** Whether the reference's object has a status at the end of the step (its writer wrote one). */
-function wroteStatus(state: Reference['states'][number] | undefined): boolean {
+function wroteStatus(state: State): boolean {
   const status = state?.primary?.status;
   return typeof status === 'object' && status !== null && Object.keys(status).length > 0;
 }
@@ -78,7 +100,12 @@ function wroteStatus(state: Reference['states'][number] | undefined): boolean {
 function staleSchedules(workload: Workload, reference: Reference): Schedule[] {
   const schedules: Schedule[] = [];
   for (let step = 1; step < workload.steps.length; step++) {
-    if (workload.steps[step]?.action !== 'apply' || workload.steps[step - 1]?.action !== 'apply')
+    // the object kept through both: a spec applied or a fixture changed
+    if (
+      [workload.steps[step], workload.steps[step - 1]].some(
+        (kept) => kept === undefined || kept.action === 'delete',
+      )
+    )
       continue;
     const then = reference.states[step - 1]?.owned ?? {};
     const before = reference.states[step - 2]?.owned ?? {};

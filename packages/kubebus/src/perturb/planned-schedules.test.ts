@@ -84,16 +84,68 @@ test('lagging schedules: every step whose reconciles wrote something, the primar
 
 test('the kinds alternate, and only those asked for are planned', () => {
   const all = plannedSchedules(workload, reference).map(formatSchedule);
-  assert.deepEqual(all.slice(0, 7), [
+  assert.deepEqual(all.slice(0, 8), [
     'intermediate:s0:k1',
     'unobserved:s0-s1',
     'stale:s1:ConfigMap/sample-journal',
     'status-restart:s0',
     'handover:s0:k1',
     'lagging:s0',
+    'overlap:s0:k1',
     'intermediate:s1:k1',
   ]);
   const two = plannedSchedules(workload, reference, ['intermediate', 'unobserved']);
   assert.ok(two.every((s) => s.kind === 'intermediate' || s.kind === 'unobserved'));
-  assert.equal(two.length, all.length - 3 - 3 - 4 - 6);
+  assert.equal(two.length, all.length - 3 - 3 - 4 - 6 - 3);
+});
+
+test("a fixture's change: stale and status-restart where the object is kept and its status moved", () => {
+  const rotated = {
+    action: 'fixture' as const,
+    why: 'change Secret/db-password to its revision 2',
+    fixture: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-password' } },
+  };
+  const withFixture: Workload = {
+    ...workload,
+    steps: [apply(0), apply(1), rotated, rotated, remove],
+  };
+  const page = { 'ConfigMap/sample-page': 'x' };
+  const planned = plannedSchedules(
+    withFixture,
+    {
+      seconds: 1,
+      steps: withFixture.steps.map((step, index) => ({
+        step: index,
+        why: step.why,
+        seconds: 1,
+        writes: 1,
+        maxWritesPerReconcile: 1,
+        reconciles: [],
+      })),
+      states: [
+        state(page, { fingerprint: 'a' }),
+        state({ 'ConfigMap/sample-page': 'y' }, { fingerprint: 'a' }),
+        // the first change moved the status, the second (the same revision again) did not
+        state({ 'ConfigMap/sample-page': 'y' }, { fingerprint: 'b' }),
+        state({ 'ConfigMap/sample-page': 'y' }, { fingerprint: 'b' }),
+        state({}),
+      ],
+    },
+    ['stale', 'status-restart'],
+  ).map(formatSchedule);
+  assert.deepEqual(planned.sort(), [
+    // step 0 made the page and step 1 changed it; nothing changed it in step 2 for step 3
+    'stale:s1:ConfigMap/sample-page',
+    'stale:s2:ConfigMap/sample-page',
+    'status-restart:s0',
+    'status-restart:s1',
+    'status-restart:s2',
+  ]);
+});
+
+test('overlap schedules: after each write of a step that keeps the object, when the next step changes or deletes it', () => {
+  const overlap = plannedSchedules(workload, reference, ['overlap']).map(formatSchedule);
+  // steps 0..4 are apply 0, apply 1, apply 0, delete, apply 1: step 2's next is the delete,
+  // step 3 deletes (nothing to change under it), step 4 is the last
+  assert.deepEqual(overlap, ['overlap:s0:k1', 'overlap:s1:k1', 'overlap:s2:k1']);
 });

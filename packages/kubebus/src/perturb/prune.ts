@@ -36,6 +36,7 @@ export function whyPruned(schedule: Schedule, reference: Recorded): string | und
     case 'stale':
       return stale(reference, schedule.step, schedule.target);
     case 'handover':
+    case 'overlap':
       return unreached(reference, schedule.step, schedule.k);
     // the restarted writer and the lagging requeue see what the reference never had
     case 'status-restart':

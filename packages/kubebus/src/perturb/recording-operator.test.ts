@@ -109,6 +109,29 @@ test('an armed crash takes only a reconcile of its step that saw the change', as
   await assert.rejects(crashed, (error) => isAbandonedReconcile(error));
 });
 
+test('an armed hold pauses a reconcile after its k-th write as running, and it finishes once released', async () => {
+  const recording = new RecordingOperator(operator);
+  const live = recording.incarnation();
+  const written: string[] = [];
+  recording.step = 1;
+  const armed = recording.arm({ key: 'kbt-0', step: 1, k: 1, matches: () => true, mode: 'hold' });
+  const held = live.reconcile(object(2), contextOf(new AbortController().signal, written));
+  assert.equal(await armed, 'paused');
+  const paused = recording.zombie;
+  assert.ok(paused !== undefined);
+  assert.deepEqual(written, ['page']);
+  // still its instance's reconcile: the run is busy until it ends
+  assert.equal(recording.activity('kbt-0').running, 1);
+  paused.release();
+  await held;
+  assert.equal(await paused.ended, undefined);
+  assert.deepEqual(written, ['page', 'checkpoint']);
+  assert.deepEqual(
+    recording.recordsOf('kbt-0', 1).map((r) => r.outcome),
+    ['ok'],
+  );
+});
+
 test('an armed pause holds a reconcile after its k-th write until released: a zombie that goes on', async () => {
   const recording = new RecordingOperator(operator);
   const live = recording.incarnation();

@@ -30,6 +30,8 @@ export interface Seen {
   readonly generation: number;
   readonly resourceVersion: string;
   readonly deleting: boolean;
+  /** performance.now() as the reconcile started (or the status intent came) */
+  readonly startedAt: number;
 }
 
 export interface ReconcileRecord {
@@ -60,7 +62,8 @@ export interface CrashArm {
   /** which reconcile of the step to stop: the first one that saw this */
   readonly matches: (seen: Seen) => boolean;
   /** crash (default): the incarnation dies there; pause: the reconcile waits there (zombie.ts) */
-  readonly mode?: 'crash' | 'pause';
+  /** hold: it waits there as pause does, still running in its own instance (the overlap schedule) */
+  readonly mode?: 'crash' | 'pause' | 'hold';
 }
 
 /** Something to do as one reconcile starts, before it reads or writes anything of its own. */
@@ -212,6 +215,7 @@ export class RecordingOperator {
         generation: object.metadata.generation ?? 0,
         resourceVersion: object.metadata.resourceVersion,
         deleting: object.metadata.deletionTimestamp !== undefined,
+        startedAt: performance.now(),
       },
       reads: [],
       writes: [],
@@ -276,8 +280,8 @@ export class RecordingOperator {
       if (armed?.taken !== record || record.writes.length !== armed.k) return result;
       this.#armed = undefined;
       await until(() => recorded(result), RECORDED_WITHIN_MS);
-      if (armed.mode === 'pause') {
-        record.outcome = 'handed-over';
+      if (armed.mode === 'pause' || armed.mode === 'hold') {
+        if (armed.mode === 'pause') record.outcome = 'handed-over';
         const zombie = new Zombie(record, ctx.signal);
         this.zombie = zombie;
         armed.settle('paused');

@@ -2,9 +2,10 @@
 // state settles. Its end states are what every perturbed run must reach; its
 // writes per reconcile say where the intermediate schedules stop a reconcile.
 import type { BedDriver } from './bed-driver.js';
-import { settle, type Timing } from './convergence.js';
+import { ReferenceDidNotSettle, settle, type Timing } from './convergence.js';
+import { fixtureName, readsFixture, watchedFixture, type Fixture } from './fixtures.js';
 import type { ObservedState } from './observed-state.js';
-import { generalized, placeOf, type Place } from './place.js';
+import { generalized, inPlace, placeOf, type Place } from './place.js';
 import type { ReconcileRecord, RecordingOperator } from './recording-operator.js';
 import type { ReconcileSummary, ReferenceStep } from './report.js';
 import type { Workload } from './workload.js';
@@ -46,9 +47,12 @@ export async function referenceRun(
   for (const [index, step] of workload.steps.entries()) {
     const stepStarted = performance.now();
     recording.step = index;
-    await driver.apply(place, step);
     const watch = { driver, place, timing, activity: () => recording.activity(place.key) };
-    states.push(await settle(watch, step));
+    const startedBefore = watch.activity().started;
+    await driver.apply(place, step);
+    const watched = step.action === 'fixture' && watchedFixture(recording.definition, step.fixture);
+    states.push(await settle(watch, step, watched ? startedBefore : undefined));
+    if (step.action === 'fixture' && !watched) unwatchedRead(recording, place, index, step.fixture);
     const records = recording.recordsOf(place.key, index);
     steps.push({
       step: index,
@@ -61,4 +65,23 @@ export async function referenceRun(
     });
   }
   return { steps, states, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * A fixture the operator reads but does not watch: its change reaches the
+ * object only with the next reconcile that happens to come (a resync, a
+ * spec change) — the bug a samples file that changes it asks about.
+ */
+function unwatchedRead(
+  recording: RecordingOperator,
+  place: Place,
+  step: number,
+  written: Fixture,
+): void {
+  const fixture = inPlace(place, written) as Fixture;
+  const reads = recording.recordsOf(place.key).flatMap((record) => record.reads);
+  if (recording.recordsOf(place.key, step).length === 0 && readsFixture(reads, fixture))
+    throw new ReferenceDidNotSettle(
+      `the operator reads ${fixtureName(written)} but does not watch ${fixture.kind}s, so its change (the samples' next document of it) reached no reconcile; add ${fixture.kind}s to its watches (references or map), or leave the revision out of the samples`,
+    );
 }

@@ -85,7 +85,7 @@ export interface PerturbationReport {
 export type Sample = object;
 
 export interface PerturbationOptions {
-  /** objects of the operator's kind (or only their specs) the workload starts from; objects of other kinds are fixtures, made first in every run (fixtures.ts) */
+  /** objects of the operator's kind (or only their specs) the workload starts from; objects of other kinds are fixtures, made first in every run, and a fixture's later documents its revisions, each applied as a step (fixtures.ts) */
   readonly samples?: readonly Sample[];
   /** the generated specs follow from it (default 1) */
   readonly seed?: number;

@@ -70,6 +70,8 @@ function perturbed(run: Run, schedule: Schedule): Promise<Verdict> {
       return handover(run, schedule.step, schedule.k);
     case 'lagging':
       return lagging(run, schedule.step, schedule.primary);
+    case 'overlap':
+      return overlap(run, schedule.step, schedule.k);
   }
 }
 
@@ -114,7 +116,7 @@ async function stopAfterWrite(
   run: Run,
   index: number,
   k: number,
-  mode: 'crash' | 'pause',
+  mode: 'crash' | 'pause' | 'hold',
 ): Promise<Verdict | 'stopped'> {
   const step = run.workload.steps[index];
   if (step === undefined) return notApplicable(`the workload has no step ${index}`);
@@ -169,6 +171,7 @@ async function statusRestart(run: Run, index: number): Promise<Verdict> {
         generation: intent.observedGeneration,
         resourceVersion: '',
         deleting: false,
+        startedAt: performance.now(),
       }),
   });
   await run.driver.apply(run.place, step);
@@ -229,14 +232,70 @@ async function handover(run: Run, index: number, k: number): Promise<Verdict> {
     note: [
       `paused after write ${k}; the second instance ${reachedMeanwhile ? 'reached' : 'did not reach'} the reference's state meanwhile`,
       `released, the zombie was ${zombie.fenced ? '' : 'not '}fenced`,
-      later.length === 0 ? 'wrote nothing more' : `wrote ${later.join(', ')}`,
-      ended === undefined
-        ? 'and returned'
-        : ended === 'running'
-          ? 'and was still running'
-          : `and failed: ${ended}`,
+      ...afterRelease('', later, ended),
     ].join(', '),
   };
+}
+
+/**
+ * The next change while a reconcile of this one runs: the step's first
+ * reconcile pauses after its k-th write, step `index` + 1 (a spec change or
+ * the delete) is applied and the bus records it, then the reconcile is
+ * released to finish on the spec it saw — its later writes land, its status
+ * intent is now stale (the status writer drops it). The next reconcile must
+ * still reach the reference's state after step `index` + 1 — where an
+ * operator that remembers in its status what it made relies on being shown
+ * the status its runtime's pending intent makes (ADR 0019).
+ */
+async function overlap(run: Run, index: number, k: number): Promise<Verdict> {
+  const next = run.workload.steps[index + 1];
+  if (run.workload.steps[index]?.action === 'delete')
+    return notApplicable(`step ${index} deletes the object: nothing to change under it`);
+  if (next === undefined || next.action === 'fixture')
+    return notApplicable(`step ${index + 1} does not change the object`);
+  const stopped = await stopAfterWrite(run, index, k, 'hold');
+  if (stopped !== 'stopped') return stopped;
+  const paused = run.recording.zombie;
+  if (paused === undefined) return notApplicable('no reconcile was paused');
+  let onBus: boolean;
+  try {
+    run.recording.step = index + 1;
+    await run.driver.apply(run.place, next);
+    onBus = await run.driver.recordedOnBus(run.place);
+  } finally {
+    paused.release();
+  }
+  const ended = await Promise.race([paused.ended, after(ZOMBIE_ENDS_WITHIN_MS, 'running')]);
+  const writes = run.reference.steps
+    .slice(index, index + 2)
+    .reduce((sum, step) => sum + step.writes, 0);
+  const bound =
+    2 * writes + Math.max(k, run.reference.steps[index + 1]?.maxWritesPerReconcile ?? 0);
+  const verdict = await judge(run, index + 1, bound);
+  const later = paused.record.writes.slice(paused.writesAtPause);
+  return {
+    ...verdict,
+    note: [
+      `paused after write ${k} while step ${index + 1} (${next.why}) was applied${onBus ? '' : ' (the bus had not recorded it in time)'}`,
+      ...afterRelease('then ', later, ended),
+    ].join(', '),
+  };
+}
+
+/** What a paused reconcile did once released: its writes since the pause, and how it ended. */
+function afterRelease(
+  then: string,
+  later: readonly string[],
+  ended: string | undefined,
+): [string, string] {
+  return [
+    later.length === 0 ? `${then}wrote nothing more` : `${then}wrote ${later.join(', ')}`,
+    ended === undefined
+      ? 'and returned'
+      : ended === 'running'
+        ? 'and was still running'
+        : `and failed: ${ended}`,
+  ];
 }
 
 async function unobserved(run: Run, from: number, to: number): Promise<Verdict> {

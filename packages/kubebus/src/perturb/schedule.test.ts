@@ -24,6 +24,11 @@ const schedules: fc.Arbitrary<Schedule> = fc.oneof(
     k: fc.integer({ min: 1, max: 50 }),
   }),
   fc.record({
+    kind: fc.constant('overlap' as const),
+    step: fc.nat(50),
+    k: fc.integer({ min: 1, max: 50 }),
+  }),
+  fc.record({
     kind: fc.constant('lagging' as const),
     step: fc.nat(50),
     primary: fc.constant(false),
@@ -53,6 +58,7 @@ test('the strings the report prints', () => {
   );
   assert.equal(formatSchedule({ kind: 'status-restart', step: 2 }), 'status-restart:s2');
   assert.equal(formatSchedule({ kind: 'handover', step: 0, k: 1 }), 'handover:s0:k1');
+  assert.equal(formatSchedule({ kind: 'overlap', step: 1, k: 2 }), 'overlap:s1:k2');
   assert.equal(formatSchedule({ kind: 'lagging', step: 1, primary: false }), 'lagging:s1');
   assert.equal(formatSchedule({ kind: 'lagging', step: 2, primary: true }), 'lagging:s2:primary');
 });
@@ -73,6 +79,8 @@ test('what is not a schedule is refused with one line saying what one looks like
     'lagging:s1:k1',
     'lagging:s0:primary',
     'lagging:1',
+    'overlap:s1',
+    'overlap:s1:k0',
     '',
   ]) {
     const parsed = parseSchedule(text);
@@ -82,5 +90,5 @@ test('what is not a schedule is refused with one line saying what one looks like
   const unknown = parseSchedule('crash:s1:k1');
   assert.ok('error' in unknown);
   assert.match(unknown.error, /intermediate:s1:k2, unobserved:s0-s1, stale:s1:ConfigMap\/name/);
-  assert.match(unknown.error, /status-restart:s1, handover:s1:k2 or lagging:s1/);
+  assert.match(unknown.error, /status-restart:s1, handover:s1:k2, lagging:s1 or overlap:s1:k2/);
 });

@@ -34,6 +34,12 @@
 //                               while the reconciler runs on — it is
 //                               requeued once and reads the older records —
 //                               then the feed is released
+//   overlap:s<step>:k<k>        during workload step <step>, the first reconcile
+//                               of the object pauses right after its k-th
+//                               write; step <step>+1 (the next change, or
+//                               the delete) is applied and reaches the bus;
+//                               then the reconcile is released to finish on
+//                               the spec it saw, its status now stale
 //   lagging:s<step>:primary     the same, and while the feed is held the bus'
 //                               record of the primary goes back to before the
 //                               step (time travel of the primary itself): the
@@ -44,6 +50,7 @@ export type Schedule =
   | { readonly kind: 'stale'; readonly step: number; readonly target: string }
   | { readonly kind: 'status-restart'; readonly step: number }
   | { readonly kind: 'handover'; readonly step: number; readonly k: number }
+  | { readonly kind: 'overlap'; readonly step: number; readonly k: number }
   | { readonly kind: 'lagging'; readonly step: number; readonly primary: boolean };
 
 export type ScheduleKind = Schedule['kind'];
@@ -54,6 +61,7 @@ export const SCHEDULE_KINDS: readonly ScheduleKind[] = [
   'status-restart',
   'handover',
   'lagging',
+  'overlap',
 ];
 
 export function formatSchedule(schedule: Schedule): string {
@@ -68,12 +76,14 @@ export function formatSchedule(schedule: Schedule): string {
       return `status-restart:s${schedule.step}`;
     case 'handover':
       return `handover:s${schedule.step}:k${schedule.k}`;
+    case 'overlap':
+      return `overlap:s${schedule.step}:k${schedule.k}`;
     case 'lagging':
       return `lagging:s${schedule.step}${schedule.primary ? ':primary' : ''}`;
   }
 }
 
-const INTERMEDIATE = /^(intermediate|handover):s(\d+):k(\d+)$/;
+const INTERMEDIATE = /^(intermediate|handover|overlap):s(\d+):k(\d+)$/;
 const UNOBSERVED = /^unobserved:s(\d+)-s(\d+)$/;
 const STATUS_RESTART = /^status-restart:s(\d+)$/;
 /** a kind and an object name as Kubernetes spells them */
@@ -87,7 +97,7 @@ export function parseSchedule(text: string): Schedule | { readonly error: string
   if (intermediate !== null) {
     const k = Number(intermediate[3]);
     if (k < 1) return { error: `"${text}": k counts writes from 1` };
-    const kind = intermediate[1] === 'handover' ? 'handover' : 'intermediate';
+    const kind = intermediate[1] as 'intermediate' | 'handover' | 'overlap';
     return { kind, step: Number(intermediate[2]), k };
   }
   const unobserved = UNOBSERVED.exec(trimmed);
@@ -114,6 +124,6 @@ export function parseSchedule(text: string): Schedule | { readonly error: string
     return { kind: 'lagging', step, primary };
   }
   return {
-    error: `"${text}" is not a schedule; they look like intermediate:s1:k2, unobserved:s0-s1, stale:s1:ConfigMap/name, status-restart:s1, handover:s1:k2 or lagging:s1 (the report prints them)`,
+    error: `"${text}" is not a schedule; they look like intermediate:s1:k2, unobserved:s0-s1, stale:s1:ConfigMap/name, status-restart:s1, handover:s1:k2, lagging:s1 or overlap:s1:k2 (the report prints them)`,
   };
 }

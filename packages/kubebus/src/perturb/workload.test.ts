@@ -93,6 +93,38 @@ test('objects of other kinds among the samples are fixtures, not specs', () => {
   );
 });
 
+test("a fixture's later documents are revisions: steps of their own while the object lives", () => {
+  const secret = (password: string) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'db-password' },
+    stringData: { password },
+  });
+  const settings = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'db-password' } };
+  const sample = { apiVersion: 'test.kubebus.dev/v1', kind: 'Thing', spec: { size: 2 } };
+  const workload = workloadOf(Thing, {
+    seed: 1,
+    samples: [secret('first'), settings, sample, secret('second'), secret('third')],
+  });
+  // the first document of each object is made before the workload; a same-named other kind is another object
+  assert.deepEqual(workload.fixtures, [secret('first'), settings]);
+  const whys = workload.steps.map((step) => step.why);
+  const firstDelete = workload.steps.findIndex((step) => step.action === 'delete');
+  assert.deepEqual(whys.slice(firstDelete - 2, firstDelete + 1), [
+    'change Secret/db-password to its revision 2',
+    'change Secret/db-password to its revision 3',
+    'delete',
+  ]);
+  const revision = workload.steps[firstDelete - 1];
+  assert.ok(revision?.action === 'fixture');
+  assert.deepEqual(revision.fixture, secret('third'));
+  // none: the steps are the ones without fixtures, so a replay line keeps its step numbers
+  assert.deepEqual(
+    workloadOf(Thing, { seed: 1, samples: [secret('first'), sample] }).steps,
+    stepsOf(workload.specs),
+  );
+});
+
 test("a sample's <name> is each run's own: judged as a run's name, kept as written", () => {
   const Tenant = defineResource({
     group: 'test.kubebus.dev',

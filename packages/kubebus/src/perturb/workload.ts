@@ -2,18 +2,22 @@
 // between specs, deleted, created again under the same name and deleted. The
 // specs are the user's samples first, then specs generated from the zod
 // schema (a typical one and both boundaries), deterministic from the seed.
+// A fixture given more than once in the samples changes while the object
+// lives: each later document is a step of its own, before the first delete.
 import fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
 import type { CustomResource } from '@kubebus/shared/definition';
 import type { Sample } from './report.js';
-import { splitSamples, type Fixture } from './fixtures.js';
+import { fixtureName, splitSamples, type Fixture, type FixtureRevision } from './fixtures.js';
 import { inPlace, placeOf } from './place.js';
 import { boundarySpec, specArbitrary } from './spec-arbitrary.js';
 import { WorkloadError } from './workload-error.js';
 
 export type Step =
   | { readonly action: 'apply'; readonly spec: unknown; readonly why: string }
-  | { readonly action: 'delete'; readonly why: string };
+  | { readonly action: 'delete'; readonly why: string }
+  /** a fixture's next revision applied: the object itself is not changed */
+  | { readonly action: 'fixture'; readonly fixture: Fixture; readonly why: string };
 
 export interface Workload {
   /** the object's name (the first sample's, else "sample") */
@@ -38,7 +42,7 @@ export function workloadOf(
   options: { readonly samples?: readonly Sample[]; readonly seed: number },
 ): Workload {
   const schema = primary.definition.spec;
-  const { samples, fixtures } = splitSamples(primary, options.samples ?? []);
+  const { samples, fixtures, revisions } = splitSamples(primary, options.samples ?? []);
   const first = samples[0] as { metadata?: { name?: string } } | undefined;
   const name = first?.metadata?.name ?? 'sample';
   // a sample's `<name>` and `<namespace>` are each run's own (placeOf): judged as a run's
@@ -77,12 +81,15 @@ export function workloadOf(
       generationProblem ??
         `no generated spec of ${primary.kind} passes its schema's refinements: give sample objects (--samples file.yaml)`,
     );
-  return { name, specs: valid, steps: stepsOf(valid), fixtures };
+  return { name, specs: valid, steps: stepsOf(valid, revisions), fixtures };
 }
 
-/** create s0, s1, back to s0, s2, delete, create s1 again (same name), delete: with the
- *  generated specs, s1 is the low boundary and s2 the high one. */
-export function stepsOf(specs: readonly unknown[]): Step[] {
+/** create s0, s1, back to s0, s2, the fixtures' revisions, delete, create s1 again (same
+ *  name), delete: with the generated specs, s1 is the low boundary and s2 the high one. */
+export function stepsOf(
+  specs: readonly unknown[],
+  revisions: readonly FixtureRevision[] = [],
+): Step[] {
   const [s0, s1 = s0, s2 = s1] = specs;
   const steps: Step[] = [{ action: 'apply', spec: s0, why: 'create with spec 0' }];
   const change = (spec: unknown, why: string) => {
@@ -93,6 +100,12 @@ export function stepsOf(specs: readonly unknown[]): Step[] {
   change(s1, 'change to spec 1');
   change(s0, 'change back to spec 0');
   change(s2, 'change to spec 2');
+  for (const { fixture, revision } of revisions)
+    steps.push({
+      action: 'fixture',
+      fixture,
+      why: `change ${fixtureName(fixture)} to its revision ${revision}`,
+    });
   steps.push({ action: 'delete', why: 'delete' });
   steps.push({ action: 'apply', spec: s1, why: 'create again with the same name, spec 1' });
   steps.push({ action: 'delete', why: 'delete again' });
