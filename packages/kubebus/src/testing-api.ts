@@ -148,11 +148,13 @@ export type * from './perturb/report.js';
 
 /**
  * Perturbation testing (`kubebus test` as a function): the operator on its own
- * test bed over a workload, unperturbed, then crashed after each write, with
- * changes it never sees, with older revisions on the bus, with its status
- * writer restarted and its partition handed over mid-reconcile; the report
- * says whether every run converged to the unperturbed one's state, and the
- * first that did not.
+ * test bed over a workload (its samples' specs, and the revisions of the
+ * fixtures they refer to), unperturbed, then crashed after each write, with
+ * changes it never sees, with older revisions on the bus, with its watcher
+ * behind, with its status writer restarted, its partition handed over
+ * mid-reconcile and the next change applied mid-reconcile; the report says
+ * whether every run converged to the unperturbed one's state, and the first
+ * that did not.
  */
 export declare function perturbationTest(
   operator: Operator,

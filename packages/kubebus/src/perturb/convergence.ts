@@ -85,19 +85,18 @@ class Quiet {
 /**
  * The reference: waits until the step is finished and the state and its
  * reconciles are quiet. A fixture's change leaves the object's generation as
- * it was: with `reconciledAfter` (the count of reconciles started before the
- * step), the step is finished only once a reconcile of the object started
- * after it — the watch the operator declared brought the change.
+ * it was: with `startedBefore` (the count of the object's reconciles started
+ * before the step), the step is finished only once a reconcile started after
+ * it — the watch the operator declared brought the change.
  */
 export async function settle(
   watch: Watch,
   step: Step,
-  reconciledAfter?: number,
+  startedBefore?: number,
 ): Promise<ObservedState> {
   const deadline = Date.now() + SETTLE_WITHIN_MS;
   const quiet = new Quiet(watch, watch.timing.quietMs);
-  const reconciled = () =>
-    reconciledAfter === undefined || watch.activity().started > reconciledAfter;
+  const reconciled = () => startedBefore === undefined || watch.activity().started > startedBefore;
   let last: ObservedState | undefined;
   for (;;) {
     const state = await watch.driver.observe(watch.place);

@@ -5,6 +5,7 @@
 // object is a revision of it (a rotated password): the workload applies it as
 // a step of its own (workload.ts). They are the user's, not the operator's:
 // the observed state leaves them out (it compares what the operator made).
+import { isDeepStrictEqual } from 'node:util';
 import { apiVersionOf, type CustomResource, type Operator } from '@kubebus/shared/definition';
 import type { Sample } from './report.js';
 import { WorkloadError } from './workload-error.js';
@@ -34,7 +35,7 @@ export function splitSamples(
   const samples: Sample[] = [];
   const fixtures: Fixture[] = [];
   const revisions: FixtureRevision[] = [];
-  const documentsOf = new Map<string, number>();
+  const documentsOf = new Map<string, { revision: number; document: Fixture }>();
   for (const [index, document] of documents.entries()) {
     const { kind, apiVersion, metadata } = document as {
       kind?: unknown;
@@ -55,9 +56,19 @@ export function splitSamples(
         `sample ${index + 1} is a ${typeof kind === 'string' ? kind : JSON.stringify(kind)}, not a ${primary.kind} (${apiVersionOf(primary)}): to create it before the workload, give its apiVersion and metadata.name`,
       );
     const fixture = asApplied(document as Fixture);
-    const identity = fixtureName(fixture);
-    const revision = (documentsOf.get(identity) ?? 0) + 1;
-    documentsOf.set(identity, revision);
+    // beside a namespaced object a fixture is made in the run's namespace, whatever it names
+    const identity = fixtureName(
+      primary.scope === 'Namespaced'
+        ? { ...fixture, metadata: { name: fixture.metadata.name } }
+        : fixture,
+    );
+    const before = documentsOf.get(identity);
+    if (before !== undefined && isDeepStrictEqual(before.document, fixture))
+      throw new WorkloadError(
+        `sample ${index + 1} repeats ${identity} unchanged: a later document of a fixture is a revision, applied as a step, so it must change something`,
+      );
+    const revision = (before?.revision ?? 0) + 1;
+    documentsOf.set(identity, { revision, document: fixture });
     if (revision === 1) fixtures.push(fixture);
     else revisions.push({ fixture, revision });
   }
@@ -74,14 +85,14 @@ export function fixtureName(fixture: Fixture): string {
 
 /**
  * Whether a reconcile that read `reads` (the recording's `get Kind name`,
- * `list Kind`, `readSecret name`) read the fixture (or a list of its kind).
+ * `readSecret name`) read the fixture by name. A list of its kind is left
+ * out: an operator lists what it owns of a kind as often as anything else.
  */
 export function readsFixture(reads: readonly string[], fixture: Fixture): boolean {
   const { kind, metadata } = fixture;
   return reads.some(
     (read) =>
       read === `get ${kind} ${metadata.name}` ||
-      read === `list ${kind}` ||
       (kind === 'Secret' && read === `readSecret ${metadata.name}`),
   );
 }

@@ -31,3 +31,25 @@ test('the pruned schedules are counted and listed with why, beside those tried',
   );
   assert.match(lines[2] ?? '', /^ {2}passed +lagging:s0 +6\.0 s$/);
 });
+
+test('an overlap failure names the step it is judged at: the one applied while its reconcile was paused', () => {
+  const failure = {
+    schedule: 'overlap:s1:k2',
+    outcome: 'failed' as const,
+    seconds: 60,
+    oracle: 'converges' as const,
+    detail: ['ConfigMap/harbour-green: not in the reference (left behind or extra)'],
+    reconciles: [],
+  };
+  const text = formatReport({
+    ...report,
+    workload: {
+      name: 'harbour',
+      steps: ['create with spec 0', 'change to spec 1', 'change back to spec 0'],
+    },
+    schedules: [failure],
+    failure: { ...failure, replay: 'kubebus test beacon.ts --replay overlap:s1:k2' },
+    passed: false,
+  });
+  assert.match(text, /^ {2}workload step 2: change back to spec 0$/m);
+});

@@ -4,11 +4,12 @@
 import type { PerturbationReport, ReconcileSummary } from './report.js';
 import { parseSchedule } from './schedule.js';
 
-/** The step a schedule is judged at: an intermediate or stale schedule's own, an unobserved one's last. */
+/** The step a schedule is judged at: an intermediate or stale schedule's own, an unobserved one's last, an overlap's next. */
 function judgedStep(schedule: string): number | undefined {
   const parsed = parseSchedule(schedule);
   if ('error' in parsed) return undefined;
-  return parsed.kind === 'unobserved' ? parsed.to : parsed.step;
+  if (parsed.kind === 'unobserved') return parsed.to;
+  return parsed.kind === 'overlap' ? parsed.step + 1 : parsed.step;
 }
 
 const OUTCOMES: Record<Exclude<ReconcileSummary['outcome'], 'ok'>, string> = {

@@ -14,7 +14,7 @@ import { runSchedule } from './run-schedule.js';
 import { placeOf } from './place.js';
 import { pruneSchedules } from './prune.js';
 import { parseSchedule, SCHEDULE_KINDS, type Schedule, type ScheduleKind } from './schedule.js';
-import { workloadOf, type Step, type Workload } from './workload.js';
+import { overlapApplies, workloadOf, type Step, type Workload } from './workload.js';
 import { kindsNeverReached } from './unreached.js';
 
 export const DEFAULT_BUDGET = 24;
@@ -55,10 +55,7 @@ export function plannedSchedules(
   const lagging = laggingSchedules(workload, reference);
   // paused while the next step changes the object (a spec change or the delete), in a step that keeps it
   const overlap = afterEachWrite('overlap').filter(
-    (schedule) =>
-      schedule.kind === 'overlap' &&
-      workload.steps[schedule.step]?.action !== 'delete' &&
-      ['apply', 'delete'].includes(workload.steps[schedule.step + 1]?.action ?? 'none'),
+    (schedule) => 'step' in schedule && overlapApplies(workload.steps, schedule.step),
   );
   const lists = [intermediate, unobserved, stale, statusRestart, handover, lagging, overlap].filter(
     (list) => list[0] !== undefined && kinds.includes(list[0].kind),

@@ -61,8 +61,11 @@ export interface CrashArm {
   readonly k: number;
   /** which reconcile of the step to stop: the first one that saw this */
   readonly matches: (seen: Seen) => boolean;
-  /** crash (default): the incarnation dies there; pause: the reconcile waits there (zombie.ts) */
-  /** hold: it waits there as pause does, still running in its own instance (the overlap schedule) */
+  /**
+   * crash (default): the incarnation dies there; pause: the reconcile waits
+   * there (zombie.ts); hold: it waits there as pause does, still running in
+   * its own instance (the overlap schedule)
+   */
   readonly mode?: 'crash' | 'pause' | 'hold';
 }
 
@@ -251,9 +254,10 @@ export class RecordingOperator {
       if (
         armed?.taken === record &&
         record.outcome !== 'crashed' &&
-        record.outcome !== 'handed-over'
+        record.outcome !== 'handed-over' &&
+        this.zombie?.record !== record
       ) {
-        // the armed reconcile ended before its k-th write
+        // the armed reconcile ended before its k-th write (not one paused there, then released)
         if (this.#armed === armed) this.#armed = undefined;
         armed.settle('unreached');
       }

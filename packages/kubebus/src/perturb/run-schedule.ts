@@ -10,7 +10,7 @@ import { summaryOf, type Reference } from './reference-run.js';
 import type { OracleName, ScheduleResult } from './report.js';
 import { formatSchedule, type Schedule } from './schedule.js';
 import { livesWithin, withoutUnseenEvents } from './unseen-lives.js';
-import type { Workload } from './workload.js';
+import { overlapApplies, type Workload } from './workload.js';
 
 /** How long the armed reconcile may take to come (its work is redelivered quickly). */
 const CRASH_WITHIN_MS = 30_000;
@@ -84,7 +84,13 @@ function after<T>(ms: number, value: T): Promise<T> {
   );
 }
 
-/** Steps `from`..`until` - 1, unperturbed, each reaching the reference's state. */
+/**
+ * Steps `from`..`until` - 1, unperturbed, each reaching the reference's
+ * state. Around a fixture's change the reconciles are also waited out: the
+ * object's state alone does not show a late reconcile of the step before (it
+ * would be taken for the change's), nor whether the change's own reconcile
+ * came yet (the next step would overlap it).
+ */
 async function prefix(run: Run, until: number, from = 0): Promise<Verdict | undefined> {
   for (let index = from; index < until; index++) {
     const step = run.workload.steps[index];
@@ -93,13 +99,18 @@ async function prefix(run: Run, until: number, from = 0): Promise<Verdict | unde
     run.recording.step = index;
     await run.driver.apply(run.place, step);
     const reached = await reach(watchOf(run), expected);
-    if (!reached.ok)
+    const fixtureNear =
+      step.action === 'fixture' || run.workload.steps[index + 1]?.action === 'fixture';
+    const moved = reached.ok && fixtureNear ? await hold(watchOf(run), expected) : [];
+    if (!reached.ok || moved.length > 0)
       return {
         outcome: 'failed',
-        oracle: oracleOf(expected, reached.state, reached.differences),
+        oracle: reached.ok
+          ? 'stays-converged'
+          : oracleOf(expected, reached.state, reached.differences),
         detail: [
           `before the perturbation, at step ${index} (${step.why}):`,
-          ...reached.differences,
+          ...(reached.ok ? moved : reached.differences),
         ],
         reconciles: run.recording.recordsOf(run.place.key, index).map(summaryOf),
       };
@@ -249,10 +260,10 @@ async function handover(run: Run, index: number, k: number): Promise<Verdict> {
  */
 async function overlap(run: Run, index: number, k: number): Promise<Verdict> {
   const next = run.workload.steps[index + 1];
-  if (run.workload.steps[index]?.action === 'delete')
-    return notApplicable(`step ${index} deletes the object: nothing to change under it`);
-  if (next === undefined || next.action === 'fixture')
-    return notApplicable(`step ${index + 1} does not change the object`);
+  if (!overlapApplies(run.workload.steps, index) || next === undefined)
+    return notApplicable(
+      `step ${index} does not keep the object, or step ${index + 1} does not change or delete it`,
+    );
   const stopped = await stopAfterWrite(run, index, k, 'hold');
   if (stopped !== 'stopped') return stopped;
   const paused = run.recording.zombie;
@@ -275,6 +286,10 @@ async function overlap(run: Run, index: number, k: number): Promise<Verdict> {
   const later = paused.record.writes.slice(paused.writesAtPause);
   return {
     ...verdict,
+    // the paused reconcile (of step `index`) first, then those of the step judged
+    ...(verdict.outcome === 'not-applicable'
+      ? {}
+      : { reconciles: [summaryOf(paused.record), ...(verdict.reconciles ?? [])] }),
     note: [
       `paused after write ${k} while step ${index + 1} (${next.why}) was applied${onBus ? '' : ' (the bus had not recorded it in time)'}`,
       ...afterRelease('then ', later, ended),

@@ -118,6 +118,19 @@ test("a fixture's later documents are revisions: steps of their own while the ob
   const revision = workload.steps[firstDelete - 1];
   assert.ok(revision?.action === 'fixture');
   assert.deepEqual(revision.fixture, secret('third'));
+  // beside a namespaced object, the namespace a document names does not make it another fixture
+  const elsewhere = { ...secret('second'), metadata: { name: 'db-password', namespace: 'x' } };
+  assert.equal(
+    workloadOf(Thing, { seed: 1, samples: [secret('first'), sample, elsewhere] }).fixtures.length,
+    1,
+  );
+  // a revision that changes nothing would bring no change to wait for
+  assert.throws(
+    () => workloadOf(Thing, { seed: 1, samples: [secret('first'), sample, secret('first')] }),
+    (error: unknown) =>
+      error instanceof WorkloadError &&
+      /^sample 3 repeats Secret\/db-password unchanged/.test(error.message),
+  );
   // none: the steps are the ones without fixtures, so a replay line keeps its step numbers
   assert.deepEqual(
     workloadOf(Thing, { seed: 1, samples: [secret('first'), sample] }).steps,

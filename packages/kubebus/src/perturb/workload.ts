@@ -84,6 +84,17 @@ export function workloadOf(
   return { name, specs: valid, steps: stepsOf(valid, revisions), fixtures };
 }
 
+/**
+ * Whether an overlap schedule applies at step `index`: the step keeps the
+ * object and the next one changes its spec or deletes it (a fixture's change
+ * cannot be told on the bus from here, so the paused reconcile could not be
+ * held until it is there).
+ */
+export function overlapApplies(steps: readonly Step[], index: number): boolean {
+  const next = steps[index + 1]?.action;
+  return steps[index]?.action !== 'delete' && (next === 'apply' || next === 'delete');
+}
+
 /** create s0, s1, back to s0, s2, the fixtures' revisions, delete, create s1 again (same
  *  name), delete: with the generated specs, s1 is the low boundary and s2 the high one. */
 export function stepsOf(
