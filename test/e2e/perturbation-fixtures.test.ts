@@ -47,6 +47,9 @@ describe('kubebus test: fixtures', { timeout: RUN_MS + 60_000 }, () => {
     );
     assert.equal(report.schedules.length, 1);
     assert.equal(report.schedules[0]?.outcome, 'passed', JSON.stringify(report.schedules));
+    // each role apart (the default): every status intent travelled through the bus
+    assert.equal(report.layout, 'three');
+    assert.ok(report.statusIntentsOnBus > 0, String(report.statusIntentsOnBus));
   });
 
   it("changes a fixture given twice as a step of its own, and perturbs that step's reconcile", async () => {

@@ -57,6 +57,38 @@ describe(
       );
     });
 
+    it('runs the schedules with the status written in the reconciler’s process, as kubebus run does', async () => {
+      const report = await passingRun(
+        [
+          'test',
+          'test/support/operators/beacon-remembered.ts',
+          '--samples',
+          SAMPLES,
+          '--layout',
+          'one',
+          '--perturb',
+          'overlap,intermediate',
+          '--budget',
+          '4',
+          '-o',
+          'json',
+        ],
+        RUN_MS,
+      );
+      assert.equal(report.layout, 'one');
+      // every status went from the reconcile to the writer in its process: none through the bus
+      assert.equal(report.statusIntentsOnBus, 0);
+      assert.deepEqual(
+        report.schedules.map((s) => [s.schedule, s.outcome]),
+        [
+          ['intermediate:s0:k1', 'passed'],
+          ['overlap:s0:k1', 'passed'],
+          ['intermediate:s1:k1', 'passed'],
+          ['overlap:s1:k1', 'passed'],
+        ],
+      );
+    });
+
     it('passes the pruning twin, paused after each step’s write while the next change lands', async () => {
       const report = await passingRun(
         [

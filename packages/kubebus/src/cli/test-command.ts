@@ -10,16 +10,22 @@ export const TEST_COMMAND: CommandSpec = {
   takes: { min: 1, max: 1 },
   summary: [
     'perturbation testing on real servers: the operator over a workload (your samples,',
-    'specs generated from the zod schema) unperturbed, then crashed after each write',
-    'with changes it never sees, with older revisions read from the bus, with the',
-    "watcher's feed held behind its writes, with its status writer restarted and its",
-    'partition handed over mid-reconcile; exit 1 at the first schedule that fails an oracle',
+    'specs generated from the zod schema, revisions of what they refer to) unperturbed,',
+    'then crashed after each write, with changes it never sees, with older revisions read',
+    "from the bus, with the watcher's feed held behind its writes, with its status writer",
+    'restarted, its partition handed over and the next change applied mid-reconcile;',
+    'exit 1 at the first schedule that fails an oracle',
   ],
   options: {
     budget: {
       type: 'string',
       value: 'n',
       help: 'try at most n schedules (default 24)',
+    },
+    layout: {
+      type: 'string',
+      value: 'three|one',
+      help: 'three: each role apart, as the generated Deployments (default); one: the reconciler and status writer in one process, as kubebus run',
     },
     'reach-within': {
       type: 'string',
@@ -39,7 +45,7 @@ export const TEST_COMMAND: CommandSpec = {
     samples: {
       type: 'string',
       value: 'file.yaml',
-      help: 'objects of the operator’s kind (YAML documents) the workload starts from; documents of other kinds (a Secret they refer to) are made first in every run',
+      help: 'objects of the operator’s kind (YAML documents) the workload starts from; documents of other kinds (a Secret they refer to) are made first in every run, and a later document of one is a revision applied as a step',
     },
     seed: { type: 'string', value: 'n', help: 'the generated specs follow from it (default 1)' },
   },

@@ -8,9 +8,17 @@ import { outputFormatOf } from './bus-options.js';
 import { ExitCodes, type Exit, type Host } from './command-spec.js';
 import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
 import { SCHEDULE_KINDS, type ScheduleKind } from '../perturb/schedule.js';
+import type { Layout } from '../perturb/report.js';
 
 const USAGE =
-  'kubebus test <operator.ts|.js> [--budget n] [--perturb kinds] [--reach-within 60s] [--replay <schedule>] [--samples file.yaml] [--seed n] [-o json]';
+  'kubebus test <operator.ts|.js> [--budget n] [--layout three|one] [--perturb kinds] [--reach-within 60s] [--replay <schedule>] [--samples file.yaml] [--seed n] [-o json]';
+
+/** --layout: the roles apart (three, as the generated Deployments) or together (one, as kubebus run). */
+function layoutOf(line: CommandLine): Layout | undefined {
+  const text = stringOption(line, 'layout');
+  if (text === undefined || text === 'three' || text === 'one') return text;
+  return usageError(`--layout "${text}": three (each role apart) or one (as kubebus run)`);
+}
 
 function counted(line: CommandLine, name: string, least: number): number | undefined {
   const text = stringOption(line, name);
@@ -72,6 +80,7 @@ export async function testCommand(line: CommandLine, host: Host): Promise<Exit> 
   const reachWithinMs = duration(line, 'reach-within');
   const replay = stringOption(line, 'replay');
   const kinds = kindsOf(line);
+  const layout = layoutOf(line);
   const samplesFile = stringOption(line, 'samples');
   const samples = samplesFile === undefined ? undefined : samplesOf(samplesFile);
   const file = line.positionals[0] ?? usageError(`missing the operator module; usage: ${USAGE}`);
@@ -85,6 +94,7 @@ export async function testCommand(line: CommandLine, host: Host): Promise<Exit> 
     ...(samplesFile === undefined ? [] : [`--samples ${samplesFile}`]),
     ...(seed === undefined ? [] : [`--seed ${seed}`]),
     ...(reachWithinMs === undefined ? [] : [`--reach-within ${reachWithinMs}ms`]),
+    ...(layout === undefined ? [] : [`--layout ${layout}`]),
   ].join(' ');
   let report;
   try {
@@ -94,6 +104,7 @@ export async function testCommand(line: CommandLine, host: Host): Promise<Exit> 
       ...(reachWithinMs === undefined ? {} : { reachWithinMs }),
       ...(replay === undefined ? {} : { replay }),
       ...(kinds === undefined ? {} : { kinds }),
+      ...(layout === undefined ? {} : { layout }),
       ...(samples === undefined ? {} : { samples }),
       progress: (text) => host.stderr.write(`${text}\n`),
       replayLine: (schedule) => `${again} --replay ${schedule}`,

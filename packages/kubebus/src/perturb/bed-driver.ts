@@ -23,7 +23,7 @@ import { StatusHold } from './status-hold.js';
 import { BusTimeTravel, GONE } from './time-travel.js';
 import type { Step } from './workload.js';
 
-export type BedDriverOptions = Pick<PerturbationOptions, 'env' | 'standIn'>;
+export type BedDriverOptions = Pick<PerturbationOptions, 'env' | 'standIn' | 'layout'>;
 
 /** How long a restarted watcher may take to bring the bus up to the apiserver. */
 const CAUGHT_UP_WITHIN_MS = 30_000;
@@ -74,6 +74,16 @@ export class BedDriver {
     return this.recording.definition;
   }
 
+  /** Layout one: the status writer runs in the reconciler's process (kubebus run), not on its own. */
+  get #writerApart(): boolean {
+    return this.options.layout !== 'one';
+  }
+
+  /** The reconciler's roles: with the status writer beside it in layout one. */
+  get #reconcilerRoles(): ('reconciler' | 'status-writer')[] {
+    return this.#writerApart ? ['reconciler'] : ['reconciler', 'status-writer'];
+  }
+
   /** The roles, the watcher last (as one process starts them: no work before anyone takes it). */
   async startOperator(): Promise<void> {
     await this.#startWriter();
@@ -81,9 +91,14 @@ export class BedDriver {
       this.#running = await this.environment.run(this.recording.incarnation(), {
         logLevel: 'silent',
         env: this.options.env ?? {},
-        roles: ['reconciler'],
+        roles: this.#reconcilerRoles,
       });
     await this.releaseWatcher();
+  }
+
+  /** Status intents stored in KUBEBUS_STATUS so far. */
+  statusIntentsOnBus(): Promise<number> {
+    return this.travel.statusIntentsStored();
   }
 
   /**
@@ -128,7 +143,7 @@ export class BedDriver {
   }
 
   async #startWriter(): Promise<void> {
-    if (this.#writer !== undefined) return;
+    if (this.#writer !== undefined || !this.#writerApart) return;
     this.#writer = await this.environment.run(this.recording.definition, {
       logLevel: 'silent',
       env: this.options.env ?? {},
@@ -226,7 +241,7 @@ export class BedDriver {
       logLevel: 'silent',
       // below its share of partitions, it is the one that takes the freed one; a round every 500 ms takes it soon
       env: { ...this.options.env, KUBEBUS_LEASE_RENEW: '500ms' },
-      roles: ['reconciler'],
+      roles: this.#reconcilerRoles,
       replicaId,
     });
     const key = {

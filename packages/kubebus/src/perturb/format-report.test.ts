@@ -7,6 +7,8 @@ const report: PerturbationReport = {
   operator: 'greetings',
   seed: 1,
   budget: 24,
+  layout: 'three',
+  statusIntentsOnBus: 12,
   workload: { name: 'sample', steps: ['create with spec 0'] },
   reference: { seconds: 40, steps: [] },
   planned: 3,

@@ -29,7 +29,7 @@ function reconcileLines(reconciles: readonly ReconcileSummary[]): string[] {
 export function formatReport(report: PerturbationReport): string {
   const lines: string[] = [];
   lines.push(
-    `operator ${report.operator}: reference ${report.reference.seconds.toFixed(1)} s over ${report.workload.steps.length} steps, ` +
+    `operator ${report.operator}${report.layout === 'one' ? ' (the reconciler and status writer in one process)' : ''}: reference ${report.reference.seconds.toFixed(1)} s over ${report.workload.steps.length} steps, ` +
       `${report.schedules.length} of ${report.planned} schedules tried (${report.pruned.length} pruned, budget ${report.budget}, seed ${report.seed}), ${report.seconds.toFixed(1)} s in all`,
   );
   for (const pruned of report.pruned)

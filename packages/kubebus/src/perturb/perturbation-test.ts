@@ -9,7 +9,7 @@ import { BedDriver } from './bed-driver.js';
 import { timingOf, type Timing } from './convergence.js';
 import { RecordingOperator } from './recording-operator.js';
 import { referenceRun, type Reference } from './reference-run.js';
-import type { PerturbationOptions, PerturbationReport, ScheduleResult } from './report.js';
+import type { Layout, PerturbationOptions, PerturbationReport, ScheduleResult } from './report.js';
 import { runSchedule } from './run-schedule.js';
 import { placeOf } from './place.js';
 import { pruneSchedules } from './prune.js';
@@ -138,12 +138,14 @@ export async function perturbationTest(
   const seed = options.seed ?? 1;
   const budget = options.budget ?? DEFAULT_BUDGET;
   const say = options.progress ?? (() => undefined);
+  const layout = options.layout ?? 'three';
   let only: Schedule | undefined;
   if (options.replay !== undefined) {
     const parsed = parseSchedule(options.replay);
     if ('error' in parsed) throw new PerturbationSetupError(parsed.error);
     only = parsed;
   }
+  const kinds = kindsIn(layout, only === undefined ? options.kinds : [only.kind]);
   const workload = workloadOf(operator.for, {
     seed,
     ...(options.samples ? { samples: options.samples } : {}),
@@ -153,7 +155,9 @@ export async function perturbationTest(
     ((schedule: string) => `perturbationTest(operator, { replay: '${schedule}', seed: ${seed} })`);
   const timing = timingOfOptions(options);
   const recording = new RecordingOperator(operator);
-  say(`starting the test bed (kube-apiserver, etcd, kube-controller-manager, nats-server)`);
+  say(
+    `starting the test bed (kube-apiserver, etcd, kube-controller-manager, nats-server); ${layout === 'one' ? 'the reconciler and the status writer in one process, as kubebus run has them' : 'each role apart, as the generated Deployments run them'}`,
+  );
   const driver = await BedDriver.start(recording, options);
   try {
     say(`reference: ${workload.steps.length} steps on ${operator.for.kind} ${workload.name}`);
@@ -162,7 +166,7 @@ export async function perturbationTest(
       say(
         `  step ${step.step} ${step.why}: ${step.writes} writes, at most ${step.maxWritesPerReconcile} per reconcile (${step.seconds.toFixed(1)} s)`,
       );
-    const planned = plannedSchedules(workload, reference, options.kinds);
+    const planned = plannedSchedules(workload, reference, kinds);
     // a replay runs what it names, pruned or not
     const { kept, pruned } =
       only === undefined ? pruneSchedules(planned, reference) : { kept: [only], pruned: [] };
@@ -202,6 +206,8 @@ export async function perturbationTest(
       operator: operator.name,
       seed,
       budget,
+      layout,
+      statusIntentsOnBus: await driver.statusIntentsOnBus(),
       workload: { name: workload.name, steps: workload.steps.map((step) => step.why) },
       reference: { seconds: reference.seconds, steps: reference.steps },
       planned: planned.length,
@@ -215,6 +221,20 @@ export async function perturbationTest(
   } finally {
     await driver.stop();
   }
+}
+
+/**
+ * The kinds a layout can run: in one process the status writer never crashes
+ * alone, so status-restart needs the writer apart (asked for there, it is a
+ * setup error; by default it is left out).
+ */
+function kindsIn(layout: Layout, asked: readonly ScheduleKind[] | undefined): ScheduleKind[] {
+  if (layout === 'three') return [...(asked ?? SCHEDULE_KINDS)];
+  if (asked?.includes('status-restart') === true)
+    throw new PerturbationSetupError(
+      'status-restart needs the status writer in a process of its own: use --layout three (in one process it never crashes alone; a crash of the whole is what intermediate does)',
+    );
+  return (asked ?? SCHEDULE_KINDS).filter((kind) => kind !== 'status-restart');
 }
 
 /** The waits, from the roles' backoff cap (the bed's, or the one the options set). */

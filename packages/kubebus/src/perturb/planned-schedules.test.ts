@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ObservedState } from './observed-state.js';
-import { plannedSchedules } from './perturbation-test.js';
+import { defineOperator, defineResource } from '@kubebus/shared/definition';
+import { z } from 'zod';
+import { PerturbationSetupError, perturbationTest, plannedSchedules } from './perturbation-test.js';
 import type { Reference } from './reference-run.js';
 import { formatSchedule } from './schedule.js';
 import type { Workload } from './workload.js';
@@ -148,4 +150,29 @@ test('overlap schedules: after each write of a step that keeps the object, when 
   // steps 0..4 are apply 0, apply 1, apply 0, delete, apply 1: step 2's next is the delete,
   // step 3 deletes (nothing to change under it), step 4 is the last
   assert.deepEqual(overlap, ['overlap:s0:k1', 'overlap:s1:k1', 'overlap:s2:k1']);
+});
+
+test('status-restart asked for with the writer in the reconciler’s process is refused before any server starts', async () => {
+  const Thing = defineResource({
+    group: 'test.kubebus.dev',
+    version: 'v1',
+    kind: 'Thing',
+    scope: 'Namespaced',
+    spec: z.object({}),
+    status: z.object({}),
+  });
+  const operator = defineOperator({
+    name: 'things',
+    for: Thing,
+    reconcile: () => Promise.resolve(undefined),
+  });
+  for (const options of [
+    { layout: 'one' as const, kinds: ['status-restart' as const] },
+    { layout: 'one' as const, replay: 'status-restart:s0' },
+  ])
+    await assert.rejects(
+      perturbationTest(operator, options),
+      (error: unknown) =>
+        error instanceof PerturbationSetupError && /use --layout three/.test(error.message),
+    );
 });

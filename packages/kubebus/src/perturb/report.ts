@@ -64,6 +64,9 @@ export interface PerturbationReport {
   readonly operator: string;
   readonly seed: number;
   readonly budget: number;
+  readonly layout: Layout;
+  /** status intents that travelled through KUBEBUS_STATUS (layout one: only those the in-process writer declined) */
+  readonly statusIntentsOnBus: number;
   readonly workload: { readonly name: string; readonly steps: readonly string[] };
   readonly reference: { readonly seconds: number; readonly steps: readonly ReferenceStep[] };
   /** how many schedules the reference allows, before pruning and the budget */
@@ -105,4 +108,14 @@ export interface PerturbationOptions {
   readonly reachWithinMs?: number;
   /** report every Deployment and StatefulSet ready, as kubelets would (default true) */
   readonly standIn?: boolean;
+  /**
+   * three (default): each role apart, as the generated Deployments run them;
+   * one: the reconciler and the status writer in one process, as `kubebus run`
+   * runs every role (its status written in process, ADR 0028), the watcher
+   * still apart so its feed can be held. No status-restart there: in one
+   * process the writer never crashes alone.
+   */
+  readonly layout?: Layout;
 }
+
+export type Layout = 'three' | 'one';

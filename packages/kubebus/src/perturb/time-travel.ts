@@ -47,6 +47,11 @@ export class BusTimeTravel {
     return (await this.jsm.streams.info(Streams.events)).state.last_seq;
   }
 
+  /** How many messages KUBEBUS_STATUS has stored: the status intents that went through the bus. */
+  async statusIntentsStored(): Promise<number> {
+    return (await this.jsm.streams.info(Streams.status)).state.last_seq;
+  }
+
   /**
    * Takes the object's record back to the last one at or before `to`; answers
    * how many revisions were taken out (0: it did not change since). Waits
