@@ -127,6 +127,30 @@ test('unobserved: hiding a step the reference saw nothing of is pruned, one it s
   );
 });
 
+test("unobserved: a hidden step that moved only the object's status (a fixture's change) is not pruned", () => {
+  const withStatus = (fingerprint: string): ObservedState => ({
+    primary: { spec: {}, finalizers: [], status: { fingerprint }, deleting: false },
+    generations: { generation: 2, observed: 2 },
+    owned: {},
+    events: {},
+  });
+  const steps = [[reconcile(saw(2, 120))], [reconcile(saw(2, 120))], []].map(
+    (reconciles, step) => ({
+      step,
+      why: `step ${step}`,
+      seconds: 1,
+      writes: 0,
+      maxWritesPerReconcile: 0,
+      reconciles,
+    }),
+  );
+  // step 1's reconcile saw the object's revision step 0 saw; only its status moved
+  const rotated = { steps, states: [withStatus('a'), withStatus('b'), withStatus('b')] };
+  assert.equal(whyPruned(schedule('unobserved:s1-s2'), rotated), undefined);
+  const unchanged = { steps, states: [withStatus('a'), withStatus('a'), withStatus('a')] };
+  assert.match(whyPruned(schedule('unobserved:s1-s2'), unchanged) ?? '', /no reconcile of step 1/);
+});
+
 test('stale: a target the step never reads, writes or lists is pruned', () => {
   const reads = {
     ...checkpointed,

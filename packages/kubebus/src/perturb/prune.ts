@@ -82,8 +82,10 @@ function unreached(reference: Recorded, step: number, k: number): string | undef
 
 /**
  * Steps from..to-1 are hidden. When no reconcile of theirs saw a revision
- * not seen before them, and the operator's objects and Events stayed as they
- * were, the reference's operator saw nothing of them either.
+ * not seen before them, and the operator's objects, Events and status stayed
+ * as they were, the reference's operator saw nothing of them either (a
+ * fixture's change shows the same revision of the object, and may move only
+ * its status).
  */
 function unobserved(reference: Recorded, from: number, to: number): string | undefined {
   if (from === 0) return undefined;
@@ -100,7 +102,11 @@ function unobserved(reference: Recorded, from: number, to: number): string | und
 
 const worldOf = (reference: Recorded, step: number) => {
   const state = reference.states[step];
-  return { owned: state?.owned ?? {}, events: state?.events ?? {} };
+  return {
+    owned: state?.owned ?? {},
+    events: state?.events ?? {},
+    status: state?.primary?.status ?? null,
+  };
 };
 
 /**
