@@ -111,13 +111,8 @@ export class BedDriver {
   async startOperatorCaughtUp(place: Place): Promise<void> {
     await this.#startWriter();
     await this.releaseWatcher();
-    const current = await this.#current(place);
     // not in time: the reconciler starts anyway; what it sees is still judged
-    await this.travel.recorded(
-      this.#keyOf(place),
-      current?.metadata.resourceVersion ?? GONE,
-      CAUGHT_UP_WITHIN_MS,
-    );
+    await this.recordedOnBus(place);
     await this.startOperator();
   }
 
