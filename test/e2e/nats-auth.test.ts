@@ -304,6 +304,18 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
           'databaseclusters.example_kubebus_dev._all._',
           JSON.stringify({ resourceVersion: '1', updatedAt: '2026-12-01T00:00:00Z', by: 'x' }),
         ),
+      // the watcher records the changes of its operator's resources only
+      "forge an event of another operator's resource": (nc) =>
+        jetstream(nc).publish(
+          subjects.event({
+            group: 'test.kubebus.dev',
+            resource: 'widgets',
+            namespace: 'default',
+            name: 'forged',
+          }),
+          '{}',
+          { timeout: 2_000 },
+        ),
       "clear another operator's delivery records": async (nc) =>
         (await new Kvm(nc).open(Buckets.deliveries)).put(`${OTHER}.0123abcd`, '{}'),
     };
@@ -428,7 +440,20 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
         subjects: ['$O.escape.>'],
         republish: { src: '$O.escape.>', dest: 'kubebus.events.>' },
       });
-      await jetstream(state).publish('$O.escape.x.y.z.forged', '{"forged":true}');
+      // subjects of the watcher's own resource: the control below is its to publish
+      const eventOf = (name: string) =>
+        subjects.event({
+          group: 'example.kubebus.dev',
+          resource: 'databaseclusters',
+          namespace: 'escape',
+          name,
+        });
+      const forged = eventOf('forged');
+      const control = eventOf('control');
+      await jetstream(state).publish(
+        forged.replace(/^kubebus\.events\./, '$O.escape.'),
+        '{"forged":true}',
+      );
       assert.equal((await jsm.streams.info('ESCAPE')).state.messages, 1, 'stored there');
       const recorded = (subject: string) =>
         jetstreamManager(admin).then((kubebus) =>
@@ -440,15 +465,12 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
       // the control: the same subject published in kubebus' account (by the watcher) is recorded
       const watcher = await connect({ servers: bed.natsUrl, user: 'watcher', pass: users.watcher });
       try {
-        await jetstream(watcher).publish('kubebus.events.x.y.z.control', '{}');
+        await jetstream(watcher).publish(control, '{}');
       } finally {
         await watcher.close();
       }
-      assert.ok(await recorded('kubebus.events.x.y.z.control'), 'the control is recorded');
-      assert.ok(
-        !(await recorded('kubebus.events.x.y.z.forged')),
-        'the republished message never reached KUBEBUS_EVENTS',
-      );
+      assert.ok(await recorded(control), 'the control is recorded');
+      assert.ok(!(await recorded(forged)), 'the republished message never reached KUBEBUS_EVENTS');
     } finally {
       await state.close();
       await admin.close();

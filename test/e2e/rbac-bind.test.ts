@@ -6,7 +6,9 @@
 // without the declared `bind` the apiserver refuses the binding, that with it
 // the Tenant reconciles, that the reconciler can grant nothing else, and that
 // the generated admission policy keeps it from granting admin to itself or
-// outside the namespaces kubebus manages. Each test makes the namespaces it uses.
+// outside the namespaces kubebus manages; and that an operator writing a
+// ClusterRole with rules it does not hold (escalate) cannot label it into an
+// aggregating role such as view. Each test makes the namespaces it uses.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +26,7 @@ import { TestBed } from '../bed/testbed.js';
 import type { Role } from '../../packages/kubebus/src/host/role-configs.js';
 import tenantAdmins, { GRANTED_ROLE } from '../support/operators/tenant-admins.js';
 import clusterWide from '../support/operators/tenant-admins-cluster-wide.js';
+import tenantReaders, { READER_ROLE } from '../support/operators/tenant-readers.js';
 import { runRolesUnderAccounts } from '../support/roles-under-accounts.js';
 import { generatedManifests } from '../support/generated-manifests.js';
 import { waitFor } from '../support/wait.js';
@@ -32,15 +35,19 @@ const NAMESPACE = 'kubebus';
 const RBAC_API = '/apis/rbac.authorization.k8s.io/v1';
 const NOT_HELD = /attempting to grant RBAC permissions not currently held/;
 const fenceOf = (operator: string, check: string) => `kubebus-${operator}-reconciler-${check}`;
-const FENCES = ['subjects', 'cluster-wide', 'namespaces', 'labels'].map((check) =>
-  fenceOf(tenantAdmins.name, check),
-);
+const FENCES = [
+  ...['subjects', 'cluster-wide', 'namespaces', 'labels'].map((check) =>
+    fenceOf(tenantAdmins.name, check),
+  ),
+  fenceOf(tenantReaders.name, 'aggregation'),
+];
 const fenced = (fence: string) =>
   new RegExp(`ValidatingAdmissionPolicy '${fence}' .*denied request`);
 const BY_SUBJECT = fenced(fenceOf(tenantAdmins.name, 'subjects'));
 const BY_NAMESPACE = fenced(fenceOf(tenantAdmins.name, 'namespaces'));
 const BY_LABEL = fenced(fenceOf(tenantAdmins.name, 'labels'));
 const BY_CLUSTER_WIDE = fenced(fenceOf(clusterWide.name, 'cluster-wide'));
+const BY_AGGREGATION = fenced(fenceOf(tenantReaders.name, 'aggregation'));
 /** The labels the reconciler puts on what it applies: what its fence calls its own. */
 const MADE_BY_IT = { [MANAGED_BY_LABEL]: MANAGED_BY, 'kubebus.dev/controller': tenantAdmins.name };
 const RECONCILER = `kubebus-${tenantAdmins.name}-reconciler`;
@@ -211,10 +218,11 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
   }
 
   before(async () => {
-    const [bound, unbound, wide, started] = await Promise.all([
+    const [bound, unbound, wide, readers, started] = await Promise.all([
       generated('tenant-admins', 'crd,rbac'),
       generated('tenant-admins-unbound', 'rbac'),
       generated('tenant-admins-cluster-wide', 'rbac'),
+      generated('tenant-readers', 'rbac'),
       TestBed.start({ controllerManager: true }),
     ]);
     bed = started;
@@ -226,7 +234,7 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
       method: 'POST',
       body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } },
     });
-    for (const object of [...bound, ...unbound, ...wide]) await create(object);
+    for (const object of [...bound, ...unbound, ...wide, ...readers]) await create(object);
     // the aggregation controller fills admin from the aggregate-to-admin roles
     await waitFor(async () => {
       const role = await admin.request<{ rules?: unknown[] }>(
@@ -524,5 +532,64 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
     const tenants = { verb: 'get', group: 'tenancy.test.kubebus.dev', resource: 'tenants' };
     // the authorizer learns a new binding from its watch: a moment after the write
     await waitFor(() => subjectMay('alice', tenants), 'alice to get tenants through the binding');
+  });
+
+  it('refuses a ClusterRole it writes labelled into view, and still writes it unlabelled', async () => {
+    const reconciler = await accountClient(tenantReaders.name, 'reconciler');
+    // escalate: any rule, here one the reconciler does not hold (reading Secrets)
+    const readerRole = (labels: Record<string, string>) => ({
+      path: `${RBAC_API}/clusterroles/${READER_ROLE}`,
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: READER_ROLE, labels },
+        rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list'] }],
+      },
+    });
+    const intoView = readerRole({ 'rbac.authorization.k8s.io/aggregate-to-view': 'true' });
+    // RBAC allows it (escalate on the name): only the fence refuses. The apiserver
+    // loads the policy from a watch: until it does, take the role back.
+    let refused: string | undefined;
+    await waitFor(
+      async () => {
+        refused = await refusal(apply(reconciler, intoView));
+        if (refused === undefined) await admin.request(intoView.path, { method: 'DELETE' });
+        return refused !== undefined;
+      },
+      'the ClusterRole labelled into view to be refused',
+      60_000,
+    );
+    assert.match(refused ?? '', BY_AGGREGATION);
+    // any label an aggregating role could select by, not only the bootstrap roles'
+    const custom = readerRole({ 'example.com/aggregate-to-monitoring': 'true' });
+    assert.match((await refusal(apply(reconciler, custom))) ?? 'allowed', BY_AGGREGATION);
+    // the same role with kubebus' own labels is written, its rules as given
+    const own = readerRole(MADE_BY_IT);
+    assert.equal(await refusal(apply(reconciler, own)), undefined);
+    const written = await admin.request<{ rules: { resources: string[] }[] }>(own.path);
+    assert.deepEqual(written.rules[0]?.resources, ['secrets']);
+    // nothing reached view: a holder of view still may not read Secrets
+    const secrets = { verb: 'get', resource: 'secrets', namespace: 'default' };
+    await admin.request(`${RBAC_API}/clusterrolebindings`, {
+      method: 'POST',
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'bob-views' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' }],
+      },
+    });
+    const configMaps = { verb: 'get', resource: 'configmaps', namespace: 'default' };
+    await waitFor(() => subjectMay('bob', configMaps), 'bob to read ConfigMaps through view');
+    // (a labelled role written before the policy was loaded was deleted again:
+    // the aggregation controller takes its rules back out of view a moment later)
+    await waitFor(async () => {
+      const view = await admin.request<{ rules?: { resources?: string[] }[] }>(
+        `${RBAC_API}/clusterroles/view`,
+      );
+      return !(view.rules ?? []).some((rule) => rule.resources?.includes('secrets'));
+    }, 'view to hold no rule on Secrets');
+    assert.equal(await subjectMay('bob', secrets), false);
   });
 });

@@ -86,9 +86,9 @@ export interface ReconcileContext<Deps = undefined> extends RuntimeContext {
   ): Promise<ObjectOf<R> | undefined>;
   /**
    * The objects of a resource this operator reconciles, owns or watches, as
-   * last recorded on the bus (no apiserver request unless the bus cannot
-   * answer: more than 1024 objects in the range). Namespace omitted: the
-   * primary object's (every namespace when it is cluster-scoped).
+   * last recorded on the bus: no apiserver request (past 1024 objects in the
+   * range, one pass through the stream instead of a batched read). Namespace
+   * omitted: the primary object's (every namespace when it is cluster-scoped).
    */
   list<R extends Resource>(resource: R, options?: ListOptions): Promise<ObjectOf<R>[]>;
   /**

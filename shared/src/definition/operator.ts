@@ -143,6 +143,15 @@ export function defineOperator<Primary extends CustomResource, Deps = undefined>
       (typeof watch.map === 'function') !== (typeof watch.references === 'function'),
       `watches[${index}] (${watch.resource.kind}) needs either map or references, not both`,
     );
+  // Kubernetes refuses an owner reference from a cluster-scoped object to a
+  // namespaced owner: such an object would be neither pruned, collected nor
+  // mapped back to its owner (controller-runtime refuses it the same way)
+  if (definition.for.scope === 'Namespaced')
+    for (const owned of definition.owns ?? [])
+      check(
+        owned.scope === 'Namespaced',
+        `${definition.for.kind} is namespaced, so it cannot own ${owned.kind} objects (cluster-scoped: Kubernetes refuses an owner reference from them to a namespaced owner); make ${definition.for.kind} cluster-scoped, or keep ${owned.kind} out of owns`,
+      );
   if (definition.rbac !== undefined) checkRbac(definition.rbac, definition.owns ?? []);
   return Object.freeze({
     ...definition,

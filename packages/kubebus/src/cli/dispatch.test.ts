@@ -145,6 +145,10 @@ describe('kubebus dispatcher', () => {
       [['lag', 'extra'], /^kubebus: lag takes no arguments, got "extra"; /],
       [['dlq', 'list', '--since', 'yesterday'], /^kubebus: --since "yesterday" is neither/],
       [['dlq', 'list', '--limit', '0'], /^kubebus: --limit "0" is not a positive whole number; /],
+      [
+        ['dlq', 'list', '--limit', '-3'],
+        /^kubebus: dlq list: --limit needs a value; one that starts with '-' is written --limit=-…$/m,
+      ],
       [['dlq', 'inspect', 'x'], /^kubebus: "x" is not a dead letter's sequence number; /],
       [['dlq', 'inspect', '1', '-o', 'xml'], /^kubebus: -o "xml" is not an output format; /],
       [['dlq', 'redrive'], /^kubebus: dlq redrive needs sequence numbers/],

@@ -40,7 +40,12 @@ function parseFailure(spec: CommandSpec, error: unknown): never {
   const option = /'(-[^' ]+)/.exec(message)?.[1];
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option !== undefined)
     usageError(`${spec.name} takes no ${option}; ${hint}`);
-  return usageError(`${spec.name}: ${message.split('\n')[0] ?? ''}; ${hint}`);
+  // a value that starts with '-' looks like an option: node says so on its third line
+  if (/argument is ambiguous/.test(message) && option !== undefined)
+    usageError(
+      `${spec.name}: ${option} needs a value; one that starts with '-' is written ${option}=-…`,
+    );
+  return usageError(`${spec.name}: ${(message.split('\n')[0] ?? '').replace(/\.$/, '')}; ${hint}`);
 }
 
 function parse(spec: CommandSpec, rest: readonly string[]): CommandLine {

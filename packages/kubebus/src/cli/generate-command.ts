@@ -33,7 +33,7 @@ export const GENERATE_COMMAND: CommandSpec = {
     module: {
       type: 'string',
       value: 'path',
-      help: 'the operator module inside the image (default: the path given)',
+      help: 'the operator module inside the image (default: the path given, relative)',
     },
     format: {
       type: 'string',
@@ -45,7 +45,11 @@ export const GENERATE_COMMAND: CommandSpec = {
       value: 'a,b',
       help: 'watch only those namespaces: Roles there instead of ClusterRoles',
     },
-    only: { type: 'string', value: 'crd,rbac,nats', help: 'on stdout, these parts only' },
+    only: {
+      type: 'string',
+      value: 'crd,rbac|nats',
+      help: 'on stdout, these parts only (default crd,rbac; nats alone: its users)',
+    },
   },
   shared: [],
   run: async (line, host) => {

@@ -2,7 +2,7 @@
 // kustomize base and a Helm chart; without --out, its CRD and RBAC on
 // stdout (or, with --only nats, its NATS users).
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { crdOf } from '../api/crd.js';
 import { serviceTarget } from '../api/conversion-target.js';
 import { conversionWebhookObjects } from '../generate/conversion-webhook.js';
@@ -16,21 +16,27 @@ import type { Host } from './command-spec.js';
 import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
 
 const USAGE =
-  'kubebus generate <operator.ts|.js> [--out <dir>] [--namespace <ns>] [--image <ref>] [--module <path in the image>] [--format kustomize|helm|all] [--watch-namespaces a,b] [--only crd,rbac,nats]';
+  'kubebus generate <operator.ts|.js> [--out <dir>] [--namespace <ns>] [--image <ref>] [--module <path in the image>] [--format kustomize|helm|all] [--watch-namespaces a,b] [--only crd,rbac|nats]';
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const PARTS = ['crd', 'rbac', 'nats'] as const;
+/** What stdout holds without --only: the YAML to `kubectl apply -f -`. */
+const YAML_PARTS = ['crd', 'rbac'] as const;
 
 const text = stringOption;
 
 export async function generate(line: CommandLine, host: Pick<Host, 'stdout'>): Promise<void> {
   const only = text(line, 'only');
-  const parts =
+  const parts: readonly (typeof PARTS)[number][] =
     only === undefined
-      ? PARTS
+      ? YAML_PARTS
       : only.split(',').map((part) => {
           const known = PARTS.find((name) => name === part.trim());
           return known ?? usageError(`--only takes ${PARTS.join(', ')}; got "${part}"`);
         });
+  if (parts.includes('nats') && parts.some((part) => part !== 'nats'))
+    usageError(
+      '--only nats prints nats-server configuration, not YAML for kubectl: ask for it alone (--only nats)',
+    );
   const namespace = text(line, 'namespace') ?? DEFAULT_NAMESPACE;
   if (!NAMESPACE.test(namespace)) usageError(`--namespace "${namespace}" is not a namespace name`);
   const watchNamespaces = (text(line, 'watch-namespaces') ?? '')
@@ -54,11 +60,17 @@ export async function generate(line: CommandLine, host: Pick<Host, 'stdout'>): P
   if (out !== undefined) {
     if (only !== undefined)
       usageError('--only is for stdout; with --out the whole package is written');
+    const modulePath = text(line, 'module') ?? file ?? '';
+    // by default the module sits in the image where it sits here, from the
+    // project's directory (kubebus init's Dockerfile): a path outside it is this machine's
+    if (isAbsolute(modulePath) || normalize(modulePath).split(sep)[0] === '..')
+      usageError(
+        `--module: ${modulePath} is a path on this machine, not in the image; say where the module sits in the image (--module operator.ts for kubebus init's Dockerfile)`,
+      );
     const files = packageFiles(operator, ROLES, {
       namespace,
       image: text(line, 'image') ?? `kubebus-${operator.name}:latest`,
-      // by default the module sits in the image where it sits here (kubebus init's Dockerfile)
-      module: text(line, 'module') ?? file ?? '',
+      module: modulePath,
       watchNamespaces,
       format,
     });
@@ -70,7 +82,7 @@ export async function generate(line: CommandLine, host: Pick<Host, 'stdout'>): P
     host.stdout.write(`wrote ${Object.keys(files).length} files under ${out}\n`);
     return;
   }
-  // stdout: YAML for kubectl apply -f -; the NATS users only when asked for alone
+  // stdout: YAML for kubectl apply -f -; the NATS users only when asked for (alone)
   const yaml = [
     parts.includes('crd')
       ? yamlDocuments([

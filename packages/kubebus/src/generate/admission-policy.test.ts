@@ -3,15 +3,15 @@
 // CEL itself runs in the apiserver: test/e2e/rbac-bind.test.ts tries it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defineOperator, kinds } from '@kubebus/shared/definition';
-import { admissionPolicyOf, needsAdmissionPolicy } from './admission-policy.js';
+import { defineOperator, kinds, type RuleVerb } from '@kubebus/shared/definition';
+import { admissionPolicyOf, needsAdmissionPolicy, writesClusterRoles } from './admission-policy.js';
 import { helmTemplate } from './helm-template.js';
 import { yamlDocuments } from './yaml-documents.js';
-import { Site, site } from './test-operators.js';
+import { Site, Tenant, site } from './test-operators.js';
 
 const tenants = defineOperator({
   name: 'tenants',
-  for: Site,
+  for: Tenant,
   owns: [kinds.Namespace, kinds.RoleBinding],
   rbac: { bind: [{ kind: 'ClusterRole', name: 'admin' }] },
   async reconcile() {
@@ -125,7 +125,7 @@ describe('admissionPolicyOf', () => {
     // nor for a ClusterRole declared clusterWide: the operator says it grants it everywhere
     const viewers = defineOperator({
       name: 'viewers',
-      for: Site,
+      for: Tenant,
       owns: [kinds.RoleBinding, kinds.ClusterRoleBinding],
       rbac: {
         bind: [
@@ -141,6 +141,69 @@ describe('admissionPolicyOf', () => {
       p.metadata.name.endsWith('-cluster-wide'),
     );
     assert.match(wide?.spec.validations[0]?.expression ?? '', /in \['admin'\]\)$/);
+  });
+
+  it('fences a reconciler that may write ClusterRoles against labels an aggregating role selects by', () => {
+    const readers = defineOperator({
+      name: 'readers',
+      for: Tenant,
+      owns: [kinds.ClusterRole],
+      async reconcile() {
+        return undefined;
+      },
+    });
+    // owning ClusterRoles is enough, bind or escalate or not: it could label its own rules into view
+    assert.equal(needsAdmissionPolicy(readers), true);
+    const fences = (admissionPolicyOf(readers, 'ops') as Policy[]).filter(
+      (o) => o.kind === 'ValidatingAdmissionPolicy',
+    );
+    assert.deepEqual(
+      fences.map((p) => p.metadata.name),
+      ['kubebus-readers-reconciler-aggregation'],
+    );
+    const fence = fences[0];
+    assert.deepEqual(
+      fence?.spec.matchConstraints.resourceRules.map(
+        (r) => `${r.operations.join('+')} ${r.resources.join(',')}`,
+      ),
+      ['CREATE+UPDATE clusterroles'],
+    );
+    assert.equal(
+      fence?.spec.validations[0]?.expression,
+      "!has(object.metadata.labels) || object.metadata.labels.all(k, k.startsWith('kubebus.dev/') || k.startsWith('app.kubernetes.io/'))",
+    );
+    // so is a declared rule that writes ClusterRoles, and one that only reads them is not
+    const declared = (verbs: RuleVerb[]) =>
+      defineOperator({
+        name: 'declared',
+        for: Site,
+        rbac: {
+          rules: [{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs }],
+        },
+        async reconcile() {
+          return undefined;
+        },
+      });
+    assert.equal(writesClusterRoles(declared(['patch'])), true);
+    assert.equal(writesClusterRoles(declared(['get'])), false);
+    assert.equal(needsAdmissionPolicy(declared(['get'])), false);
+    // beside bind, both kinds of fence
+    const names = (
+      admissionPolicyOf(
+        defineOperator({
+          name: 'both',
+          for: Tenant,
+          owns: [kinds.ClusterRole, kinds.RoleBinding],
+          rbac: { bind: [{ kind: 'ClusterRole', name: 'admin' }] },
+          async reconcile() {
+            return undefined;
+          },
+        }),
+        'ops',
+      ) as Policy[]
+    ).map((p) => p.metadata.name);
+    assert.ok(names.includes('kubebus-both-reconciler-aggregation'), names.join());
+    assert.ok(names.includes('kubebus-both-reconciler-subjects'), names.join());
   });
 
   it("takes the chart's namespace in a Helm template", () => {

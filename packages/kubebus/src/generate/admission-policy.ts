@@ -15,6 +15,12 @@
 //     kube-public, kube-node-lease and the operator's namespace;
 //   - putting those labels on a Namespace that lacked them (which would move
 //     any namespace inside the fence).
+// And for a reconciler that may write ClusterRoles (it owns them, or a
+// declared rule lets it), whether or not it binds or escalates, a policy that
+// refuses ClusterRoles carrying labels other than kubebus' and
+// app.kubernetes.io's: an aggregating role (admin, edit, view: everyone bound
+// to them) gathers the rules of every ClusterRole its selector matches, so a
+// label would hand its rules — any, under `escalate` — to all of their holders.
 import { MANAGED_BY, MANAGED_BY_LABEL } from '@kubebus/shared/kube';
 import type { Operator } from '@kubebus/shared/definition';
 
@@ -24,9 +30,33 @@ const RBAC_GROUP = 'rbac.authorization.k8s.io';
 export const CONTROLLER_LABEL = 'kubebus.dev/controller';
 
 /** Whether the operator's RBAC lets its reconciler grant what it does not hold. */
-export function needsAdmissionPolicy(operator: Operator): boolean {
+function grantsUnheld(operator: Operator): boolean {
   return (operator.rbac?.bind?.length ?? 0) > 0 || (operator.rbac?.escalate?.length ?? 0) > 0;
 }
+
+const WRITES = ['create', 'update', 'patch'];
+
+/** Whether its reconciler may write ClusterRoles: it owns them, or a declared rule lets it. */
+export function writesClusterRoles(operator: Operator): boolean {
+  const owned = (operator.owns ?? []).some(
+    (resource) => resource.group === RBAC_GROUP && resource.plural === 'clusterroles',
+  );
+  const declared = (operator.rbac?.rules ?? []).some(
+    (rule) =>
+      rule.apiGroups.includes(RBAC_GROUP) &&
+      rule.resources.includes('clusterroles') &&
+      rule.verbs.some((verb) => WRITES.includes(verb)),
+  );
+  return owned || declared;
+}
+
+/** Whether the reconciler's RBAC ships with the policies below. */
+export function needsAdmissionPolicy(operator: Operator): boolean {
+  return grantsUnheld(operator) || writesClusterRoles(operator);
+}
+
+/** The label prefixes a ClusterRole the reconciler writes may carry: none an aggregation selects by. */
+export const CLUSTER_ROLE_LABEL_PREFIXES = ['kubebus.dev/', 'app.kubernetes.io/'];
 
 /** `labels` carries label=value (CEL; `labels` may be absent). */
 const labelled = (metadata: string, label: string, value: string) =>
@@ -40,6 +70,32 @@ const quoted = (names: readonly string[]) => names.map((name) => `'${name}'`).jo
 
 /** One policy per kind of check: the apiserver type-checks each against every kind it matches. */
 function fences(namespace: string, operator: Operator) {
+  return [
+    ...(grantsUnheld(operator) ? grantFences(namespace, operator) : []),
+    ...(writesClusterRoles(operator) ? [aggregationFence(operator)] : []),
+  ];
+}
+
+/** No ClusterRole it writes is gathered into another: labels of kubebus' and app.kubernetes.io's only. */
+function aggregationFence(operator: Operator) {
+  const prefixes = CLUSTER_ROLE_LABEL_PREFIXES.map((prefix) => `k.startsWith('${prefix}')`).join(
+    ' || ',
+  );
+  return {
+    check: 'aggregation',
+    rule: {
+      apiGroups: [RBAC_GROUP],
+      apiVersions: ['*'],
+      operations: ['CREATE', 'UPDATE'],
+      resources: ['clusterroles'],
+    },
+    expression: `!has(object.metadata.labels) || object.metadata.labels.all(k, ${prefixes})`,
+    message: `the reconciler of ${operator.name} may label a ClusterRole only with ${CLUSTER_ROLE_LABEL_PREFIXES.map((p) => `${p}*`).join(' and ')}: another label could have an aggregating ClusterRole (admin, edit, view) gather its rules and grant them to everyone bound to it`,
+  };
+}
+
+/** What keeps a reconciler that binds or escalates to whom and where it may grant. */
+function grantFences(namespace: string, operator: Operator) {
   const name = operator.name;
   const fenced = quoted(['kube-system', 'kube-public', 'kube-node-lease', namespace]);
   // the ClusterRoles it may grant without holding their rules, and not cluster-wide

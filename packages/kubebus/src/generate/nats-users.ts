@@ -1,7 +1,8 @@
 // NATS users per role for one operator (a nats-server `users` block), each
 // allowed exactly what its code sends (ADR 0015):
 // - the subjects it publishes, its operator's only where they carry the
-//   operator's name (work, status, dead letters, outcomes, leases, agreements);
+//   operator's name (work, status, dead letters, outcomes, leases, agreements),
+//   and the events of the resources its operator declares only;
 // - fetch, info and ack on its own durable consumers, one per partition —
 //   never creating, changing or deleting one (the topology step does, as admin);
 // - ephemeral reads (one-pass.ts, tail's ordered consumer) only on the limits streams and buckets it
@@ -18,7 +19,7 @@ import {
   subjects,
 } from '@kubebus/shared/bus';
 import { DEFAULT_STATUS_PARTITIONS } from '@kubebus/shared/config';
-import type { Operator } from '@kubebus/shared/definition';
+import { declaredResources, type Operator } from '@kubebus/shared/definition';
 import { partitionsOf, type Role } from '../host/role-configs.js';
 import { natsUserOf, passwordVariableOf } from './names.js';
 import {
@@ -119,6 +120,17 @@ export function stateAccountOf(
   ];
 }
 
+/** The event subjects of the resources the operator declares (for, owns, watches): what its watcher records. */
+export function eventsOf(operator: Operator): string[] {
+  return [
+    ...new Set(
+      declaredResources(operator).map((resource) =>
+        subjects.eventsOf({ group: resource.group, resource: resource.plural }),
+      ),
+    ),
+  ];
+}
+
 export function publishOf(
   operator: Operator,
   role: Role,
@@ -132,7 +144,8 @@ export function publishOf(
         allow: [
           ...JETSTREAM_READ,
           ...orderedReadsOf([Streams.events, kv(Buckets.cursors), kv(Buckets.agreements)]),
-          subjects.allEvents,
+          // the changes of what it watches only: another operator's primary is not its to record
+          ...eventsOf(operator),
           subjects.workOf(name),
           // its own letters and cursors only (ADR 0015)
           `kubebus.dlq.${originToken(origins.watcher(name))}.>`,
@@ -273,7 +286,7 @@ export function natsUsersOf(operator: Operator, roles: readonly Role[]): string 
   return [
     `# NATS users of operator ${operator.name}, one per role (kubebus generate).`,
     '# Add them to the users of the kubebus account; passwords come from the environment.',
-    '# None may create, change or delete streams or durable consumers: run',
+    '# None may create, change or delete streams or the durable consumers of the work: run',
     '# `kubebus topology apply <operator>` first, as a user allowed "$JS.API.>"',
     '# (the admin user of the generated nats/nats-server.conf).',
     'users: [',

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { rbacOf, rulesOf } from './rbac.js';
-import { defineOperator, kinds } from '@kubebus/shared/definition';
-import { Site, site } from './test-operators.js';
+import { defineOperator, kinds, resource } from '@kubebus/shared/definition';
+import { Site, Tenant, site } from './test-operators.js';
 
 const verbs = (rules: ReturnType<typeof rulesOf>, resource: string) =>
   rules.filter((r) => r.resources.includes(resource)).flatMap((r) => r.verbs);
@@ -16,7 +16,8 @@ describe('rbacOf', () => {
       'patch',
       'delete',
     ]);
-    assert.deepEqual(verbs(rulesOf(site, 'reconciler'), 'sites'), ['get', 'list']);
+    // patch: its finalizer, also taken off by a version without `finalize`
+    assert.deepEqual(verbs(rulesOf(site, 'reconciler'), 'sites'), ['get', 'patch', 'list']);
     // the owner references it sets block the owner's deletion (OwnerReferencesPermissionEnforcement)
     assert.deepEqual(verbs(rulesOf(site, 'reconciler'), 'sites/finalizers'), ['update']);
     assert.deepEqual(verbs(rulesOf(site, 'watcher'), 'sites/finalizers'), []);
@@ -51,10 +52,81 @@ describe('rbacOf', () => {
     ]);
   });
 
+  it('grants what it owns also when a watch spells the same resource again', () => {
+    const configMaps = resource({
+      group: '',
+      version: 'v1',
+      kind: 'ConfigMap',
+      plural: 'configmaps',
+      scope: 'Namespaced',
+    });
+    const owner = defineOperator({
+      name: 'settings',
+      for: Site,
+      owns: [kinds.ConfigMap],
+      watches: [{ resource: configMaps, map: () => [] }],
+      async reconcile() {
+        return undefined;
+      },
+    });
+    assert.deepEqual(verbs(rulesOf(owner, 'reconciler'), 'configmaps'), [
+      'get',
+      'create',
+      'patch',
+      'delete',
+    ]);
+  });
+
+  it('keeps what is cluster-scoped in a ClusterRole when it watches some namespaces', () => {
+    const byNamespace = defineOperator({
+      name: 'by-namespace',
+      for: Site,
+      owns: [kinds.ConfigMap],
+      watches: [{ resource: kinds.Namespace, map: () => [] }],
+      rbac: { rules: [{ apiGroups: [''], resources: ['pods', 'namespaces'], verbs: ['get'] }] },
+      async reconcile() {
+        return undefined;
+      },
+    });
+    const objects = rbacOf(byNamespace, 'ops', ['watcher', 'reconciler'], ['a']) as {
+      kind: string;
+      metadata: { name: string; namespace?: string };
+      rules?: { resources: string[]; verbs: string[] }[];
+    }[];
+    const rulesIn = (kind: string, name: string) =>
+      objects
+        .filter((o) => o.kind === kind && o.metadata.name === name)
+        .flatMap((o) => o.rules ?? [])
+        .flatMap((r) => r.resources.map((resource) => `${resource}:${r.verbs.join('+')}`));
+    // the watcher watches Namespaces cluster-wide: a Role in `a` could not grant it
+    assert.deepEqual(rulesIn('ClusterRole', 'kubebus-by-namespace-watcher'), [
+      'namespaces:list+watch',
+    ]);
+    assert.deepEqual(rulesIn('Role', 'kubebus-by-namespace-watcher'), [
+      'sites:list+watch',
+      'configmaps:list+watch',
+    ]);
+    // a declared rule is split by what it names
+    assert.deepEqual(rulesIn('ClusterRole', 'kubebus-by-namespace-reconciler'), [
+      'namespaces:get',
+      'namespaces:get',
+    ]);
+    assert.ok(rulesIn('Role', 'kubebus-by-namespace-reconciler').includes('pods:get'));
+    assert.ok(
+      !rulesIn('Role', 'kubebus-by-namespace-reconciler').some((r) => r.startsWith('namespaces')),
+    );
+    assert.ok(
+      objects.some(
+        (o) =>
+          o.kind === 'ClusterRoleBinding' && o.metadata.name === 'kubebus-by-namespace-watcher',
+      ),
+    );
+  });
+
   describe('what the definition declares in rbac', () => {
     const tenants = defineOperator({
       name: 'tenants',
-      for: Site,
+      for: Tenant,
       owns: [kinds.Namespace, kinds.RoleBinding, kinds.Role],
       rbac: {
         bind: [

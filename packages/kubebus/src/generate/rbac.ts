@@ -5,7 +5,8 @@
 //                 the bus) — never Secrets: the bus carries them without
 //                 their data, and only a rule the operator declares for
 //                 ctx.readSecret may read it; patch the
-//                 primary (finalizer, only with `finalize`); create + patch
+//                 primary (its finalizer: set with `finalize`, taken off a
+//                 deleted object by a version without it); create + patch
 //                 what it owns (server-side apply that creates needs both),
 //                 update the primary's finalizers (blockOwnerDeletion);
 //                 create Events
@@ -17,6 +18,7 @@
 // policy ships with the RBAC, never apart: whoever applies one applies both.
 import {
   declaredResources,
+  kinds,
   type Operator,
   type OperatorRbac,
   type Resource,
@@ -40,6 +42,9 @@ function rule(resource: Resource, verbs: string[], subresource?: string): Policy
     verbs,
   };
 }
+
+/** What RBAC names a resource by: `owns` and `watches` may spell one resource as two values. */
+const grantedName = (resource: Resource) => `${resource.group}/${resource.plural}`;
 
 const isSecrets = (resource: Resource) => resource.group === '' && resource.plural === 'secrets';
 
@@ -80,16 +85,19 @@ export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
     case 'watcher':
       return declared.map((resource) => rule(resource, ['list', 'watch']));
     case 'reconciler': {
-      const owned = new Set(operator.owns ?? []);
+      const owned = new Set((operator.owns ?? []).map(grantedName));
+      const primary = grantedName(operator.for);
       return [
         ...declared
           .map((resource) => {
             const verbs = isSecrets(resource) ? [] : ['get'];
             // delete: ctx.delete and pruning (owned objects the last reconcile no longer applied)
-            if (owned.has(resource)) verbs.push('create', 'patch', 'delete');
-            if (resource === operator.for && operator.finalize !== undefined) verbs.push('patch');
-            // the upgrade sweep lists the primary (metadata only) to reconcile every object again
-            if (resource === operator.for) verbs.push('list');
+            if (owned.has(grantedName(resource))) verbs.push('create', 'patch', 'delete');
+            if (grantedName(resource) === primary)
+              // patch: its finalizer, set with `finalize` and taken off a deleted object
+              // without it (one a version with `finalize` set); list: the upgrade sweep
+              // lists the primary (metadata only) to reconcile every object again
+              verbs.push(...(owned.has(primary) ? [] : ['patch']), 'list');
             return rule(resource, verbs);
           })
           .filter((granted) => granted.verbs.length > 0),
@@ -105,10 +113,43 @@ export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
   }
 }
 
+/** The cluster-scoped resources the operator may name: those it declares, and the built-in ones. */
+function clusterScopedOf(operator: Operator): Set<string> {
+  const known = [...declaredResources(operator), ...Object.values(kinds)];
+  return new Set(known.filter((resource) => resource.scope === 'Cluster').map(grantedName));
+}
+
+/**
+ * The rules split by the scope of what they grant: a rule's resource (or its
+ * subresource) is cluster-scoped when it is in every group the rule names.
+ */
+function byScope(
+  rules: readonly PolicyRule[],
+  clusterScoped: ReadonlySet<string>,
+): { cluster: PolicyRule[]; namespaced: PolicyRule[] } {
+  const cluster: PolicyRule[] = [];
+  const namespaced: PolicyRule[] = [];
+  for (const granted of rules) {
+    const inCluster = (resource: string) =>
+      granted.apiGroups.every((group) =>
+        clusterScoped.has(`${group}/${resource.split('/')[0] ?? ''}`),
+      );
+    const part = (resources: string[]) => ({ ...granted, resources });
+    const clusterResources = granted.resources.filter(inCluster);
+    const namespacedResources = granted.resources.filter((resource) => !inCluster(resource));
+    if (clusterResources.length > 0) cluster.push(part(clusterResources));
+    if (namespacedResources.length > 0) namespaced.push(part(namespacedResources));
+  }
+  return { cluster, namespaced };
+}
+
 /**
  * ServiceAccount, and for each role a ClusterRole with its binding — or, when
  * the operator watches only some namespaces (KUBEBUS_WATCH_NAMESPACES), a
- * Role and RoleBinding in each of them: nothing outside them is readable.
+ * Role and RoleBinding in each of them: nothing outside them is readable. A
+ * Role cannot grant a cluster-scoped resource (a Namespace it watches, say),
+ * which the watcher watches cluster-wide whatever the namespaces: those rules
+ * stay in a ClusterRole.
  * Then what /metrics needs (metrics-rbac.ts), and the reconciler's admission
  * policy, when it may bind or escalate.
  */
@@ -147,31 +188,33 @@ function rbacOfRole(
     metadata: { name, namespace, labels },
   };
   const subjects = [{ kind: 'ServiceAccount', name, namespace }];
-  if (watchNamespaces.length === 0)
-    return [
-      account,
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRole',
-        metadata: { name, labels },
-        rules: rulesOf(operator, role),
-      },
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRoleBinding',
-        metadata: { name, labels },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-        subjects,
-      },
-    ];
+  const clusterRole = (rules: PolicyRule[]) => [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name, labels },
+      rules,
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects,
+    },
+  ];
+  const rules = rulesOf(operator, role);
+  if (watchNamespaces.length === 0) return [account, ...clusterRole(rules)];
+  const { cluster, namespaced } = byScope(rules, clusterScopedOf(operator));
   return [
     account,
+    ...(cluster.length === 0 ? [] : clusterRole(cluster)),
     ...watchNamespaces.flatMap((watched) => [
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'Role',
         metadata: { name, namespace: watched, labels },
-        rules: rulesOf(operator, role),
+        rules: namespaced,
       },
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',

@@ -1,5 +1,6 @@
 // Operators the generators' unit tests run on: one with setup (external
-// state on the bus) and owned kinds, one without either.
+// state on the bus) and owned kinds, one without either; and a cluster-scoped
+// resource, what may own cluster-scoped kinds.
 import { z } from 'zod';
 import { defineOperator, defineResource, kinds } from '@kubebus/shared/definition';
 
@@ -28,4 +29,14 @@ export const plain = defineOperator({
   async reconcile() {
     return undefined;
   },
+});
+
+/** Cluster-scoped: what may own Namespaces and ClusterRoles. */
+export const Tenant = defineResource({
+  group: 'example.test',
+  version: 'v1',
+  kind: 'Tenant',
+  scope: 'Cluster',
+  spec: z.object({ admins: z.array(z.string()) }),
+  status: z.object({ namespace: z.string() }).partial(),
 });

@@ -1,6 +1,8 @@
 // Why an operator module did not load, in one line: the error's first line
-// and, for a syntax error, where it is (file:line) — which Node's ES module
-// loader does not put in the error it throws, only in what it prints.
+// and where it is (file:line) — for a syntax error, which Node's ES module
+// loader does not put in the error it throws, only in what it prints; for an
+// error the module threw, its first frame in the user's own files — and what
+// to do: install a package it imports that is missing, fix what it threw.
 import { spawnSync } from 'node:child_process';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,9 +21,39 @@ export function describeLoadFailure(error: unknown, path: string): string {
   const first = lines[0] ?? '';
   const message =
     error.name === 'Error' || first.startsWith(error.name) ? first : `${error.name}: ${first}`;
-  if (!(error instanceof SyntaxError)) return message;
+  const missing = missingPackage(error, first);
+  if (missing !== undefined) return `${message}: npm install ${missing}`;
+  if (!(error instanceof SyntaxError)) {
+    const thrownAt = ownFrame(error);
+    return thrownAt === undefined
+      ? `${message}: the module threw while loading`
+      : `${message} (${thrownAt}): the module threw while loading; fix it there`;
+  }
   const where = stackLocation(error) ?? checkLocation(path);
   return where === undefined || message.includes(where) ? message : `${message} (${where})`;
+}
+
+/** The package a bare import names that is not installed (not a relative file that is missing). */
+function missingPackage(error: Error, first: string): string | undefined {
+  const code = (error as { code?: unknown }).code;
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return undefined;
+  const named = /Cannot find (?:package|module) '([^']+)'/.exec(first)?.[1];
+  if (named === undefined || /^(\.|\/|file:|node:)/.test(named)) return undefined;
+  // @scope/name/sub → @scope/name; name/sub → name
+  return named
+    .split('/')
+    .slice(0, named.startsWith('@') ? 2 : 1)
+    .join('/');
+}
+
+/** The first stack frame in the user's files: not node's own, not a dependency's. */
+function ownFrame(error: Error): string | undefined {
+  for (const line of (error.stack ?? '').split('\n').slice(1)) {
+    const match = LOCATION.exec(line);
+    if (match === null || /[\\/]node_modules[\\/]/.test(match[1] ?? '')) continue;
+    return `${shortPath(match[1] ?? '')}:${match[2]}`;
+  }
+  return undefined;
 }
 
 /** A CommonJS syntax error's stack starts with file:line. */

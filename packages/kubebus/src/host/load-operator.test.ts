@@ -165,10 +165,26 @@ describe('loadOperator', () => {
     });
   });
 
-  it('gives the first line of an error the module throws', async () => {
-    const dir = project('module', { 'throws.mjs': "throw new Error('boom\\nand more');\n" });
+  it('gives the first line of an error the module throws, where, and what to do', async () => {
+    const dir = project('module', {
+      'throws.mjs': "const a = 1;\nthrow new Error('boom\\nand more');\n",
+    });
     await assert.rejects(loadOperator(join(dir, 'throws.mjs')), {
-      message: /^cannot load .*throws\.mjs: boom$/,
+      message:
+        /^cannot load .*throws\.mjs: boom \(.*throws\.mjs:2\): the module threw while loading; fix it there$/,
+    });
+  });
+
+  it('names the package to install when an import is missing, and a directory given for a module', async () => {
+    const dir = project('module', {
+      'imports.mjs': "import '@example/not-installed/sub';\nexport default 1;\n",
+    });
+    await assert.rejects(loadOperator(join(dir, 'imports.mjs')), {
+      message:
+        /^cannot load .*imports\.mjs: .*'@example\/not-installed.*: npm install @example\/not-installed$/,
+    });
+    await assert.rejects(loadOperator(dir), {
+      message: /is a directory: give the path of your operator module \(its operator\.ts\)$/,
     });
   });
 });

@@ -18,8 +18,12 @@ export class OperatorLoadError extends Error {
 
 export async function loadOperator(file: string): Promise<Operator> {
   const path = resolve(file);
-  if (!existsSync(path) || !statSync(path).isFile())
+  if (!existsSync(path))
     throw new OperatorLoadError(`${file} does not exist: give the path of your operator module`);
+  if (!statSync(path).isFile())
+    throw new OperatorLoadError(
+      `${file} is a directory: give the path of your operator module (its operator.ts)`,
+    );
   let namespace: object;
   try {
     namespace = await importModule(path);

@@ -261,12 +261,17 @@ export class OperatorReconciler implements Reconciler {
     // being deleted: nothing of it is pruned any more, and its memory goes
     this.#applied.forget(object.metadata.uid);
     const operator = this.operator;
-    if (operator.finalize === undefined || !hasFinalizer(object, operator.finalizer))
-      return undefined;
+    if (!hasFinalizer(object, operator.finalizer)) return undefined;
     // the record is older than this process' own release of it (the bus behind)
     if (this.#released.has(object.metadata.uid))
       return { skipped: 'its finalizer was released here: the object is going' };
     if (this.deps.dryRun === true) return undefined; // finalize touches what replay must not
+    // set by an earlier version that had `finalize`: no cleanup left to run, so
+    // the object is let go rather than kept terminating for good
+    if (operator.finalize === undefined) {
+      await this.#setFinalizer(object, false, runtime);
+      return undefined;
+    }
     // finalize gets the spec as reconcile does, parsed (defaults in); one that no longer
     // parses cannot say what to clean up: shown on the object, the finalizer kept
     const parsed = operator.for.definition.spec.safeParse(object['spec'] ?? {});
