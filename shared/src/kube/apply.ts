@@ -112,6 +112,35 @@ export async function setFinalizer(
   );
 }
 
+/**
+ * Removes `finalizer` from the object the apply of setFinalizer answered,
+ * when that apply left it there: an entry server-side apply does not take
+ * away is another manager's — the same operator's under an earlier name or
+ * field manager. A JSON patch that first tests the uid and the entry, so a
+ * replaced object or a list changed meanwhile is refused (and retried), never
+ * the wrong entry removed. Answers the object as written.
+ */
+export async function releaseFinalizer(
+  client: KubeClient,
+  resource: ResourceRef,
+  written: KubeObject,
+  finalizer: string,
+): Promise<KubeObject> {
+  const finalizers = (written.metadata['finalizers'] as string[] | undefined) ?? [];
+  const index = finalizers.indexOf(finalizer);
+  if (index < 0) return written;
+  const { namespace = '', name, uid } = written.metadata;
+  return client.request<KubeObject>(objectPath(resource, namespace, name), {
+    method: 'PATCH',
+    contentType: ContentTypes.jsonPatch,
+    body: [
+      { op: 'test', path: '/metadata/uid', value: uid },
+      { op: 'test', path: `/metadata/finalizers/${String(index)}`, value: finalizer },
+      { op: 'remove', path: `/metadata/finalizers/${String(index)}` },
+    ],
+  });
+}
+
 export interface EventInput {
   readonly type: 'Normal' | 'Warning';
   readonly reason: string;

@@ -39,6 +39,7 @@ export {
   onceEventName,
   recordEvent,
   setFinalizer,
+  releaseFinalizer,
 } from './apply.js';
 export type { ApplyBody, ApplyOptions, EventInput, EventSend, OwnerReference } from './apply.js';
 export { PerResourceThrottle, TokenBucket, resourceOfPath } from './rate-limiter.js';

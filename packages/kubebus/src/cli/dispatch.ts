@@ -43,7 +43,7 @@ function parseFailure(spec: CommandSpec, error: unknown): never {
   // a value that starts with '-' looks like an option: node says so on its third line
   if (/argument is ambiguous/.test(message) && option !== undefined)
     usageError(
-      `${spec.name}: ${option} needs a value; one that starts with '-' is written ${option}=-…`,
+      `${spec.name}: ${option} needs a value; one that starts with '-' is written ${option}${option.startsWith('--') ? '=' : ''}-…`,
     );
   return usageError(`${spec.name}: ${(message.split('\n')[0] ?? '').replace(/\.$/, '')}; ${hint}`);
 }

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Exit, Host } from './command-spec.js';
@@ -58,8 +58,24 @@ describe('kubebus generate', () => {
       /^kubebus: --module: \/.*operator\.ts is a path on this machine, not in the image; say where the module sits in the image/,
     );
     assert.equal(existsSync(join(out, 'kustomize')), false, 'nothing written');
-    const outside = await kubebus([OPERATOR, '--out', out, '--module', '../operator.js']);
-    assert.equal(outside.exit, 2);
+    // the same file by a path that leaves the current directory first
+    const roundabout = join('..', basename(process.cwd()), relative(process.cwd(), OPERATOR));
+    const outside = await kubebus([roundabout, '--out', out]);
+    assert.equal(outside.exit, 2, 'a default path outside the project');
+    assert.match(outside.stderr, /^kubebus: --module: \.\.\/.* is a path on this machine/);
+    // given, a path in the image is taken as is, absolute or not
+    const inImage = await kubebus([
+      OPERATOR,
+      '--out',
+      out,
+      '--module',
+      '/operator/dist/operator.js',
+    ]);
+    assert.equal(inImage.exit, 0, inImage.stderr);
+    assert.match(
+      readFileSync(join(out, 'kustomize', 'deployments.yaml'), 'utf8'),
+      /\/operator\/dist\/operator\.js/,
+    );
     const given = relative(process.cwd(), OPERATOR);
     const written = await kubebus([given, '--out', out]);
     assert.equal(written.exit, 0, written.stderr);

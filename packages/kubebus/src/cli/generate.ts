@@ -60,10 +60,14 @@ export async function generate(line: CommandLine, host: Pick<Host, 'stdout'>): P
   if (out !== undefined) {
     if (only !== undefined)
       usageError('--only is for stdout; with --out the whole package is written');
-    const modulePath = text(line, 'module') ?? file ?? '';
+    const given = text(line, 'module');
+    const modulePath = given ?? file ?? '';
     // by default the module sits in the image where it sits here, from the
     // project's directory (kubebus init's Dockerfile): a path outside it is this machine's
-    if (isAbsolute(modulePath) || normalize(modulePath).split(sep)[0] === '..')
+    if (
+      given === undefined &&
+      (isAbsolute(modulePath) || normalize(modulePath).split(sep)[0] === '..')
+    )
       usageError(
         `--module: ${modulePath} is a path on this machine, not in the image; say where the module sits in the image (--module operator.ts for kubebus init's Dockerfile)`,
       );

@@ -11,6 +11,7 @@ import {
   stateAccountOf,
   type Permissions,
 } from './nats-users.js';
+import { subjects } from '@kubebus/shared/bus';
 import { plain, site } from './test-operators.js';
 
 /** nats-server's subject matching: `*` one token, `>` the rest (one or more). */
@@ -176,6 +177,23 @@ describe('NATS users', () => {
     assert.ok(!mayPublish(cliPermissions(), 'kubebus.work.site.p0.g.r.ns.n'));
     assert.ok(mayPublish(dlqAdminPermissions(), 'kubebus.work.site.p0.g.r.ns.n'));
     assert.ok(mayPublish(dlqAdminPermissions(), '$JS.API.STREAM.MSG.DELETE.KUBEBUS_DLQ'));
+  });
+
+  it("lets a watcher record the changes of its operator's resources only", () => {
+    const watcher = publishOf(site, 'watcher');
+    const event = (group: string, resource: string) =>
+      subjects.event({ group, resource, namespace: 'ns', name: 'n' });
+    // for, and each kind it owns
+    for (const [group, resource] of [
+      ['example.test', 'sites'],
+      ['', 'configmaps'],
+      ['apps', 'deployments'],
+    ] as const)
+      assert.ok(mayPublish(watcher, event(group, resource)), `${group}/${resource}`);
+    // another operator's resource, or a kind this one neither owns nor watches
+    assert.ok(!mayPublish(watcher, event('test.kubebus.dev', 'widgets')));
+    assert.ok(!mayPublish(watcher, event('', 'secrets')));
+    assert.ok(!mayPublish(watcher, 'kubebus.events.x.y.z.forged'));
   });
 
   it("keeps an operator's external state in an account of its own", () => {

@@ -81,9 +81,12 @@ describe('rbacOf', () => {
     const byNamespace = defineOperator({
       name: 'by-namespace',
       for: Site,
-      owns: [kinds.ConfigMap],
       watches: [{ resource: kinds.Namespace, map: () => [] }],
-      rbac: { rules: [{ apiGroups: [''], resources: ['pods', 'namespaces'], verbs: ['get'] }] },
+      owns: [kinds.ConfigMap, kinds.RoleBinding],
+      rbac: {
+        rules: [{ apiGroups: [''], resources: ['pods', 'namespaces', 'nodes'], verbs: ['get'] }],
+        bind: [{ kind: 'ClusterRole', name: 'view' }],
+      },
       async reconcile() {
         return undefined;
       },
@@ -105,13 +108,18 @@ describe('rbacOf', () => {
     assert.deepEqual(rulesIn('Role', 'kubebus-by-namespace-watcher'), [
       'sites:list+watch',
       'configmaps:list+watch',
+      'rolebindings:list+watch',
     ]);
-    // a declared rule is split by what it names
+    // a declared rule is split by what it names (nodes: Kubernetes' own, cluster-scoped)
     assert.deepEqual(rulesIn('ClusterRole', 'kubebus-by-namespace-reconciler'), [
       'namespaces:get',
       'namespaces:get',
+      'nodes:get',
     ]);
-    assert.ok(rulesIn('Role', 'kubebus-by-namespace-reconciler').includes('pods:get'));
+    const namespaced = rulesIn('Role', 'kubebus-by-namespace-reconciler');
+    assert.ok(namespaced.includes('pods:get'));
+    // bind on a ClusterRole is checked where the binding is: it stays in the namespace's Role
+    assert.ok(namespaced.includes('clusterroles:bind'), namespaced.join());
     assert.ok(
       !rulesIn('Role', 'kubebus-by-namespace-reconciler').some((r) => r.startsWith('namespaces')),
     );

@@ -26,6 +26,7 @@ import {
 } from '@kubebus/shared/definition';
 import type { Role } from '../host/role-configs.js';
 import { admissionPolicyOf, needsAdmissionPolicy } from './admission-policy.js';
+import { CLUSTER_SCOPED_BUILT_INS } from './cluster-scoped.js';
 import { metricsRbacOf } from './metrics-rbac.js';
 
 interface PolicyRule {
@@ -116,12 +117,20 @@ export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
 /** The cluster-scoped resources the operator may name: those it declares, and the built-in ones. */
 function clusterScopedOf(operator: Operator): Set<string> {
   const known = [...declaredResources(operator), ...Object.values(kinds)];
-  return new Set(known.filter((resource) => resource.scope === 'Cluster').map(grantedName));
+  return new Set([
+    ...known.filter((resource) => resource.scope === 'Cluster').map(grantedName),
+    ...CLUSTER_SCOPED_BUILT_INS,
+  ]);
 }
+
+/** `bind` and `escalate` on a ClusterRole are checked where the binding is: a Role grants them there. */
+const grantsRoles = (granted: PolicyRule) =>
+  granted.verbs.every((verb) => verb === 'bind' || verb === 'escalate');
 
 /**
  * The rules split by the scope of what they grant: a rule's resource (or its
- * subresource) is cluster-scoped when it is in every group the rule names.
+ * subresource) is cluster-scoped when it is in every group the rule names;
+ * `bind` and `escalate` stay with the namespaces.
  */
 function byScope(
   rules: readonly PolicyRule[],
@@ -130,6 +139,10 @@ function byScope(
   const cluster: PolicyRule[] = [];
   const namespaced: PolicyRule[] = [];
   for (const granted of rules) {
+    if (grantsRoles(granted)) {
+      namespaced.push(granted);
+      continue;
+    }
     const inCluster = (resource: string) =>
       granted.apiGroups.every((group) =>
         clusterScoped.has(`${group}/${resource.split('/')[0] ?? ''}`),
@@ -151,7 +164,7 @@ function byScope(
  * which the watcher watches cluster-wide whatever the namespaces: those rules
  * stay in a ClusterRole.
  * Then what /metrics needs (metrics-rbac.ts), and the reconciler's admission
- * policy, when it may bind or escalate.
+ * policies, when it may bind, escalate or write ClusterRoles.
  */
 export function rbacOf(
   operator: Operator,

@@ -21,8 +21,10 @@ export function describeLoadFailure(error: unknown, path: string): string {
   const first = lines[0] ?? '';
   const message =
     error.name === 'Error' || first.startsWith(error.name) ? first : `${error.name}: ${first}`;
-  const missing = missingPackage(error, first);
+  const missing = missingPackage(error);
   if (missing !== undefined) return `${message}: npm install ${missing}`;
+  // node's own refusals (a missing file, an unexported path) say what they are
+  if (/^ERR_/.test(String((error as { code?: unknown }).code))) return message;
   if (!(error instanceof SyntaxError)) {
     const thrownAt = ownFrame(error);
     return thrownAt === undefined
@@ -34,10 +36,11 @@ export function describeLoadFailure(error: unknown, path: string): string {
 }
 
 /** The package a bare import names that is not installed (not a relative file that is missing). */
-function missingPackage(error: Error, first: string): string | undefined {
+export function missingPackage(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
   const code = (error as { code?: unknown }).code;
   if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return undefined;
-  const named = /Cannot find (?:package|module) '([^']+)'/.exec(first)?.[1];
+  const named = /Cannot find (?:package|module) '([^']+)'/.exec(error.message)?.[1];
   if (named === undefined || /^(\.|\/|file:|node:)/.test(named)) return undefined;
   // @scope/name/sub → @scope/name; name/sub → name
   return named
@@ -49,6 +52,7 @@ function missingPackage(error: Error, first: string): string | undefined {
 /** The first stack frame in the user's files: not node's own, not a dependency's. */
 function ownFrame(error: Error): string | undefined {
   for (const line of (error.stack ?? '').split('\n').slice(1)) {
+    if (/\(node:|at node:/.test(line)) continue; // node's own
     const match = LOCATION.exec(line);
     if (match === null || /[\\/]node_modules[\\/]/.test(match[1] ?? '')) continue;
     return `${shortPath(match[1] ?? '')}:${match[2]}`;

@@ -183,6 +183,20 @@ describe('loadOperator', () => {
       message:
         /^cannot load .*imports\.mjs: .*'@example\/not-installed.*: npm install @example\/not-installed$/,
     });
+    // a TypeScript module too: the package is missing, not tsx
+    const typed = project(undefined, {
+      'imports.ts': "import 'not-installed-xyz';\nexport default 1;\n",
+    });
+    await assert.rejects(loadOperator(join(typed, 'imports.ts')), {
+      message:
+        /^cannot load .*imports\.ts: .*'not-installed-xyz'.*: npm install not-installed-xyz$/,
+    });
+    // a relative file that is missing is node's own line, with no location of node's
+    const relative = project('module', { 'relative.mjs': "import './gone.mjs';\n" });
+    await assert.rejects(loadOperator(join(relative, 'relative.mjs')), {
+      message:
+        /^cannot load .*relative\.mjs: Cannot find module '.*gone\.mjs' imported from [^()]*$/,
+    });
     await assert.rejects(loadOperator(dir), {
       message: /is a directory: give the path of your operator module \(its operator\.ts\)$/,
     });

@@ -9,7 +9,7 @@ import { existsSync, statSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isOperator, type Operator } from '@kubebus/shared/definition';
-import { describeLoadFailure } from './load-failure.js';
+import { describeLoadFailure, missingPackage } from './load-failure.js';
 import { readModuleSyntaxAsModule } from './module-syntax.js';
 
 export class OperatorLoadError extends Error {
@@ -80,6 +80,8 @@ function nodeStripsTypes(): boolean {
 
 function strippingFallsShort(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
+  // a package not installed: tsx would not find it either
+  if (missingPackage(error) !== undefined) return false;
   return (
     code === 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX' ||
     code === 'ERR_MODULE_NOT_FOUND' ||

@@ -99,14 +99,9 @@ export function operatorContext(
       throw new TypeError(`${purpose}: ${object.kind} ${object.metadata.name} needs a namespace`);
     const references = (object.metadata as { ownerReferences?: unknown[] }).ownerReferences ?? [];
     // An owner reference may only point to an owner in the same namespace (or a
-    // cluster-scoped one): elsewhere the object would be neither pruned nor
-    // collected, nor reconcile its owner (controller-runtime refuses it too).
-    // A cluster-scoped kind a namespaced primary owns is refused by defineOperator.
+    // cluster-scoped one): written elsewhere, an object has none — nothing
+    // prunes or collects it, `finalize` deletes it (docs/operators.md)
     const ownable = ownerNamespace === '' || namespace === ownerNamespace;
-    if (namespaced && !ownable)
-      throw new TerminalError(
-        `${purpose}: ${object.kind} ${namespace ?? ''}/${object.metadata.name} is outside ${ownerNamespace}, the namespace of its owner ${deps.operator.for.kind} ${ownerNamespace}/${owner.metadata.name}; Kubernetes refuses an owner reference across namespaces, so nothing would prune, collect or map it back: write it in ${ownerNamespace}, or make the owner's kind cluster-scoped`,
-      );
     return {
       resource,
       ownable,

@@ -18,6 +18,7 @@ import {
   hasFinalizer,
   objectPath,
   recordEvent,
+  releaseFinalizer,
   setFinalizer,
   type AppliedObjects,
   type EventInput,
@@ -334,6 +335,10 @@ export class OperatorReconciler implements Reconciler {
     // a released object is going: its deletion is what later reads find, and
     // until then a record still showing the finalizer is not finalized again
     if (!present) {
+      // an entry the apply did not take away is another manager's (an earlier
+      // name or field manager of this operator): removed by itself, or the
+      // object would stay terminating while this process thinks it released
+      await releaseFinalizer(this.deps.client, ref, written, this.operator.finalizer);
       this.#released.released(object.metadata.uid);
       return;
     }
