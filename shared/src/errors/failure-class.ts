@@ -56,8 +56,15 @@ interface ErrorShape {
   /** an HTTP status (KubeApiError); 0 means no answer */
   readonly status?: unknown;
   readonly cause?: unknown;
-  /** a Kubernetes Status' details: which object was not found */
-  readonly details?: { readonly kind?: unknown };
+  /** a Kubernetes Status' details: which object was not found, the types of its causes */
+  readonly details?: { readonly kind?: unknown; readonly causes?: unknown };
+}
+
+/** NamespaceLifecycle's refusal of new content in a namespace being deleted. */
+function namespaceTerminating(shape: ErrorShape): boolean {
+  const causes = shape.details?.causes;
+  if (Array.isArray(causes) && causes.includes('NamespaceTerminating')) return true;
+  return typeof shape.message === 'string' && /because it is being terminated/.test(shape.message);
 }
 
 export function classifyFailure(error: unknown): FailureClass {
@@ -72,6 +79,9 @@ export function classifyFailure(error: unknown): FailureClass {
       // the namespace it writes into is not there yet (applied after the object, as
       // GitOps tools may): waited out like a dependency, as controller-runtime requeues
       if (status === 404 && shape.details?.kind === 'namespaces') return 'transient';
+      // the namespace is being deleted: once it is gone, the owner (a Tenant
+      // making it) makes it again, or the write finds 404 and stops there
+      if (status === 403 && namespaceTerminating(shape)) return 'transient';
       // 409: a write raced another writer; the next try reads again.
       if (status === 409) return 'unknown';
       if (status >= 400) return 'object';

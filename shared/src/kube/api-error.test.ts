@@ -35,6 +35,53 @@ describe('an apiserver error', () => {
     assert.equal(classifyFailure(apiErrorFrom(404, 'page not found', {})), 'object');
   });
 
+  it("waits out a namespace being deleted; any other 403 is the object's", () => {
+    // NamespaceLifecycle's answer to a write into a namespace being deleted
+    const terminating = apiErrorFrom(
+      403,
+      JSON.stringify({
+        kind: 'Status',
+        reason: 'Forbidden',
+        message:
+          'serviceaccounts "bot" is forbidden: unable to create new content in namespace tenant-acme because it is being terminated',
+        details: {
+          name: 'bot',
+          kind: 'serviceaccounts',
+          causes: [
+            {
+              reason: 'NamespaceTerminating',
+              type: 'NamespaceTerminating',
+              message: 'namespace tenant-acme is being terminated',
+              field: 'metadata.namespace',
+            },
+          ],
+        },
+      }),
+      {},
+    );
+    assert.deepEqual(terminating.details?.causes, ['NamespaceTerminating']);
+    assert.equal(classifyFailure(terminating), 'transient');
+    // as the test bed's apiserver answers it: the message alone says so
+    const byMessage = apiErrorFrom(
+      403,
+      JSON.stringify({
+        kind: 'Status',
+        reason: 'Forbidden',
+        message:
+          'configmaps "limits" is forbidden: unable to create new content in namespace tenant-acme because it is being terminated',
+        details: { name: 'limits', kind: 'configmaps' },
+      }),
+      {},
+    );
+    assert.equal(classifyFailure(byMessage), 'transient');
+    const forbidden = apiErrorFrom(
+      403,
+      JSON.stringify({ kind: 'Status', reason: 'Forbidden', message: 'cannot create secrets' }),
+      {},
+    );
+    assert.equal(classifyFailure(forbidden), 'object');
+  });
+
   it("takes a body the schema refuses as the object's fault, other 500s as the server's", () => {
     // what the apiserver answers a server-side apply with a field its schema does not declare
     const undeclared = apiErrorFrom(

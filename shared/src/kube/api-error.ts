@@ -15,8 +15,15 @@ export class KubeApiError extends KubebusError {
      * list goes on (objects at a newer resourceVersion), when the apiserver gave one
      */
     readonly continueToken?: string,
-    /** the Status' details: which object the apiserver did not find (a 404's `kind` and `name`) */
-    readonly details?: { readonly kind?: string; readonly name?: string },
+    /**
+     * the Status' details: which object the apiserver did not find (a 404's
+     * `kind` and `name`), and the types of its causes (NamespaceTerminating)
+     */
+    readonly details?: {
+      readonly kind?: string;
+      readonly name?: string;
+      readonly causes?: readonly string[];
+    },
   ) {
     super(status === 410 ? ErrorCodes.WatchExpired : ErrorCodes.KubeApi, message);
   }
@@ -53,23 +60,29 @@ export function apiErrorFrom(
   let reason = '';
   let message = body.slice(0, 500);
   let continueToken: string | undefined;
-  let details: { kind?: string; name?: string } | undefined;
+  let details: { kind?: string; name?: string; causes?: string[] } | undefined;
   try {
     const parsed = JSON.parse(body) as {
       reason?: unknown;
       message?: unknown;
       metadata?: { continue?: unknown };
-      details?: { kind?: unknown; name?: unknown };
+      details?: { kind?: unknown; name?: unknown; causes?: unknown };
     };
     if (typeof parsed.reason === 'string') reason = parsed.reason;
     if (typeof parsed.message === 'string') message = parsed.message;
     const token = parsed.metadata?.continue;
     if (typeof token === 'string' && token !== '') continueToken = token;
-    const { kind, name } = parsed.details ?? {};
-    if (typeof kind === 'string' || typeof name === 'string')
+    const { kind, name, causes } = parsed.details ?? {};
+    const causeTypes = Array.isArray(causes)
+      ? causes
+          .map((cause) => (cause as { type?: unknown } | null)?.type)
+          .filter((type): type is string => typeof type === 'string')
+      : [];
+    if (typeof kind === 'string' || typeof name === 'string' || causeTypes.length > 0)
       details = {
         ...(typeof kind === 'string' ? { kind } : {}),
         ...(typeof name === 'string' ? { name } : {}),
+        ...(causeTypes.length > 0 ? { causes: causeTypes } : {}),
       };
   } catch {
     // not a Status
