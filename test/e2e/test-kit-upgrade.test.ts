@@ -1,7 +1,8 @@
 // An upgrade, as an operator author tests it on the test kit: a new version
 // of the operator, run where the old one ran, reconciles every existing
 // object again with nothing changed on them (the upgrade sweep `kubebus run`
-// does), whether the version is a hash of the new reconcile or given.
+// does), whether the version is a hash of the new reconcile or given — those
+// the version before dead-lettered included.
 import { defineOperator, defineResource } from 'kubebus';
 import { connectionOf } from '@kubebus/cli/commands';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -93,5 +94,32 @@ describe('the test kit runs an upgrade as kubebus run does', { timeout: 300_000 
     for (const name of ['a', 'b'])
       assert.equal(await buildOf(name, 'three of size 3'), 'three of size 3');
     await third.stop();
+  });
+
+  it('tries again, under a new version, an object the version before dead-lettered', async () => {
+    const failing = defineOperator({
+      name: 'widgets',
+      for: Widget,
+      maxAttempts: 2,
+      reconcile: async () => {
+        await Promise.resolve();
+        throw new Error('a bug the next release fixes');
+      },
+    });
+    const first = await env.run(failing, { version: 'broken' });
+    await env.apply({
+      apiVersion: 'test.kubebus.dev/v1',
+      kind: 'Widget',
+      metadata: { name: 'parked' },
+      spec: { size: 3 },
+    });
+    await env.waitForCondition(Widget, 'parked', { type: 'Degraded', reason: 'RetryBudgetSpent' });
+    await stopDrained(first);
+
+    // no spec change, no re-drive: the new version's sweep is what tries it again
+    const fixed = await env.run(laterBuild('four'), { version: '4.0.0' });
+    assert.equal(await buildOf('parked', 'four of size 3'), 'four of size 3');
+    await env.waitForCondition(Widget, 'parked', { type: 'Ready' });
+    await fixed.stop();
   });
 });

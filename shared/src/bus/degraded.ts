@@ -3,7 +3,8 @@
 // so a person sees it in `kubectl get` and `kubectl wait`, without reading logs.
 // That condition also parks the object: its own Degraded write, or any other
 // change that leaves the spec (generation) alone, does not start another
-// round of retries — a spec change or `kubebus dlq redrive` does.
+// round of retries — a spec change, `kubebus dlq redrive`, or a new version
+// of the operator (its upgrade sweep: the fix may be in the code) does.
 import type { KubeObject } from '../events/kube-object.js';
 import { setCondition, type Condition } from '../kube/conditions.js';
 import type { ObjectKey } from '../runtime/object-key.js';
@@ -58,16 +59,20 @@ export function isParked(object: KubeObject): boolean {
   );
 }
 
-function isRedrive(body: Uint8Array | undefined): boolean {
+/** The marks that try a parked object again: a re-drive, and a new version's sweep. */
+const RETRIES_PARKED = new Set<string>(['redrive', 'upgrade']);
+
+function retriesParked(body: Uint8Array | undefined): boolean {
   if (body === undefined) return false;
   try {
-    return WorkMarkSchema.parse(JSON.parse(new TextDecoder().decode(body))).reason === 'redrive';
+    const mark = WorkMarkSchema.parse(JSON.parse(new TextDecoder().decode(body)));
+    return RETRIES_PARKED.has(mark.reason);
   } catch {
     return false;
   }
 }
 
-/** True when the object is parked and the request is not a re-drive: nothing to do. */
+/** True when the object is parked and the request neither re-drives it nor comes from an upgrade. */
 export function leaveParked(request: ReconcileRequest, object: KubeObject): boolean {
-  return isParked(object) && !isRedrive(request.body);
+  return isParked(object) && !retriesParked(request.body);
 }
