@@ -545,6 +545,22 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
         diverged?.stdout ?? '',
         /status\.url: .*hello\.default\.svc.*hello\.default\.svc\.cluster\.local/,
       );
+
+      // a reconciler that now fails where the recorded one came to a status: exit 1 too
+      const regressed = readFileSync(join(project, 'operator.ts'), 'utf8').replace(
+        'async reconcile(site, ctx) {',
+        "async reconcile(site, ctx) {\n    if (site.metadata.name !== '') throw new Error('a regression');",
+      );
+      writeFileSync(join(project, 'operator-broken.ts'), regressed);
+      const failing = await cli(['replay', 'operator-broken.ts', 'default/hello']).then(
+        () => undefined,
+        (error: { code?: number; stdout?: string }) => error,
+      );
+      assert.equal(failing?.code, 1, 'replay of a failing reconciler exited 0');
+      assert.match(
+        failing?.stdout ?? '',
+        /no status computed \(a regression\); its recorded reconcile came to a status: failed/,
+      );
     } finally {
       await allInOne.stop();
     }

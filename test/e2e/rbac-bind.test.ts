@@ -36,7 +36,7 @@ const RBAC_API = '/apis/rbac.authorization.k8s.io/v1';
 const NOT_HELD = /attempting to grant RBAC permissions not currently held/;
 const fenceOf = (operator: string, check: string) => `kubebus-${operator}-reconciler-${check}`;
 const FENCES = [
-  ...['subjects', 'cluster-wide', 'namespaces', 'labels'].map((check) =>
+  ...['subjects', 'cluster-wide', 'namespaces', 'own-namespaces'].map((check) =>
     fenceOf(tenantAdmins.name, check),
   ),
   fenceOf(tenantReaders.name, 'aggregation'),
@@ -45,7 +45,8 @@ const fenced = (fence: string) =>
   new RegExp(`ValidatingAdmissionPolicy '${fence}' .*denied request`);
 const BY_SUBJECT = fenced(fenceOf(tenantAdmins.name, 'subjects'));
 const BY_NAMESPACE = fenced(fenceOf(tenantAdmins.name, 'namespaces'));
-const BY_LABEL = fenced(fenceOf(tenantAdmins.name, 'labels'));
+// it owns Namespaces: changing one it did not make is refused, labelling it its own too
+const BY_LABEL = fenced(fenceOf(tenantAdmins.name, 'own-namespaces'));
 const BY_CLUSTER_WIDE = fenced(fenceOf(clusterWide.name, 'cluster-wide'));
 const BY_AGGREGATION = fenced(fenceOf(tenantReaders.name, 'aggregation'));
 /** The labels the reconciler puts on what it applies: what its fence calls its own. */
@@ -591,5 +592,32 @@ describe('RBAC of an operator that binds a role', { timeout: 480_000 }, () => {
       return !(view.rules ?? []).some((rule) => rule.resources?.includes('secrets'));
     }, 'view to hold no rule on Secrets');
     assert.equal(await subjectMay('bob', secrets), false);
+  });
+
+  it('refuses changing or deleting a Namespace it did not make, and deletes one it made', async () => {
+    const reconciler = await accountClient(tenantAdmins.name, 'reconciler');
+    const foreign = await namespaceOf('someone-elses');
+    const mine = await namespaceOf('tenant-deletable', MADE_BY_IT);
+    // RBAC lets it (it owns Namespaces): only the fence refuses
+    const nsPath = (name: string) => `/api/v1/namespaces/${name}`;
+    // (kube-system the apiserver never deletes; its labels are the fence's to keep)
+    for (const name of [foreign, NAMESPACE])
+      assert.match(
+        (await refusal(reconciler.request(nsPath(name), { method: 'DELETE' }))) ??
+          `deleting ${name} was allowed`,
+        BY_LABEL,
+        name,
+      );
+    // nor lower kube-system's Pod Security by a label
+    const relabel = reconciler.request(nsPath('kube-system'), {
+      method: 'PATCH',
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } },
+    });
+    assert.match((await refusal(relabel)) ?? 'relabelling kube-system was allowed', BY_LABEL);
+    for (const name of [foreign, NAMESPACE, 'kube-system'])
+      assert.ok(await admin.request(nsPath(name)), `${name} is gone`);
+    // what it made is its own to delete
+    assert.equal(await refusal(reconciler.request(nsPath(mine), { method: 'DELETE' })), undefined);
   });
 });

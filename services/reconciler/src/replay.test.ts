@@ -7,7 +7,10 @@ import { describe, it } from 'node:test';
 import {
   compared,
   existedUnrecorded,
+  failedWhereRecordedCame,
+  formatReplay,
   recordedOutcome,
+  replayDiverged,
   removedFields,
   writtenFields,
 } from './replay.js';
@@ -218,6 +221,38 @@ describe('replay: which differences count', () => {
 
   it('compares nothing for a revision not reconciled on its own', () => {
     assert.match(compared(true, [], differs).uncompared ?? '', /coalesced/);
+  });
+});
+
+describe('replay: a revision that fails', () => {
+  it('counts where its own reconcile came to a status, and only there', () => {
+    assert.equal(failedWhereRecordedCame(true, undefined, 'field is immutable', []), true);
+    // never reconciled on its own: nothing recorded to fall short of
+    assert.equal(failedWhereRecordedCame(false, undefined, 'field is immutable', []), false);
+    // a status computed before it threw is compared as any other
+    assert.equal(failedWhereRecordedCame(true, { phase: 'x' }, 'late failure', []), false);
+    // a Secret read as it is today may be what fails it
+    assert.equal(failedWhereRecordedCame(true, undefined, 'gone', ['secrets shop/db']), false);
+  });
+
+  it('makes the replay diverge, as a different status does', () => {
+    const step = {
+      seq: 3,
+      op: 'update',
+      resourceVersion: '9',
+      generation: 2,
+      computed: undefined,
+      recorded: { url: 'u' },
+      differences: [],
+      writes: [],
+      error: 'apiserver answered 422 Invalid: roleRef is immutable',
+    };
+    assert.equal(replayDiverged([step]), false);
+    assert.equal(replayDiverged([{ ...step, failed: true }]), true);
+    assert.match(
+      formatReplay([{ ...step, failed: true }]),
+      /^#3 update rv 9 generation 2: no status computed \(apiserver answered 422 Invalid: roleRef is immutable\); its recorded reconcile came to a status: failed$/m,
+    );
   });
 });
 

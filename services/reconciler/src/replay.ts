@@ -77,6 +77,11 @@ export interface ReplayStep {
   /** what the reconcile would write, each answered by the apiserver's dry run */
   readonly writes: ReplayWrite[];
   readonly error?: string;
+  /**
+   * The revision's own reconcile came to a status, and this one failed
+   * before it computed any: a regression as surely as a different status
+   */
+  readonly failed?: true;
 }
 
 export interface ReplayWrite {
@@ -430,9 +435,33 @@ export async function replay(deps: {
       ...compared(own === undefined, secretsUnsure, differences),
       writes,
       ...(error === undefined ? {} : { error }),
+      ...(failedWhereRecordedCame(own !== undefined, computed, error, secretsUnsure)
+        ? { failed: true as const }
+        : {}),
     });
   }
   return steps;
+}
+
+/**
+ * Whether a revision counts as failed: its own reconcile came to a status
+ * (recorded), this one threw before computing any, and no Secret it read
+ * may have changed since (a Secret gone since fails it for that alone).
+ */
+export function failedWhereRecordedCame(
+  recordedCame: boolean,
+  computed: Record<string, unknown> | undefined,
+  error: string | undefined,
+  secretsUnsure: readonly string[],
+): boolean {
+  return (
+    recordedCame && computed === undefined && error !== undefined && secretsUnsure.length === 0
+  );
+}
+
+/** Whether the replay found what a CI check should fail on: a different status, or a failure. */
+export function replayDiverged(steps: readonly ReplayStep[]): boolean {
+  return steps.some((step) => step.differences.length > 0 || step.failed === true);
 }
 
 /**
@@ -469,7 +498,7 @@ export function formatReplay(steps: readonly ReplayStep[]): string {
     const head = `#${step.seq} ${step.op} rv ${step.resourceVersion}${step.generation === undefined ? '' : ` generation ${step.generation}`}`;
     if (step.computed === undefined) {
       lines.push(
-        `${head}: no status computed${step.error === undefined ? '' : ` (${step.error})`}`,
+        `${head}: no status computed${step.error === undefined ? '' : ` (${step.error})`}${step.failed === true ? '; its recorded reconcile came to a status: failed' : ''}`,
       );
     } else if (step.uncompared !== undefined) {
       lines.push(

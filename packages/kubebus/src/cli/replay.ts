@@ -3,7 +3,12 @@
 // (bus-session.ts): flags, nats context, or KUBEBUS_NATS_*.
 import { machine, safeText } from '@kubebus/cli/commands';
 import { createLogger } from '@kubebus/shared/obs';
-import { OperatorReconciler, formatReplay, replay } from '@kubebus/reconciler/service';
+import {
+  OperatorReconciler,
+  formatReplay,
+  replay,
+  replayDiverged,
+} from '@kubebus/reconciler/service';
 import { outputFormatOf } from './bus-options.js';
 import { connectNats, kubeConfigOf } from './bus-session.js';
 import { cliEnv } from './cli-env.js';
@@ -62,7 +67,7 @@ export async function replayCommand(line: CommandLine, host: Host): Promise<Exit
     });
     // fields off the bus and the apiserver (annotations anyone may set): terminal-safe, as history's
     host.stdout.write(format === 'table' ? safeText(formatReplay(steps)) : machine(format, steps));
-    return steps.some((step) => step.differences.length > 0) ? ExitCodes.problem : ExitCodes.ok;
+    return replayDiverged(steps) ? ExitCodes.problem : ExitCodes.ok;
   } finally {
     await nc.close();
   }

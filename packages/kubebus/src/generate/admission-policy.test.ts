@@ -65,7 +65,7 @@ describe('admissionPolicyOf', () => {
     assert.deepEqual(matched('subjects'), ['CREATE+UPDATE rolebindings,clusterrolebindings']);
     assert.deepEqual(matched('cluster-wide'), ['CREATE+UPDATE clusterrolebindings']);
     assert.deepEqual(matched('namespaces'), ['CREATE+UPDATE roles,rolebindings']);
-    assert.deepEqual(matched('labels'), ['UPDATE namespaces']);
+    assert.deepEqual(matched('own-namespaces'), ['UPDATE+DELETE namespaces']);
   });
 
   it('refuses with Forbidden, each binding denies', () => {
@@ -89,14 +89,51 @@ describe('admissionPolicyOf', () => {
       expression('namespaces'),
       /namespaceObject\.metadata\.labels\['app\.kubernetes\.io\/managed-by'\] == 'kubebus'/,
     );
-    assert.match(expression('labels'), /oldObject\.metadata\.labels/);
+    assert.match(expression('own-namespaces'), /oldObject\.metadata\.labels/);
+    assert.match(
+      expression('own-namespaces'),
+      /!\(oldObject\.metadata\.name in \['kube-system', 'kube-public', 'kube-node-lease', 'default', 'ops'\]\)$/,
+    );
+  });
+
+  it('keeps one that owns Namespaces to those it made; one that does not, from labelling one its own', () => {
+    // tenants owns Namespaces: changing or deleting one needs it to be its own
+    assert.ok(!policies.some((p) => p.metadata.name.endsWith('-labels')));
+    // an operator that binds but cannot change Namespaces: only the labelling is fenced
+    const binder = defineOperator({
+      name: 'binder',
+      for: Site,
+      owns: [kinds.RoleBinding],
+      rbac: { bind: [{ kind: 'Role', name: 'deployer' }] },
+      async reconcile() {
+        return undefined;
+      },
+    });
+    const names = (admissionPolicyOf(binder, 'ops') as Policy[]).map((p) => p.metadata.name);
+    assert.ok(names.includes('kubebus-binder-reconciler-labels'), names.join());
+    assert.ok(!names.includes('kubebus-binder-reconciler-own-namespaces'), names.join());
+    // owning Namespaces alone, with nothing to grant, still fences them
+    const owner = defineOperator({
+      name: 'owner',
+      for: Tenant,
+      owns: [kinds.Namespace],
+      async reconcile() {
+        return undefined;
+      },
+    });
+    assert.equal(needsAdmissionPolicy(owner), true);
+    assert.deepEqual(
+      (admissionPolicyOf(owner, 'ops') as Policy[])
+        .filter((p) => p.kind === 'ValidatingAdmissionPolicy')
+        .map((p) => p.metadata.name),
+      ['kubebus-owner-reconciler-own-namespaces'],
+    );
   });
 
   it("fences the namespaces this operator made, not another kubebus operator's", () => {
     for (const [check, metadata] of [
       ['namespaces', 'namespaceObject.metadata'],
-      ['labels', 'oldObject.metadata'],
-      ['labels', 'object.metadata'],
+      ['own-namespaces', 'oldObject.metadata'],
     ] as const)
       assert.ok(
         expression(check).includes(`${metadata}.labels['kubebus.dev/controller'] == 'tenants'`),

@@ -15,7 +15,9 @@
 //     kube-public, kube-node-lease and the operator's namespace;
 //   - putting those labels on a Namespace that lacked them (which would move
 //     any namespace inside the fence).
-// And for a reconciler that may write ClusterRoles (it owns them, or a
+// And for a reconciler that may change Namespaces, a policy that keeps it to
+// the ones it made (never kube-system, default or its own namespace): RBAC
+// cannot. For a reconciler that may write ClusterRoles (it owns them, or a
 // declared rule lets it), whether or not it binds or escalates, a policy that
 // refuses ClusterRoles carrying labels other than kubebus' and
 // app.kubernetes.io's: an aggregating role (admin, edit, view: everyone bound
@@ -36,23 +38,33 @@ function grantsUnheld(operator: Operator): boolean {
 
 const WRITES = ['create', 'update', 'patch'];
 
-/** Whether its reconciler may write ClusterRoles: it owns them, or a declared rule lets it. */
-export function writesClusterRoles(operator: Operator): boolean {
+/** Whether its reconciler may change `plural` of `group`: it owns them, or a declared rule lets it. */
+function writes(operator: Operator, group: string, plural: string, verbs: readonly string[]) {
   const owned = (operator.owns ?? []).some(
-    (resource) => resource.group === RBAC_GROUP && resource.plural === 'clusterroles',
+    (resource) => resource.group === group && resource.plural === plural,
   );
   const declared = (operator.rbac?.rules ?? []).some(
     (rule) =>
-      rule.apiGroups.includes(RBAC_GROUP) &&
-      rule.resources.includes('clusterroles') &&
-      rule.verbs.some((verb) => WRITES.includes(verb)),
+      rule.apiGroups.includes(group) &&
+      rule.resources.includes(plural) &&
+      rule.verbs.some((verb) => verbs.includes(verb)),
   );
   return owned || declared;
 }
 
+/** Whether its reconciler may write ClusterRoles. */
+export function writesClusterRoles(operator: Operator): boolean {
+  return writes(operator, RBAC_GROUP, 'clusterroles', WRITES);
+}
+
+/** Whether its reconciler may change or delete Namespaces. */
+export function writesNamespaces(operator: Operator): boolean {
+  return writes(operator, '', 'namespaces', [...WRITES, 'delete']);
+}
+
 /** Whether the reconciler's RBAC ships with the policies below. */
 export function needsAdmissionPolicy(operator: Operator): boolean {
-  return grantsUnheld(operator) || writesClusterRoles(operator);
+  return grantsUnheld(operator) || writesClusterRoles(operator) || writesNamespaces(operator);
 }
 
 /** The label prefixes a ClusterRole the reconciler writes may carry: none an aggregation selects by. */
@@ -73,6 +85,7 @@ function fences(namespace: string, operator: Operator) {
   return [
     ...(grantsUnheld(operator) ? grantFences(namespace, operator) : []),
     ...(writesClusterRoles(operator) ? [aggregationFence(operator)] : []),
+    ...(writesNamespaces(operator) ? [namespacesFence(namespace, operator)] : []),
   ];
 }
 
@@ -133,18 +146,44 @@ function grantFences(namespace: string, operator: Operator) {
       expression: `!(request.namespace in [${fenced}]) && ${ours('namespaceObject.metadata', name)}`,
       message: `the reconciler of ${name} may write Roles and RoleBindings only in namespaces it made (labelled ${MANAGED_BY_LABEL}=${MANAGED_BY} and ${CONTROLLER_LABEL}=${name}), never in ${fenced.replaceAll("'", '')}`,
     },
-    {
-      check: 'labels',
-      rule: {
-        apiGroups: [''],
-        apiVersions: ['v1'],
-        operations: ['UPDATE'],
-        resources: ['namespaces'],
-      },
-      expression: `${ours('oldObject.metadata', name)} || !${ours('object.metadata', name)}`,
-      message: `the reconciler of ${name} may not label as its own (${MANAGED_BY_LABEL}=${MANAGED_BY}, ${CONTROLLER_LABEL}=${name}) a Namespace it did not create`,
-    },
+    // one that may change Namespaces has the stricter fence below, which covers this
+    ...(writesNamespaces(operator)
+      ? []
+      : [
+          {
+            check: 'labels',
+            rule: {
+              apiGroups: [''],
+              apiVersions: ['v1'],
+              operations: ['UPDATE'],
+              resources: ['namespaces'],
+            },
+            expression: `${ours('oldObject.metadata', name)} || !${ours('object.metadata', name)}`,
+            message: `the reconciler of ${name} may not label as its own (${MANAGED_BY_LABEL}=${MANAGED_BY}, ${CONTROLLER_LABEL}=${name}) a Namespace it did not create`,
+          },
+        ]),
   ];
+}
+
+/**
+ * Namespaces it did not make are not its to change or delete: RBAC grants
+ * update and delete on every Namespace (kube-system's Pod Security labels, the
+ * operator's own namespace) to a reconciler that owns them.
+ */
+function namespacesFence(namespace: string, operator: Operator) {
+  const name = operator.name;
+  const fenced = quoted(['kube-system', 'kube-public', 'kube-node-lease', 'default', namespace]);
+  return {
+    check: 'own-namespaces',
+    rule: {
+      apiGroups: [''],
+      apiVersions: ['v1'],
+      operations: ['UPDATE', 'DELETE'],
+      resources: ['namespaces'],
+    },
+    expression: `${ours('oldObject.metadata', name)} && !(oldObject.metadata.name in [${fenced}])`,
+    message: `the reconciler of ${name} may change or delete only Namespaces it made (labelled ${MANAGED_BY_LABEL}=${MANAGED_BY} and ${CONTROLLER_LABEL}=${name}), never ${fenced.replaceAll("'", '')}`,
+  };
 }
 
 /** The policies and their bindings, for the reconciler's ServiceAccount in `namespace`. */
