@@ -95,11 +95,7 @@ describe("kubebus init's Dockerfile", () => {
     );
     assert.deepEqual(
       runtime.lines.filter((line) => line.startsWith('COPY')),
-      [
-        NODE_COPY,
-        'COPY --from=build /operator/node_modules ./node_modules',
-        'COPY package.json operator.ts ./',
-      ],
+      [NODE_COPY, 'COPY --from=build /operator/node_modules ./node_modules', 'COPY . ./'],
     );
     // the package's bin, run by node itself (no shebang, no /usr/bin/env lookup)
     const bin = (
@@ -114,7 +110,11 @@ describe("kubebus init's Dockerfile", () => {
 
   it('keeps .env and key files out of the build context', () => {
     const ignored = (files['.dockerignore'] ?? '').split('\n');
-    for (const path of ['node_modules/', '.env', '.env.*', '*.pem', '*.key'])
+    for (const path of ['node_modules/', '.env', '.env.*', '*.pem', '*.key', '.git/', 'deploy/'])
       assert.ok(ignored.includes(path), `.dockerignore leaves out ${path}`);
+  });
+
+  it('runs as the uid the generated Deployments give its pods', () => {
+    assert.ok((files['Dockerfile'] ?? '').includes('\nUSER 1000:1000\n'));
   });
 });

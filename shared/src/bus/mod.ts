@@ -23,7 +23,7 @@ export { LEGACY_STATUS_SUBJECTS, removeLegacyLayout } from './legacy-layout.js';
 export { consumerConfigOf, durableNames, operatorConsumers } from './durable-consumers.js';
 export { removeRetiredPartitions } from './retired-partitions.js';
 export type { ConsumingRole, DurableConsumerSpec } from './durable-consumers.js';
-export { connectBus, serverAtLeast } from './connect.js';
+export { MIN_NATS_VERSION, connectBus, serverAtLeast } from './connect.js';
 export { writesCoalesced } from './write-coalescing.js';
 export type { BusConnection, BusConnectionOptions } from './connect.js';
 export { natsTlsOf, urlsRequireTls } from './nats-tls.js';

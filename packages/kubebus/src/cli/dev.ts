@@ -79,7 +79,10 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
 
 function runningText(
   environment: TestEnvironment,
-  operator: { readonly name: string; readonly for: { readonly plural: string; group: string } },
+  operator: {
+    readonly name: string;
+    readonly for: { readonly plural: string; readonly group: string; readonly scope: string };
+  },
   options: { readonly noStandIn: boolean; readonly natsNamed: boolean },
 ): string {
   const existing = environment.cluster === 'existing';
@@ -90,7 +93,7 @@ function runningText(
     `operator ${operator.name} is running${existing ? ` against ${environment.context ?? environment.apiserverUrl}` : ''}. In another terminal:`,
     `  export ${devExports(environment, options.natsNamed)}`,
     `  kubectl${contextFlag} get ${operator.for.plural}`,
-    `  kubebus history ${operator.for.plural}.${operator.for.group} <namespace/name>`,
+    `  kubebus history ${operator.for.plural}.${operator.for.group} ${operator.for.scope === 'Cluster' ? '<name>' : '<namespace/name>'}`,
     existing
       ? '  (the cluster runs the pods: no stand-in)'
       : options.noStandIn

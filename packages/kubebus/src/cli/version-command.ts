@@ -2,6 +2,7 @@
 // reached (NATS as every bus command finds it, the apiserver from KUBECONFIG),
 // each on its own line; a server that cannot be reached says so and why.
 import { NoNatsServerError, connectionOf } from '@kubebus/cli/commands';
+import { MIN_NATS_VERSION, serverAtLeast } from '@kubebus/shared/bus';
 import { KubeClient } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { connectNats, connectionFlagsOf, kubeConfigOf } from './bus-session.js';
@@ -13,8 +14,11 @@ import { VERSION } from './version.js';
 
 const firstLine = (error: unknown) => ((error as Error).message.split('\n')[0] ?? '').slice(0, 200);
 
-/** The NATS line; none when nothing names a server. */
-async function natsVersion(line: CommandLine, env: CliEnv): Promise<string | undefined> {
+/** The NATS line, and whether kubebus can run on that server; none when nothing names a server. */
+async function natsVersion(
+  line: CommandLine,
+  env: CliEnv,
+): Promise<{ text: string; usable: boolean } | undefined> {
   let url: string;
   try {
     url = connectionOf(connectionFlagsOf(line), env).url;
@@ -25,10 +29,17 @@ async function natsVersion(line: CommandLine, env: CliEnv): Promise<string | und
   try {
     const nc = await connectNats(line, env, { timeout: 3_000, maxReconnectAttempts: 0 });
     const version = nc.info?.version ?? 'unknown';
+    const recent = serverAtLeast(nc, MIN_NATS_VERSION);
+    const jetStream = nc.info?.jetstream === true;
     await nc.close();
-    return `nats-server ${version} (${url})`;
+    const problem = !recent
+      ? `: too old, kubebus needs nats-server >= ${MIN_NATS_VERSION}`
+      : !jetStream
+        ? ': JetStream is off, kubebus needs it (-js, or jetstream {} in its configuration)'
+        : '';
+    return { text: `nats-server ${version} (${url})${problem}`, usable: problem === '' };
   } catch (error) {
-    return `nats-server unreachable at ${url}: ${firstLine(error)}`;
+    return { text: `nats-server unreachable at ${url}: ${firstLine(error)}`, usable: true };
   }
 }
 
@@ -57,9 +68,10 @@ export const VERSION_COMMAND: CommandSpec = {
     const env = cliEnv(host.env);
     const lines = [`kubebus ${VERSION} (node ${process.version})`];
     const nats = await natsVersion(line, env);
-    if (nats !== undefined) lines.push(nats);
+    if (nats !== undefined) lines.push(nats.text);
     if (env.KUBECONFIG !== undefined) lines.push(await apiserverVersion(env, host));
     host.stdout.write(`${lines.join('\n')}\n`);
-    return ExitCodes.ok;
+    // a server kubebus cannot run on is a problem to fail a script on; one not reached says so only
+    return nats?.usable === false ? ExitCodes.problem : ExitCodes.ok;
   },
 };

@@ -109,8 +109,8 @@ image:
   repository: ${repository}
   # empty: the chart's appVersion
   tag: ${JSON.stringify(tag)}
-  # sha256:…: the image by digest, tag ignored (what a release pins;
-  # deploy/scripts/check-pinned-images.ts --release refuses a chart without it)
+  # sha256:…: the image by digest, tag ignored (what a release should pin:
+  # a tag can be moved to another image)
   digest: ${JSON.stringify(digest)}
   pullPolicy: IfNotPresent
 
@@ -118,8 +118,9 @@ nats:
   # tls://: the client refuses a server that does not speak TLS
   url: ${DEFAULT_NATS_TLS_URL}
   tls:
-    # the NATS servers' TLS Secret (cert-manager's, or make-secrets.sh's): the
-    # roles mount only its ca.crt, to verify the servers
+    # the NATS servers' TLS Secret (cert-manager's, as the kustomize package's
+    # cert-manager/ makes it, or one of yours with ca.crt): the roles mount
+    # only its ca.crt, to verify the servers
     secret: ${DEFAULT_NATS_TLS_SECRET}
   # a Secret holding each NATS user's password under the user's name:
   # ${natsUsersOfPackage(operator, roles).join(', ')}
