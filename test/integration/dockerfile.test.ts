@@ -110,8 +110,19 @@ describe("kubebus init's Dockerfile", () => {
 
   it('keeps .env and key files out of the build context', () => {
     const ignored = (files['.dockerignore'] ?? '').split('\n');
-    for (const path of ['node_modules/', '.env', '.env.*', '*.pem', '*.key', '.git/', 'deploy/'])
+    for (const path of [
+      '**/node_modules/',
+      '**/.env',
+      '**/.env.*',
+      '**/*.pem',
+      '**/*.key',
+      '**/.npmrc',
+      '.git/',
+      'deploy/',
+    ])
       assert.ok(ignored.includes(path), `.dockerignore leaves out ${path}`);
+    // the build stage copies the tarball kubebus may be installed from
+    assert.ok(!ignored.some((path) => path.includes('tgz')), ignored.join());
   });
 
   it('runs as the uid the generated Deployments give its pods', () => {

@@ -28,6 +28,7 @@ import {
   partitionOf,
   parkMalformed,
   publishDeadLetter,
+  CRASHED_PROCESS,
   DEAD_LETTERED,
   publishDegraded,
   UpgradeSweeper,
@@ -315,7 +316,7 @@ export async function startReconcilerService(deps: {
       );
       await park(
         item,
-        `the process died while reconciling it ${crashes} times (out of memory, a crash in native code, process.exit in reconcile, or hung past the ack wait of ${config.ackWaitMs} ms)`,
+        `${CRASHED_PROCESS} ${crashes} times (out of memory, a crash in native code, process.exit in reconcile, or hung past the ack wait of ${config.ackWaitMs} ms)`,
         ErrorCodes.CrashLoop,
         crashes,
         '',

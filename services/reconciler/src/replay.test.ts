@@ -2,12 +2,14 @@
 // bus: the comparison `kubebus replay` makes must never be against a status
 // some other reconcile wrote.
 import type { OutcomeRecord, Revision } from '@kubebus/shared/bus';
+import { KubeApiError } from '@kubebus/shared/kube';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   compared,
   existedUnrecorded,
   failedWhereRecordedCame,
+  failureOfTheCode,
   formatReplay,
   recordedOutcome,
   replayDiverged,
@@ -233,6 +235,15 @@ describe('replay: a revision that fails', () => {
     assert.equal(failedWhereRecordedCame(true, { phase: 'x' }, 'late failure', []), false);
     // a Secret read as it is today may be what fails it
     assert.equal(failedWhereRecordedCame(true, undefined, 'gone', ['secrets shop/db']), false);
+  });
+
+  it('counts a failure of the code, not of a server or of the replaying user', () => {
+    const answered = (status: number) =>
+      new KubeApiError(status, '', `apiserver answered ${String(status)}`);
+    assert.equal(failureOfTheCode(answered(422)), true);
+    assert.equal(failureOfTheCode(new Error('a regression')), true);
+    for (const status of [401, 403, 429, 503])
+      assert.equal(failureOfTheCode(answered(status)), false, String(status));
   });
 
   it('makes the replay diverge, as a different status does', () => {

@@ -18,6 +18,7 @@ import {
   type OutcomeRecord,
   type Revision,
 } from '@kubebus/shared/bus';
+import { FailureClasses, classifyFailure } from '@kubebus/shared/errors';
 import { opOf, type KubeObject } from '@kubebus/shared/events';
 import {
   AppliedObjects,
@@ -375,6 +376,7 @@ export async function replay(deps: {
       applied: new AppliedObjects(0),
     });
     let error: string | undefined;
+    let countable = false;
     try {
       await reconciler.reconcile(
         { key: deps.key },
@@ -388,7 +390,12 @@ export async function replay(deps: {
       );
     } catch (failure) {
       error = failure instanceof Error ? failure.message : String(failure);
+      countable = failureOfTheCode(failure);
     }
+    // only the object's latest revision is judged by a failure: an older one's
+    // writes meet today's objects (an immutable field changed since, an earlier
+    // life's uid), which a dry run refuses whatever the code
+    const latest = index === revisions.length - 1 && opOf(event) !== 'delete';
     const secretsUnsure = await notAsThen(client.secretsRead, revision.seq);
     const computed = captured.at(-1);
     const recorded = own?.status;
@@ -435,7 +442,9 @@ export async function replay(deps: {
       ...compared(own === undefined, secretsUnsure, differences),
       writes,
       ...(error === undefined ? {} : { error }),
-      ...(failedWhereRecordedCame(own !== undefined, computed, error, secretsUnsure)
+      ...(latest &&
+      countable &&
+      failedWhereRecordedCame(own !== undefined, computed, error, secretsUnsure)
         ? { failed: true as const }
         : {}),
     });
@@ -457,6 +466,15 @@ export function failedWhereRecordedCame(
   return (
     recordedCame && computed === undefined && error !== undefined && secretsUnsure.length === 0
   );
+}
+
+/**
+ * Whether a replay's failure says something of the code: not a dependency
+ * that is down (transient), nor the replaying user's own access (401, 403).
+ */
+export function failureOfTheCode(failure: unknown): boolean {
+  if (isKubeApiError(failure, 401) || isKubeApiError(failure, 403)) return false;
+  return classifyFailure(failure) !== FailureClasses.Transient;
 }
 
 /** Whether the replay found what a CI check should fail on: a different status, or a failure. */

@@ -79,7 +79,13 @@ export async function startWatcher(deps: {
       {
         partitions: config.partitions,
         for: controller.for,
-        owns: [...controller.owns, ...(controller.watches ?? []).map((watch) => watch.resource)],
+        // once each: a kind both owned and watched is one interest
+        owns: [
+          ...new Set([
+            ...controller.owns,
+            ...(controller.watches ?? []).map((watch) => watch.resource),
+          ]),
+        ],
         registeredBy: `watcher ${config.watcherId}`,
       },
       log,

@@ -93,7 +93,7 @@ export async function agree(
     ((ours.for === undefined || registered.for === undefined || ours.for === registered.for) &&
       (ours.owns === undefined ||
         registered.owns === undefined ||
-        [...ours.owns].sort().join() === [...registered.owns].sort().join()));
+        [...new Set(ours.owns)].sort().join() === [...new Set(registered.owns)].sort().join()));
   if (!sameInterests)
     log.warn(
       { key, registered, ours },

@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../events/kube-object.js';
-import { DEAD_LETTERED, isParked, leaveParked } from './degraded.js';
+import { CRASHED_PROCESS, DEAD_LETTERED, isParked, leaveParked } from './degraded.js';
 import { encodeWorkMark, type WorkReason } from './work-mark.js';
 
 const key = { group: 'example.test', resource: 'sites', namespace: 'shop', name: 'a' };
 
-const parkedAt = (generation: number, observed: number): KubeObject => ({
+const parkedAt = (generation: number, observed: number, message = 'boom'): KubeObject => ({
   apiVersion: 'example.test/v1',
   kind: 'Site',
   metadata: { name: 'a', namespace: 'shop', uid: 'u', resourceVersion: '1', generation },
@@ -18,7 +18,7 @@ const parkedAt = (generation: number, observed: number): KubeObject => ({
         type: 'Degraded',
         status: 'True',
         reason: DEAD_LETTERED,
-        message: 'boom',
+        message,
         observedGeneration: observed,
         lastTransitionTime: '2026-12-06T00:00:00Z',
       },
@@ -41,6 +41,12 @@ describe('a parked object', () => {
     assert.equal(leaveParked(marked('upgrade'), parked), false);
     assert.equal(leaveParked(marked('redrive'), parked), false);
     assert.equal(leaveParked({ key }, parked), true, 'a request without a mark');
+  });
+
+  it('is not tried again by a sweep when it killed its process, only by a re-drive', () => {
+    const crashed = parkedAt(2, 2, `${CRASHED_PROCESS} 5 times (out of memory, …)`);
+    assert.equal(leaveParked(marked('upgrade'), crashed), true);
+    assert.equal(leaveParked(marked('redrive'), crashed), false);
   });
 
   it('is not parked any more once its spec changed', () => {

@@ -4,7 +4,8 @@
 // That condition also parks the object: its own Degraded write, or any other
 // change that leaves the spec (generation) alone, does not start another
 // round of retries — a spec change, `kubebus dlq redrive`, or a new version
-// of the operator (its upgrade sweep: the fix may be in the code) does.
+// of the operator (its upgrade sweep: the fix may be in the code; not for an
+// object that killed its process) does.
 import type { KubeObject } from '../events/kube-object.js';
 import { setCondition, type Condition } from '../kube/conditions.js';
 import type { ObjectKey } from '../runtime/object-key.js';
@@ -13,6 +14,9 @@ import type { StatusPublisher } from './status-intent.js';
 import { WorkMarkSchema } from './work-mark.js';
 
 export const DEAD_LETTERED = 'RetryBudgetSpent';
+
+/** How the Degraded message of an object that killed its process begins (the crash bound, ADR 0022). */
+export const CRASHED_PROCESS = 'the process died while reconciling it';
 
 export async function publishDegraded(
   status: StatusPublisher,
@@ -59,20 +63,31 @@ export function isParked(object: KubeObject): boolean {
   );
 }
 
-/** The marks that try a parked object again: a re-drive, and a new version's sweep. */
-const RETRIES_PARKED = new Set<string>(['redrive', 'upgrade']);
+/** Whether the object was parked for killing its process, not for a spent retry budget. */
+function crashedItsProcess(object: KubeObject): boolean {
+  const conditions = (object['status'] as { conditions?: Condition[] } | undefined)?.conditions;
+  const message = conditions?.find((c) => c.type === 'Degraded')?.message ?? '';
+  return message.startsWith(CRASHED_PROCESS);
+}
 
-function retriesParked(body: Uint8Array | undefined): boolean {
+/**
+ * Whether the mark tries the parked object again: a re-drive always; a
+ * sweep (a new version, a repartition: the fix may be in the code) unless
+ * the object killed its process — every replica of a version that still
+ * does would die on it again, and a rollout's replicas hand partitions to
+ * each other, each hand-over a sweep.
+ */
+function retriesParked(body: Uint8Array | undefined, object: KubeObject): boolean {
   if (body === undefined) return false;
   try {
     const mark = WorkMarkSchema.parse(JSON.parse(new TextDecoder().decode(body)));
-    return RETRIES_PARKED.has(mark.reason);
+    return mark.reason === 'redrive' || (mark.reason === 'upgrade' && !crashedItsProcess(object));
   } catch {
     return false;
   }
 }
 
-/** True when the object is parked and the request neither re-drives it nor comes from an upgrade. */
+/** True when the object is parked and the request does not try it again: nothing to do. */
 export function leaveParked(request: ReconcileRequest, object: KubeObject): boolean {
-  return isParked(object) && !retriesParked(request.body);
+  return isParked(object) && !retriesParked(request.body, object);
 }

@@ -64,7 +64,13 @@ export type { PartitionedControllerOptions, RunningPartitions } from './partitio
 export { readMessages, readRevisions } from './history.js';
 export { PASS_IDLE_MS, readOnePass, type PassMessage, type PassStart } from './one-pass.js';
 export type { Revision } from './history.js';
-export { DEAD_LETTERED, isParked, leaveParked, publishDegraded } from './degraded.js';
+export {
+  CRASHED_PROCESS,
+  DEAD_LETTERED,
+  isParked,
+  leaveParked,
+  publishDegraded,
+} from './degraded.js';
 export { agree, agreementKeys, registeredPartitions, repartitioningBy } from './agreements.js';
 export type { Repartitioning } from './agreements.js';
 export { BatchingReader } from './batching-reader.js';

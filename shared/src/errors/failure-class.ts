@@ -64,7 +64,12 @@ interface ErrorShape {
 function namespaceTerminating(shape: ErrorShape): boolean {
   const causes = shape.details?.causes;
   if (Array.isArray(causes) && causes.includes('NamespaceTerminating')) return true;
-  return typeof shape.message === 'string' && /because it is being terminated/.test(shape.message);
+  return (
+    typeof shape.message === 'string' &&
+    /unable to create new content in namespace \S+ because it is being terminated/.test(
+      shape.message,
+    )
+  );
 }
 
 export function classifyFailure(error: unknown): FailureClass {
@@ -80,7 +85,8 @@ export function classifyFailure(error: unknown): FailureClass {
       // GitOps tools may): waited out like a dependency, as controller-runtime requeues
       if (status === 404 && shape.details?.kind === 'namespaces') return 'transient';
       // the namespace is being deleted: once it is gone, the owner (a Tenant
-      // making it) makes it again, or the write finds 404 and stops there
+      // making it) makes it again; else the write into it waits as above, and
+      // `kubebus_reconcile_transient_retries_total` shows it
       if (status === 403 && namespaceTerminating(shape)) return 'transient';
       // 409: a write raced another writer; the next try reads again.
       if (status === 409) return 'unknown';

@@ -50,7 +50,6 @@ describe('an apiserver error', () => {
           causes: [
             {
               reason: 'NamespaceTerminating',
-              type: 'NamespaceTerminating',
               message: 'namespace tenant-acme is being terminated',
               field: 'metadata.namespace',
             },
@@ -61,7 +60,7 @@ describe('an apiserver error', () => {
     );
     assert.deepEqual(terminating.details?.causes, ['NamespaceTerminating']);
     assert.equal(classifyFailure(terminating), 'transient');
-    // as the test bed's apiserver answers it: the message alone says so
+    // as the test bed's apiserver answers it, without the cause: the message says so
     const byMessage = apiErrorFrom(
       403,
       JSON.stringify({
@@ -80,6 +79,17 @@ describe('an apiserver error', () => {
       {},
     );
     assert.equal(classifyFailure(forbidden), 'object');
+    // a policy's own words are not the namespace controller's
+    const policy = apiErrorFrom(
+      403,
+      JSON.stringify({
+        kind: 'Status',
+        reason: 'Forbidden',
+        message: 'denied: this tenant is not allowed because it is being terminated by policy',
+      }),
+      {},
+    );
+    assert.equal(classifyFailure(policy), 'object');
   });
 
   it("takes a body the schema refuses as the object's fault, other 500s as the server's", () => {

@@ -73,9 +73,10 @@ export function apiErrorFrom(
     const token = parsed.metadata?.continue;
     if (typeof token === 'string' && token !== '') continueToken = token;
     const { kind, name, causes } = parsed.details ?? {};
+    // a StatusCause's type is written `reason` in JSON (metav1.StatusCause)
     const causeTypes = Array.isArray(causes)
       ? causes
-          .map((cause) => (cause as { type?: unknown } | null)?.type)
+          .map((cause) => (cause as { reason?: unknown } | null)?.reason)
           .filter((type): type is string => typeof type === 'string')
       : [];
     if (typeof kind === 'string' || typeof name === 'string' || causeTypes.length > 0)

@@ -126,19 +126,32 @@ export async function releaseFinalizer(
   written: KubeObject,
   finalizer: string,
 ): Promise<KubeObject> {
-  const finalizers = (written.metadata['finalizers'] as string[] | undefined) ?? [];
-  const index = finalizers.indexOf(finalizer);
-  if (index < 0) return written;
   const { namespace = '', name, uid } = written.metadata;
-  return client.request<KubeObject>(objectPath(resource, namespace, name), {
-    method: 'PATCH',
-    contentType: ContentTypes.jsonPatch,
-    body: [
-      { op: 'test', path: '/metadata/uid', value: uid },
-      { op: 'test', path: `/metadata/finalizers/${String(index)}`, value: finalizer },
-      { op: 'remove', path: `/metadata/finalizers/${String(index)}` },
-    ],
-  });
+  const path = objectPath(resource, namespace, name);
+  let current: KubeObject | undefined = written;
+  // a test that fails (422: another controller's finalizer went first) reads
+  // again, a few times: finalizers come off together when a namespace goes
+  for (let attempt = 1; ; attempt++) {
+    if (current === undefined || current.metadata.uid !== uid) return written;
+    const index = ((current.metadata['finalizers'] as string[] | undefined) ?? []).indexOf(
+      finalizer,
+    );
+    if (index < 0) return current;
+    try {
+      return await client.request<KubeObject>(path, {
+        method: 'PATCH',
+        contentType: ContentTypes.jsonPatch,
+        body: [
+          { op: 'test', path: '/metadata/uid', value: uid },
+          { op: 'test', path: `/metadata/finalizers/${String(index)}`, value: finalizer },
+          { op: 'remove', path: `/metadata/finalizers/${String(index)}` },
+        ],
+      });
+    } catch (error) {
+      if (!isKubeApiError(error, 422) || attempt >= 5) throw error;
+      current = await client.getIfExists<KubeObject>(path);
+    }
+  }
 }
 
 export interface EventInput {

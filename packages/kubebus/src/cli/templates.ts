@@ -124,8 +124,20 @@ export function projectFiles(name: string, resource: ProjectResource = {}): Reco
     'operator.test.ts': renamed(example('operator.test.ts'), resource),
     Dockerfile: scaffoldDockerfile(),
     '.gitignore': 'node_modules/\n',
-    // the image takes the project (COPY . ./) but none of these
-    '.dockerignore': 'node_modules/\n.env\n.env.*\n*.pem\n*.key\n.git/\ndeploy/\n*.tgz\n',
+    // the image takes the project (COPY . ./) but none of these, at any depth;
+    // the build stage copies *.tgz itself (a kubebus installed from its tarball)
+    '.dockerignore': [
+      '**/node_modules/',
+      '**/.env',
+      '**/.env.*',
+      '**/*.pem',
+      '**/*.key',
+      '**/.npmrc',
+      '**/kubeconfig*',
+      '.git/',
+      'deploy/',
+      '',
+    ].join('\n'),
     'README.md': [
       `# ${name}`,
       '',
@@ -175,7 +187,7 @@ function scaffoldDockerfile(): string {
     'COPY --from=build /operator/node_modules ./node_modules',
     '# Node >= 22.18 runs operator.ts itself (type stripping): no tsx in the image.',
     '# The whole project, so modules operator.ts imports come too (.dockerignore',
-    '# keeps node_modules, secrets, deploy/ and .git out)',
+    '# keeps node_modules, keys, .env, .npmrc, kubeconfigs, deploy/ and .git out)',
     'COPY . ./',
     '# numeric: the kubelet checks runAsNonRoot against a uid, not a name (the',
     "# generated Deployments' runAsUser)",

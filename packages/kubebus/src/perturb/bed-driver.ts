@@ -12,7 +12,7 @@ import { partitionsOf } from '../host/role-configs.js';
 import type { RunningOperatorHandle } from '../testing-api.js';
 import { startEnvironment, type InProcessEnvironment } from '../testing/environment.js';
 import { markWorkloadsReady } from '../testing/workload-stand-in.js';
-import { observe, type ObservedState } from './observed-state.js';
+import { identifiersOf, observe, type ObservedState } from './observed-state.js';
 import { PartitionHandOver } from './partition-handover.js';
 import type { Fixture } from './fixtures.js';
 import { inPlace, type Place } from './place.js';
@@ -36,6 +36,8 @@ export class BedDriver {
   /** the second instance a handover gives the object's partition to */
   #second: RunningOperatorHandle | undefined;
   #handOvers = 0;
+  /** per place: the fixtures' uids and resourceVersions as applied (observed-state.ts names them) */
+  readonly #fixtureIdentifiers = new Map<string, Map<string, string>>();
   /** where the status writer holds an intent (the status-restart schedule) */
   readonly statusHold = new StatusHold();
 
@@ -276,13 +278,21 @@ export class BedDriver {
   async #applyFixture(place: Place, written: Fixture): Promise<void> {
     // `<name>` and `<namespace>` in it: this run's own, as in the specs
     const fixture = inPlace(place, written) as Fixture;
-    await this.environment.apply({
+    const applied = await this.environment.apply({
       ...fixture,
       metadata: {
         ...fixture.metadata,
         ...(place.namespaced ? { namespace: place.namespace } : {}),
       },
     });
+    const identifiers = this.#fixtureIdentifiers.get(place.key) ?? new Map<string, string>();
+    // its revisions in the order applied: each resourceVersion named for its own
+    const revision = [...identifiers.values()].filter((name) =>
+      name.startsWith(`<resourceVersion of ${fixture.kind}/${fixture.metadata.name} `),
+    ).length;
+    for (const [value, name] of identifiersOf(fixture.kind, applied, revision + 1))
+      identifiers.set(value, name);
+    this.#fixtureIdentifiers.set(place.key, identifiers);
   }
 
   /**
@@ -346,7 +356,12 @@ export class BedDriver {
   async observe(place: Place): Promise<ObservedState> {
     // one pass before each look, so both runs see workloads the same way
     if (this.options.standIn !== false) await markWorkloadsReady(this.client);
-    const state = await observe(this.client, this.operator, place);
+    const state = await observe(
+      this.client,
+      this.operator,
+      place,
+      this.#fixtureIdentifiers.get(place.key),
+    );
     return { ...state, effects: this.recording.effectsOf(place.key) };
   }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { differences, stateOf, type RawState } from './observed-state.js';
+import { differences, identifiersOf, stateOf, type RawState } from './observed-state.js';
 import { placeOf } from './place.js';
 
 const operator = { name: 'db', for: { kind: 'DatabaseCluster' } } as never;
@@ -176,5 +176,50 @@ test('a Normal Event counts each time; a Warning, whether it was reported at all
       'Event ReferenceMissing (Warning): 1 in the reference, 0 here',
       'Event Announced: 1 in the reference, 2 here',
     ],
+  );
+});
+
+test('a status that copies a fixture’s resourceVersion or an owned object’s uid is the same state in both runs', () => {
+  const run = (namespace: string, fixtureVersion: string, secretUid: string): RawState => ({
+    object: {
+      apiVersion: 'example.kubebus.dev/v1alpha1',
+      kind: 'DatabaseCluster',
+      metadata: { name: 'db', namespace, uid: `db-${namespace}`, resourceVersion: '1' },
+      spec: {},
+      status: { settingsVersion: fixtureVersion, credentials: secretUid, phase: 'Ready' },
+    } as never,
+    owned: {
+      Secret: [
+        { metadata: { name: 'db-credentials', namespace, uid: secretUid, resourceVersion: '5' } },
+      ] as never,
+    },
+    events: [],
+    identifiers: new Map([[fixtureVersion, '<resourceVersion of ConfigMap/settings revision 1>']]),
+  });
+  const reference = stateOf(operator, at('a'), run('a', '225', 'uid-a'));
+  const perturbed = stateOf(operator, at('b'), run('b', '286', 'uid-b'));
+  assert.deepEqual(differences(reference, perturbed), []);
+  assert.deepEqual(
+    (reference.primary?.status as Record<string, unknown>)['settingsVersion'],
+    '<resourceVersion of ConfigMap/settings revision 1>',
+  );
+  // a value that is no identifier of the run still counts
+  const otherPhase = run('b', '286', 'uid-b');
+  (otherPhase.object as unknown as { status: Record<string, unknown> }).status['phase'] = 'Failed';
+  assert.deepEqual(differences(reference, stateOf(operator, at('b'), otherPhase)), [
+    'object.status.phase: "Ready" → "Failed"',
+  ]);
+});
+
+test("a fixture's revisions keep names of their own: a status showing an older one still differs", () => {
+  const settings = (resourceVersion: string) =>
+    ({ metadata: { name: 'settings', uid: 'u', resourceVersion } }) as never;
+  assert.deepEqual(identifiersOf('ConfigMap', settings('40'), 1), [
+    ['u', '<uid of ConfigMap/settings>'],
+    ['40', '<resourceVersion of ConfigMap/settings revision 1>'],
+  ]);
+  assert.notDeepEqual(
+    identifiersOf('ConfigMap', settings('41'), 2)[1]?.[1],
+    identifiersOf('ConfigMap', settings('40'), 1)[1]?.[1],
   );
 });

@@ -3,7 +3,9 @@
 // cluster-scoped object, wherever its controller reference points to it),
 // with what differs between two runs of the same workload for reasons of no
 // concern removed (the run's own names, uids, resourceVersions, times,
-// allocated IPs, generated Secret values, Event names).
+// allocated IPs, generated Secret values, Event names) — also where the
+// operator copied one into a field (a status that records the resourceVersion
+// of a ConfigMap it read): such a value is named for what it is.
 import {
   collectionPath,
   diff,
@@ -130,6 +132,52 @@ export interface RawState {
   /** kind → the objects of that kind labelled with the operator's name (in the run's namespace, or anywhere) */
   readonly owned: Readonly<Record<string, readonly ResourceObject[]>>;
   readonly events: EventList['items'];
+  /**
+   * The run's own identifiers the operator may have copied into a field,
+   * each with what it names (`<resourceVersion of ConfigMap/settings>`): the
+   * fixtures' as the run applied them (every revision)
+   */
+  readonly identifiers?: ReadonlyMap<string, string>;
+}
+
+/**
+ * The uid and resourceVersion of `object`, as the names they are compared by;
+ * `revision` tells a fixture's revisions apart (a status that shows an older
+ * one is a stale read, not the same state).
+ */
+export function identifiersOf(
+  kind: string,
+  object: ResourceObject,
+  revision?: number,
+): [string, string][] {
+  const { name, uid, resourceVersion } = object.metadata as ResourceObject['metadata'] & {
+    uid?: string;
+    resourceVersion?: string;
+  };
+  return [
+    ...(uid === undefined ? [] : [[uid, `<uid of ${kind}/${name}>`] as [string, string]]),
+    ...(resourceVersion === undefined
+      ? []
+      : [
+          [
+            resourceVersion,
+            `<resourceVersion of ${kind}/${name}${revision === undefined ? '' : ` revision ${String(revision)}`}>`,
+          ] as [string, string],
+        ]),
+  ];
+}
+
+/** Every string in `value` that is one of the identifiers, named for what it is. */
+function named<T>(value: T, identifiers: ReadonlyMap<string, string>): T {
+  if (identifiers.size === 0) return value;
+  const replace = (item: unknown): unknown => {
+    if (typeof item === 'string') return identifiers.get(item) ?? item;
+    if (Array.isArray(item)) return item.map(replace);
+    if (typeof item === 'object' && item !== null)
+      return Object.fromEntries(Object.entries(item).map(([key, field]) => [key, replace(field)]));
+    return item;
+  };
+  return replace(value) as T;
 }
 
 /** Whether the object's controller reference names the run's object (its uid changes between lives). */
@@ -143,6 +191,7 @@ export async function observe(
   client: KubeClient,
   operator: Operator,
   place: Place,
+  identifiers?: ReadonlyMap<string, string>,
 ): Promise<ObservedState> {
   const object = await client.getIfExists<ResourceObject>(
     objectPath(refOf(operator.for), place.namespace, place.name),
@@ -160,7 +209,12 @@ export async function observe(
   const events = await client.request<EventList>(
     `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(place.namespace || 'default')}/events`,
   );
-  return stateOf(operator, place, { object, owned, events: events.items });
+  return stateOf(operator, place, {
+    object,
+    owned,
+    events: events.items,
+    ...(identifiers === undefined ? {} : { identifiers }),
+  });
 }
 
 /** An owned object's key: Kind/name, with its namespace when the run's object is cluster-scoped. */
@@ -178,12 +232,22 @@ export function stateOf(
   raw: RawState,
 ): ObservedState {
   const { object } = raw;
-  const owned: Record<string, unknown> = {};
+  // the run's own objects' identifiers, and the fixtures'
+  const identifiers = new Map(raw.identifiers);
+  if (object !== undefined)
+    for (const [value, name] of identifiersOf(operator.for.kind, object))
+      identifiers.set(value, name);
+  const mine: [string, ResourceObject][] = [];
   for (const [kind, items] of Object.entries(raw.owned))
     for (const item of items)
       // anywhere in the cluster: only what the run's object controls is the run's
-      if (place.namespaced || controlledBy(item, operator.for.kind, place.name))
-        owned[ownedKeyOf(place, kind, item)] = ownedOf(kind, item);
+      if (place.namespaced || controlledBy(item, operator.for.kind, place.name)) {
+        mine.push([kind, item]);
+        for (const [value, name] of identifiersOf(kind, item)) identifiers.set(value, name);
+      }
+  const owned: Record<string, unknown> = {};
+  for (const [kind, item] of mine)
+    owned[ownedKeyOf(place, kind, item)] = named(ownedOf(kind, item), identifiers);
   const events: Record<string, number> = {};
   for (const event of raw.events)
     if (
@@ -205,7 +269,7 @@ export function stateOf(
         : {
             spec: object['spec'] ?? null,
             finalizers: meta.finalizers ?? [],
-            status: statusOf(object['status']),
+            status: named(statusOf(object['status']), identifiers),
             deleting: meta.deletionTimestamp !== undefined,
           },
     generations:
