@@ -187,7 +187,7 @@ test('a status that copies a fixture’s resourceVersion or an owned object’s 
       metadata: { name: 'db', namespace, uid: `db-${namespace}`, resourceVersion: '1' },
       spec: {},
       status: { settingsVersion: fixtureVersion, credentials: secretUid, phase: 'Ready' },
-    } as never,
+    },
     owned: {
       Secret: [
         { metadata: { name: 'db-credentials', namespace, uid: secretUid, resourceVersion: '5' } },

@@ -150,20 +150,11 @@ export function identifiersOf(
   object: ResourceObject,
   revision?: number,
 ): [string, string][] {
-  const { name, uid, resourceVersion } = object.metadata as ResourceObject['metadata'] & {
-    uid?: string;
-    resourceVersion?: string;
-  };
+  const { name, uid, resourceVersion } = object.metadata;
+  const which = revision === undefined ? '' : ` revision ${String(revision)}`;
   return [
-    ...(uid === undefined ? [] : [[uid, `<uid of ${kind}/${name}>`] as [string, string]]),
-    ...(resourceVersion === undefined
-      ? []
-      : [
-          [
-            resourceVersion,
-            `<resourceVersion of ${kind}/${name}${revision === undefined ? '' : ` revision ${String(revision)}`}>`,
-          ] as [string, string],
-        ]),
+    [uid, `<uid of ${kind}/${name}>`],
+    [resourceVersion, `<resourceVersion of ${kind}/${name}${which}>`],
   ];
 }
 
