@@ -1,6 +1,7 @@
 // `kubebus version` against real nats-servers: the one the test bed runs is
-// named and accepted; one kubebus cannot run on (here: JetStream off) is
-// named with what is missing, and the command exits 1 for a script to stop on.
+// named and accepted; one not there, or one kubebus cannot run on (here:
+// JetStream off), is named with what is missing, and the command exits 1 for a
+// script to stop on.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -61,6 +62,12 @@ describe('kubebus version', { timeout: 180_000 }, () => {
     const result = await version(bed.natsUrl);
     assert.equal(result.code, 0, result.stdout);
     assert.match(result.stdout, /^nats-server 2\.\d+\.\d+ \(nats:\/\/127\.0\.0\.1:\d+\)$/m);
+  });
+
+  it('says a server is not there, and exits 1', async () => {
+    const result = await version(`nats://127.0.0.1:${String(await freePort())}`);
+    assert.equal(result.code, 1, result.stdout);
+    assert.match(result.stdout, /^nats-server unreachable at nats:\/\/127\.0\.0\.1:\d+: /m);
   });
 
   it('says what a server kubebus cannot run on lacks, and exits 1', async () => {

@@ -1,6 +1,7 @@
 // kubebus version: this client's version, and the servers' when they can be
 // reached (NATS as every bus command finds it, the apiserver from KUBECONFIG),
-// each on its own line; a server that cannot be reached says so and why.
+// each on its own line; a server that cannot be reached says so and why, and
+// one kubebus cannot run on says what it lacks — either exits 1 (ExitCodes).
 import { NoNatsServerError, connectionOf } from '@kubebus/cli/commands';
 import { MIN_NATS_VERSION, serverAtLeast } from '@kubebus/shared/bus';
 import { KubeClient } from '@kubebus/shared/kube';
@@ -14,7 +15,7 @@ import { VERSION } from './version.js';
 
 const firstLine = (error: unknown) => ((error as Error).message.split('\n')[0] ?? '').slice(0, 200);
 
-/** The NATS line, and whether kubebus can run on that server; none when nothing names a server. */
+/** The NATS line, and whether kubebus can run there (reached, recent, JetStream); none when nothing names a server. */
 async function natsVersion(
   line: CommandLine,
   env: CliEnv,
@@ -39,18 +40,24 @@ async function natsVersion(
         : '';
     return { text: `nats-server ${version} (${url})${problem}`, usable: problem === '' };
   } catch (error) {
-    return { text: `nats-server unreachable at ${url}: ${firstLine(error)}`, usable: true };
+    return { text: `nats-server unreachable at ${url}: ${firstLine(error)}`, usable: false };
   }
 }
 
-async function apiserverVersion(env: CliEnv, host: Host): Promise<string> {
+async function apiserverVersion(
+  env: CliEnv,
+  host: Host,
+): Promise<{ text: string; usable: boolean }> {
   let client: KubeClient | undefined;
   try {
     client = new KubeClient(await kubeConfigOf(env, host), restClientMetrics(new Registry()));
     const version = await client.request<{ gitVersion?: string }>('/version', { timeoutMs: 3_000 });
-    return `kube-apiserver ${version.gitVersion ?? 'unknown'} (${client.server})`;
+    return {
+      text: `kube-apiserver ${version.gitVersion ?? 'unknown'} (${client.server})`,
+      usable: true,
+    };
   } catch (error) {
-    return `kube-apiserver unreachable: ${firstLine(error)}`;
+    return { text: `kube-apiserver unreachable: ${firstLine(error)}`, usable: false };
   } finally {
     client?.close();
   }
@@ -68,10 +75,10 @@ export const VERSION_COMMAND: CommandSpec = {
     const env = cliEnv(host.env);
     const lines = [`kubebus ${VERSION} (node ${process.version})`];
     const nats = await natsVersion(line, env);
-    if (nats !== undefined) lines.push(nats.text);
-    if (env.KUBECONFIG !== undefined) lines.push(await apiserverVersion(env, host));
+    const apiserver = env.KUBECONFIG === undefined ? undefined : await apiserverVersion(env, host);
+    for (const server of [nats, apiserver]) if (server !== undefined) lines.push(server.text);
     host.stdout.write(`${lines.join('\n')}\n`);
-    // a server kubebus cannot run on is a problem to fail a script on; one not reached says so only
-    return nats?.usable === false ? ExitCodes.problem : ExitCodes.ok;
+    // every line printed either way; a server not reached, or one kubebus cannot run on, fails a script
+    return nats?.usable === false || apiserver?.usable === false ? ExitCodes.problem : ExitCodes.ok;
   },
 };
