@@ -95,9 +95,9 @@ export function rulesOf(operator: Operator, role: Role): PolicyRule[] {
             // delete: ctx.delete and pruning (owned objects the last reconcile no longer applied)
             if (owned.has(grantedName(resource))) verbs.push('create', 'patch', 'delete');
             if (grantedName(resource) === primary)
-              // patch: its finalizer, set with `finalize` and taken off a deleted object
-              // without it (one a version with `finalize` set); list: the upgrade sweep
-              // lists the primary (metadata only) to reconcile every object again
+              // patch: its finalizer, set with `finalize`, and taken off a deleted object
+              // by a version without `finalize` (an earlier version set it); list: the
+              // upgrade sweep lists the primary (metadata only) to reconcile every object again
               verbs.push(...(owned.has(primary) ? [] : ['patch']), 'list');
             return rule(resource, verbs);
           })
