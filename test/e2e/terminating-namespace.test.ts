@@ -5,8 +5,8 @@
 // retries past its attempt budget without a dead letter, and once the
 // Namespace is gone it makes it again, with its ConfigMap.
 import { defineOperator, defineResource, kinds } from 'kubebus';
-import { connectionOf } from '@kubebus/cli/commands';
-import { readMessages, readOutcomes, Streams, subjects } from '@kubebus/shared/bus';
+import { connectionOf, readDeadLettersOf } from '@kubebus/cli/commands';
+import { readOutcomes } from '@kubebus/shared/bus';
 import { connect } from '@nats-io/transport-node';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
@@ -63,14 +63,7 @@ describe('a namespace being deleted', { timeout: 300_000 }, () => {
       const outcomes = await readOutcomes(nc, KEY);
       return {
         errors: outcomes.filter((outcome) => /being terminated/.test(outcome.error ?? '')).length,
-        // kubebus.dlq.<origin>.<the object's key tokens>, from any origin
-        deadLetters: (
-          await readMessages(
-            nc,
-            Streams.deadLetters,
-            `kubebus.dlq.*.${subjects.event(KEY).split('.').slice(2).join('.')}`,
-          )
-        ).length,
+        deadLetters: (await readDeadLettersOf(nc, KEY)).length,
       };
     } finally {
       await nc.close();

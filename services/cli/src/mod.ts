@@ -13,6 +13,7 @@ export { printable } from './dlq.js';
 export { safeText } from './terminal-safe.js';
 export { formatAge } from './table.js';
 export { historyCommand } from './history-command.js';
+export { readDeadLettersOf } from './history.js';
 export { statusCommand } from './status-command.js';
 export { tailCommand } from './tail-command.js';
 export type { TailOptions } from './tail-command.js';
