@@ -21,6 +21,7 @@ import {
   parkMalformed,
   publishDeadLetter,
   runPartitioned,
+  serverAtLeast,
   subjects,
   watchConsumerLag,
   type BusConnection,
@@ -80,7 +81,12 @@ export async function startStatusWriter(deps: {
   const client = deps.kube;
   await requireKubernetesVersion(client, log);
   const metrics = statusWriterMetrics(registry);
-  const reader = new ObjectReader(jsm, (path) => client.getIfExists<KubeObject>(path));
+  // direct gets on the connection's own inbox, as the reconciler's: a quarter of nats.js' CPU
+  const reader = new ObjectReader(
+    jsm,
+    (path) => client.getIfExists<KubeObject>(path),
+    serverAtLeast(bus.nc, '2.11.0') ? bus.nc : undefined,
+  );
   const origin = origins.statusWriter(config.controller);
 
   // Parks an intent with the reason and the subject `kubebus dlq redrive` sends it back to.

@@ -10,9 +10,14 @@ import { ErrorCodes, KubebusError } from '../errors/mod.js';
 
 export const EMPTY_TOKEN = '~';
 const PLAIN = /^[A-Za-z0-9-]$/;
+// every subject of every message is encoded: the names Kubernetes allows take no loop
+const ALL_PLAIN = /^[A-Za-z0-9-]+$/;
+const PLAIN_OR_DOTS = /^[A-Za-z0-9.-]+$/;
 
 export function encodeToken(value: string): string {
   if (value === '') return EMPTY_TOKEN;
+  if (ALL_PLAIN.test(value)) return value;
+  if (PLAIN_OR_DOTS.test(value)) return value.replaceAll('.', '_');
   let out = '';
   for (const char of value) {
     if (PLAIN.test(char)) out += char;

@@ -109,12 +109,23 @@ export function keyOfSubject(subject: string): ObjectKey {
   return { group, resource, namespace, name };
 }
 
+const NOT_ASCII = /[^\p{ASCII}]/u;
+
 /** A stable partition for an object (FNV-1a over its identity), in [0, partitions). */
 export function partitionOf(key: ObjectKey, partitions: number): number {
+  const text = `${key.group}/${key.resource}/${key.namespace}/${key.name}`;
   let hash = 0x811c9dc5;
-  for (const byte of Buffer.from(`${key.group}/${key.resource}/${key.namespace}/${key.name}`)) {
-    hash ^= byte;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
+  // FNV-1a over the UTF-8 bytes; an ASCII key's bytes are its char codes, read without a Buffer
+  if (!NOT_ASCII.test(text)) {
+    for (let i = 0; i < text.length; i++) {
+      hash ^= text.charCodeAt(i);
+      hash = Math.imul(hash, 0x01000193) >>> 0;
+    }
+  } else {
+    for (const byte of Buffer.from(text)) {
+      hash ^= byte;
+      hash = Math.imul(hash, 0x01000193) >>> 0;
+    }
   }
   return hash % partitions;
 }
