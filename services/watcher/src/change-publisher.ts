@@ -99,7 +99,7 @@ export class ChangePublisher {
     };
     let messages: OutgoingMessage[];
     try {
-      messages = this.#messagesOf(key, resource, object, event, encoded, reason, traceparent);
+      messages = this.#messagesOf(key, resource, object, op, event, encoded, reason, traceparent);
     } catch (error) {
       // a key whose subject would be too long to publish (kube names that are
       // not DNS names, say RBAC's): parked with the reason, the watch goes on
@@ -137,6 +137,7 @@ export class ChangePublisher {
     key: ObjectKey,
     resource: WatchedResource,
     object: KubeObject,
+    op: ChangeOp,
     event: { readonly id: string },
     encoded: { readonly payload: Uint8Array; readonly headers: Readonly<Record<string, string>> },
     reason: SendReason,
@@ -149,7 +150,7 @@ export class ChangePublisher {
         headers: { ...encoded.headers, traceparent },
         msgId: event.id,
       },
-      ...this.deps.targets.marksFor(resource, object).map((mark) =>
+      ...this.deps.targets.marksFor(resource, object, op).map((mark) =>
         this.#mark(mark.controller, mark.key, {
           reason: sameKey(mark.key, key) ? reason : 'owned',
           eventId: event.id,

@@ -1,6 +1,7 @@
-// The only object state the watcher keeps: uid → resourceVersion (plus what a
+// The object state the watcher keeps: uid → resourceVersion (plus what a
 // tombstone needs), so a relist can tell what changed or vanished in the gap.
-// Seeded at start from the last event per object in KUBEBUS_EVENTS.
+// Seeded at start from the last event per object in KUBEBUS_EVENTS, which
+// also tells `map` watches what each object last named (mapped-marks.ts).
 import { Streams, readMessages, subjects } from '@kubebus/shared/bus';
 import { decodeNatsMessage, opOf, type KubeObject } from '@kubebus/shared/events';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -51,8 +52,16 @@ export class KnownObjects {
     };
   }
 
-  /** Reads the last recorded event of every object of `resource` (one pass). */
-  async seed(nc: NatsConnection, resource: WatchedResource): Promise<void> {
+  /**
+   * Reads the last recorded event of every object of `resource` (one pass);
+   * `recall` gets the state each one that still exists was last published in
+   * (not one published by reference: its event carries none).
+   */
+  async seed(
+    nc: NatsConnection,
+    resource: WatchedResource,
+    recall: (object: KubeObject) => void = () => undefined,
+  ): Promise<void> {
     const messages = await readMessages(
       nc,
       Streams.events,
@@ -65,6 +74,7 @@ export class KnownObjects {
       const { event } = decoded;
       if (opOf(event) === 'delete') this.forget(event.kbuid);
       else {
+        if (event.data !== undefined) recall(event.data);
         this.#byUid.set(event.kbuid, {
           resourceVersion: event.kbrv,
           name: event.name,

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { WatchMapping } from './config.js';
-import { discoverTargets } from './targets.js';
+import { KnownObjects } from './known-objects.js';
+import { discoverTargets, type Mark } from './targets.js';
 
 /** Answers discovery only: the apiserver's resource lists for the groups used here. */
 const discovery = {
@@ -76,6 +77,7 @@ describe('watch targets', () => {
           labels: { site: 'hello' },
         },
       }),
+      'add',
     );
     assert.deepEqual(
       marks.map(
@@ -87,7 +89,7 @@ describe('watch targets', () => {
         'staticsite staticsites.sites.example.com web/shared',
       ],
     );
-    assert.deepEqual(targets.marksFor(configMaps, object('ConfigMap', 'other', 'blog')), []);
+    assert.deepEqual(targets.marksFor(configMaps, object('ConfigMap', 'other', 'blog'), 'add'), []);
   });
 
   it('marks nothing for a mapping that throws or answers nonsense, and keeps going', async () => {
@@ -111,7 +113,66 @@ describe('watch targets', () => {
       },
     ]);
     for (const resource of targets.resources.filter((r) => r.resource !== 'staticsites'))
-      assert.deepEqual(targets.marksFor(resource, object(resource.kind, 'any')), []);
+      assert.deepEqual(targets.marksFor(resource, object(resource.kind, 'any'), 'add'), []);
+  });
+});
+
+describe("a watches mapping's previous state", () => {
+  const sitesOfConfigMaps = async () => {
+    const targets = await staticSitesWatching({
+      resource: 'configmaps.v1',
+      map: (changed) => {
+        const site = changed.metadata.labels?.['site'];
+        return site === undefined ? [] : [{ name: site }];
+      },
+    });
+    const configMaps = targets.resources.find((r) => r.resource === 'configmaps');
+    assert.ok(configMaps);
+    return { targets, configMaps };
+  };
+  const theme = (site?: string) =>
+    object('ConfigMap', 'theme', 'blog', {
+      metadata: {
+        name: 'theme',
+        uid: 'theme-uid',
+        resourceVersion: '1',
+        namespace: 'blog',
+        ...(site === undefined ? {} : { labels: { site } }),
+      },
+    });
+  const names = (marks: readonly Mark[]) =>
+    marks.map((mark) => `${mark.key.namespace}/${mark.key.name}`).sort();
+
+  it('marks the primary a relabelled object named before as well as the one it names now, once each', async () => {
+    const { targets, configMaps } = await sitesOfConfigMaps();
+    assert.deepEqual(names(targets.marksFor(configMaps, theme('a'), 'add')), ['blog/a']);
+    assert.deepEqual(names(targets.marksFor(configMaps, theme('a'), 'update')), ['blog/a']);
+    assert.deepEqual(names(targets.marksFor(configMaps, theme('b'), 'update')), [
+      'blog/a',
+      'blog/b',
+    ]);
+    // the label removed: the primary it named last hears of it, then nobody
+    assert.deepEqual(names(targets.marksFor(configMaps, theme(), 'update')), ['blog/b']);
+    assert.deepEqual(names(targets.marksFor(configMaps, theme(), 'update')), []);
+  });
+
+  it('marks what the last recorded state named: recalled at start, or gone in a relist', async () => {
+    const { targets, configMaps } = await sitesOfConfigMaps();
+    // seeded from the events stream: relabelled while the watcher was away
+    targets.recall(configMaps, theme('a'));
+    assert.deepEqual(names(targets.marksFor(configMaps, theme('b'), 'update')), [
+      'blog/a',
+      'blog/b',
+    ]);
+    // vanished in a watch gap: the relist's tombstone has no labels
+    const known = new KnownObjects();
+    known.remember(theme('b'));
+    const before = known.get('theme-uid');
+    assert.ok(before);
+    const tombstone = known.tombstone(configMaps, 'theme-uid', before);
+    assert.deepEqual(names(targets.marksFor(configMaps, tombstone, 'delete')), ['blog/b']);
+    // forgotten once deleted: the same uid back without the label names nothing
+    assert.deepEqual(names(targets.marksFor(configMaps, theme(), 'add')), []);
   });
 });
 
@@ -198,7 +259,7 @@ describe('owner keys for every ownership shape', () => {
               },
             },
           );
-          const marks = targets.marksFor(resource(child.child), changed);
+          const marks = targets.marksFor(resource(child.child), changed, 'update');
           if (shape.ownerNamespaced && !child.namespaced) {
             // Kubernetes has no such shape: a cluster-scoped object's owner cannot be namespaced
             assert.deepEqual(marks, []);
@@ -233,7 +294,7 @@ describe('owner keys for every ownership shape', () => {
     const site = (name: string, spec: object) => object('StaticSite', name, 'shop', { spec });
     const marked = (name: string, namespace: string) =>
       targets
-        .marksFor(configMaps, object('ConfigMap', name, namespace))
+        .marksFor(configMaps, object('ConfigMap', name, namespace), 'update')
         .map((mark) => `${mark.key.namespace}/${mark.key.name}`)
         .sort();
     targets.observe(sites, site('a', { theme: 'dark', shared: true }), 'add');

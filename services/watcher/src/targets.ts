@@ -1,11 +1,13 @@
 // What the watcher watches and whom it tells: each watched resource once, and
 // for each change the controllers to mark dirty — the object's own controller
 // when it is a primary, the owner's controller when it is owned, and the
-// objects a controller's own mapping names when it watches the resource, or
-// the primaries whose references name it (reference-index.ts).
-import { controllerOf, type KubeObject } from '@kubebus/shared/events';
+// objects a controller's own mapping names when it watches the resource (its
+// previous state's answer too, mapped-marks.ts), or the primaries whose
+// references name it (reference-index.ts).
+import { controllerOf, type ChangeOp, type KubeObject } from '@kubebus/shared/events';
 import type { KubeClient, ObjectKey, ResourceRef } from '@kubebus/shared/kube';
 import type { ControllerSpec } from './config.js';
+import { MappedMarks } from './mapped-marks.js';
 import { guardedRefs } from './named-refs.js';
 import { ReferenceIndex } from './reference-index.js';
 
@@ -27,8 +29,17 @@ export interface WatchTargets {
    * kubebus' own children, so only those (labelled managed-by kubebus) are watched.
    */
   ownedOnly(resource: WatchedResource): boolean;
-  /** the work marks a change to `object` of `resource` makes */
-  marksFor(resource: WatchedResource, object: KubeObject): Mark[];
+  /**
+   * The work marks a change to `object` of `resource` makes. For `map`
+   * watches, what the object's previous state named too: this state's answer
+   * is remembered for its next change.
+   */
+  marksFor(resource: WatchedResource, object: KubeObject, op: ChangeOp): Mark[];
+  /**
+   * An object as last recorded (KUBEBUS_EVENTS, at start): what `map` watches
+   * name for it is remembered, so its first change marks those too.
+   */
+  recall(resource: WatchedResource, object: KubeObject): void;
   /** whether the primaries of `resource` are indexed by what they reference (listed at start) */
   indexes(resource: WatchedResource): boolean;
   /**
@@ -82,10 +93,7 @@ export async function discoverTargets(
   const primaries = new Map<WatchedResource, string[]>();
   const owned = new Set<WatchedResource>();
   const ownersByKind = new Map<string, { controller: string; primary: WatchedResource }[]>();
-  const mappings = new Map<
-    WatchedResource,
-    { controller: string; primary: WatchedResource; map: (object: KubeObject) => unknown }[]
-  >();
+  const mappings = new Map<WatchedResource, MapWatch[]>();
   const indexed: IndexedWatch[] = [];
   for (const spec of controllers) {
     const primary = await discover(spec.for);
@@ -110,6 +118,10 @@ export async function discoverTargets(
     }
   }
 
+  const mapped = new Map<WatchedResource, MappedMarks>();
+  for (const [watched, watches] of mappings)
+    mapped.set(watched, new MappedMarks((object) => mapMarks(watches, object)));
+
   return {
     resources: [...resources.values()],
     primaryOf: (resource) => primaries.get(resource) ?? [],
@@ -126,7 +138,10 @@ export async function discoverTargets(
         else index.update(object);
       }
     },
-    marksFor(resource, object) {
+    recall(resource, object) {
+      mapped.get(resource)?.recall(object);
+    },
+    marksFor(resource, object, op) {
       const namespace = object.metadata.namespace ?? '';
       const marks: Mark[] = (primaries.get(resource) ?? []).map((controller) => ({
         controller,
@@ -159,22 +174,7 @@ export async function discoverTargets(
           });
         }
       }
-      for (const { controller, primary, map } of mappings.get(resource) ?? []) {
-        for (const ref of guardedRefs(() => map(object))) {
-          const at = primary.namespaced ? (ref.namespace ?? namespace) : '';
-          // a namespaced primary named from a cluster-scoped object needs its namespace said
-          if (primary.namespaced && at === '') continue;
-          marks.push({
-            controller,
-            key: {
-              group: primary.group,
-              resource: primary.resource,
-              namespace: at,
-              name: ref.name,
-            },
-          });
-        }
-      }
+      marks.push(...(mapped.get(resource)?.change(object, op) ?? []));
       for (const { controller, primary, watched, index } of indexed) {
         if (watched !== resource) continue;
         for (const referrer of index.referrers(
@@ -194,4 +194,29 @@ export async function discoverTargets(
       return marks;
     },
   };
+}
+
+/** A `map` watch: the controller, its primary, and what names the primaries from a changed object. */
+interface MapWatch {
+  readonly controller: string;
+  readonly primary: WatchedResource;
+  readonly map: (object: KubeObject) => unknown;
+}
+
+/** What the `map` watches of a resource name for one state of an object. */
+function mapMarks(watches: readonly MapWatch[], object: KubeObject): Mark[] {
+  const namespace = object.metadata.namespace ?? '';
+  const marks: Mark[] = [];
+  for (const { controller, primary, map } of watches) {
+    for (const ref of guardedRefs(() => map(object))) {
+      const at = primary.namespaced ? (ref.namespace ?? namespace) : '';
+      // a namespaced primary named from a cluster-scoped object needs its namespace said
+      if (primary.namespaced && at === '') continue;
+      marks.push({
+        controller,
+        key: { group: primary.group, resource: primary.resource, namespace: at, name: ref.name },
+      });
+    }
+  }
+  return marks;
 }

@@ -132,7 +132,10 @@ export async function startWatcher(deps: {
   const resyncSources: ResyncSource[] = [];
   for (const resource of targets.resources) {
     const known = new KnownObjects();
-    await known.seed(bus.nc, resource);
+    // what each object was last published as: its `map` watches' answer, for its next change
+    await known.seed(bus.nc, resource, (object) => {
+      targets.recall(resource, object);
+    });
     // One watch per namespace asked for (cluster-scoped kinds and "all": one watch).
     const namespaces =
       resource.namespaced && config.namespaces.length > 0 ? config.namespaces : [''];
