@@ -15,6 +15,7 @@ export { formatAge } from './table.js';
 export { historyCommand } from './history-command.js';
 export { readDeadLettersOf } from './history.js';
 export { statusCommand } from './status-command.js';
+export { readStatus } from './status.js';
 export { tailCommand } from './tail-command.js';
 export type { TailOptions } from './tail-command.js';
 export { lagCommand } from './lag-command.js';

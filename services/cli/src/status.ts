@@ -4,6 +4,7 @@
 // (with the trace id to find in the logs), and its dead letters.
 import {
   Buckets,
+  DUE_HEADER,
   Streams,
   agreementKeys,
   leaseGroups,
@@ -67,6 +68,8 @@ interface WorkPlace {
   readonly heldBy?: string;
   /** the stream and time of the work still waiting, if any */
   readonly pending?: { stream: string; since: string };
+  /** when the requeue the last reconcile asked for is due (ADR 0034), if one waits */
+  readonly requeueDue?: string;
 }
 
 interface Recorded {
@@ -114,16 +117,23 @@ async function workFor(nc: NatsConnection, key: ObjectKey): Promise<WorkPlace[]>
           leaseGroups.status(owner),
         ]
       : [Streams.work, subjects.work(owner, partition, key), owner, leaseGroups.work(owner)];
-    const [message, lease] = await Promise.all([
+    const [message, lease, waiting] = await Promise.all([
       jsm.direct.getMessage(stream, { last_by_subj: subject }).catch(() => null),
       leases?.get(leaseKey(group, partition)).catch(() => null),
+      isStatus
+        ? null
+        : jsm.direct
+            .getMessage(Streams.work, { last_by_subj: subjects.later(owner, key) })
+            .catch(() => null),
     ]);
     const heldBy = lease?.operation === 'PUT' ? lease.string() : undefined;
+    const due = Number(waiting?.header.get(DUE_HEADER));
     work.push({
       controller,
       partition,
       ...(heldBy === undefined || heldBy === '' ? {} : { heldBy }),
       ...(message === null ? {} : { pending: { stream, since: message.time.toISOString() } }),
+      ...(Number.isFinite(due) && due > 0 ? { requeueDue: new Date(due).toISOString() } : {}),
     });
   }
   return work;
@@ -297,9 +307,12 @@ export function formatStatus(status: ObjectStatus, now = Date.now()): string {
             w.controller,
             String(w.partition),
             w.heldBy ?? '(nobody: no replica running)',
-            w.pending === undefined
-              ? 'none'
-              : `waiting ${ago(w.pending.since, now)} in ${w.pending.stream}`,
+            [
+              w.pending === undefined
+                ? 'none'
+                : `waiting ${ago(w.pending.since, now)} in ${w.pending.stream}`,
+              ...(w.requeueDue === undefined ? [] : [`requeue due ${w.requeueDue}`]),
+            ].join('; '),
           ]),
         ),
   );

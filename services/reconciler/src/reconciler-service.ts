@@ -5,6 +5,7 @@
 import {
   AnsweredDeliveries,
   agree,
+  applyConsumers,
   agreementKeys,
   durableNames,
   leaseGroups,
@@ -16,6 +17,8 @@ import {
   defaultTopology,
   Buckets,
   HandedDownWrites,
+  LaterRequeues,
+  laterConsumer,
   outcomeRecordsSince,
   ObjectReader,
   OwnWrites,
@@ -58,6 +61,7 @@ import {
 } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
 import { Counter } from 'prom-client';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { ReconcilerConfig } from './config.js';
 import { ApiserverFallbackReader } from './apiserver-fallback-reader.js';
 import { backgroundEvents } from './event-recording.js';
@@ -338,20 +342,27 @@ export async function startReconcilerService(deps: {
           listLive: async () => {
             const { primary } = deps.plan;
             const found: { key: ObjectKey; uid: string }[] = [];
-            for await (const page of listPages(client, {
-              resource: primary,
-              metadataOnly: { kind: primary.kind },
-            }))
-              for (const item of page.items)
-                found.push({
-                  key: {
-                    group: primary.group,
-                    resource: primary.resource,
-                    namespace: item.metadata.namespace ?? '',
-                    name: item.metadata.name,
-                  },
-                  uid: item.metadata.uid,
-                });
+            // restricted to some namespaces, the operator may list only there (its Roles)
+            const scopes: (string | undefined)[] =
+              primary.namespaced && config.watchNamespaces.length > 0
+                ? [...config.watchNamespaces]
+                : [undefined];
+            for (const namespace of scopes)
+              for await (const page of listPages(client, {
+                resource: primary,
+                ...(namespace === undefined ? {} : { namespace }),
+                metadataOnly: { kind: primary.kind },
+              }))
+                for (const item of page.items)
+                  found.push({
+                    key: {
+                      group: primary.group,
+                      resource: primary.resource,
+                      namespace: item.metadata.namespace ?? '',
+                      name: item.metadata.name,
+                    },
+                    uid: item.metadata.uid,
+                  });
             return found;
           },
           log,
@@ -373,6 +384,7 @@ export async function startReconcilerService(deps: {
     log,
   );
   let partitions: RunningPartitions | undefined;
+  const later = config.consume ? await laterRequeuesOf({ js, jsm }, config, log) : undefined;
   if (config.consume) {
     partitions = await runPartitioned(
       { js, jsm, leases, controller, log },
@@ -424,6 +436,7 @@ export async function startReconcilerService(deps: {
         },
         onMalformed: (message, reason) => parkMalformed(js, config.controller, message, reason),
         crashBound,
+        ...(later === undefined ? {} : { later }),
       },
     );
   }
@@ -485,6 +498,7 @@ export async function startReconcilerService(deps: {
       lag?.stop();
       await http?.close();
       await partitions?.stop();
+      await later?.stop();
       await controller.stop();
       const [unsent] = await Promise.all([
         events.stop(EVENTS_STOP_MS),
@@ -495,4 +509,37 @@ export async function startReconcilerService(deps: {
       log.info('reconciler stopped');
     },
   };
+}
+
+/**
+ * The operator's waiting requeues, pulled by this replica (later-requeues.ts),
+ * their consumer created where this user may. Without it (a topology step of
+ * an older version not run again) each requeue waits in its delivery, as
+ * before there was one.
+ */
+async function laterRequeuesOf(
+  bus: { readonly js: JetStreamClient; readonly jsm: JetStreamManager },
+  config: ReconcilerConfig,
+  log: Logger,
+): Promise<LaterRequeues | undefined> {
+  const spec = laterConsumer(config.controller, config.ackWaitMs);
+  try {
+    const [change] = await applyConsumers(bus.jsm, [spec], 'where-allowed');
+    if (change?.result === 'missing') {
+      log.warn(
+        { consumer: spec.durable },
+        'no consumer for waiting requeues: each waits in its delivery, holding it; run `kubebus topology apply <operator>` (the topology Job) as the NATS admin user',
+      );
+      return undefined;
+    }
+    const later = new LaterRequeues(bus.js, config.controller, config.partitions, log);
+    await later.start();
+    return later;
+  } catch (error) {
+    log.warn(
+      { err: error, consumer: spec.durable },
+      'waiting requeues not pulled: each waits in its delivery',
+    );
+    return undefined;
+  }
 }

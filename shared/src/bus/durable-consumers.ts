@@ -22,7 +22,16 @@ export interface DurableConsumerSpec {
 export const durableNames = {
   work: (controller: string, partition: number) => `${controller}_p${partition}`,
   status: (controller: string, partition: number) => `${controller}_status_p${partition}`,
+  /** the requeues waiting for their time (later-requeues.ts), every replica pulling it */
+  later: (controller: string) => `${controller}_later`,
 } as const;
+
+/**
+ * Requeues of the operator waiting at once before the later consumer stops
+ * delivering more: each waits on nats-server (a nak with its delay), not in a
+ * partition, so this bounds nats-server's bookkeeping, not the work.
+ */
+export const LATER_MAX_PENDING = 100_000;
 
 /** How one role consumes its partitions: the settings its consumers are created with. */
 export interface ConsumingRole {
@@ -31,7 +40,7 @@ export interface ConsumingRole {
   readonly maxAckPending: number;
 }
 
-/** Every durable consumer of the controller: work partitions, then status partitions. */
+/** Every durable consumer of the controller: work partitions, status partitions, then the requeues waiting. */
 export function operatorConsumers(
   controller: string,
   roles: { readonly work: ConsumingRole; readonly status: ConsumingRole },
@@ -52,7 +61,19 @@ export function operatorConsumers(
       ackWaitMs: roles.status.ackWaitMs,
       maxAckPending: roles.status.maxAckPending,
     })),
+    laterConsumer(controller, roles.work.ackWaitMs),
   ];
+}
+
+/** The operator's one consumer of requeues waiting for their time, every reconciler pulling it. */
+export function laterConsumer(controller: string, ackWaitMs: number): DurableConsumerSpec {
+  return {
+    stream: Streams.work,
+    durable: durableNames.later(controller),
+    filter: subjects.laterOf(controller),
+    ackWaitMs,
+    maxAckPending: LATER_MAX_PENDING,
+  };
 }
 
 /** The consumer's configuration on the server. */

@@ -20,7 +20,12 @@ export { applyTopology, isPermissionRefusal, openJetStream } from './topology-ap
 export type { TopologyChange, TopologyMode } from './topology-apply.js';
 export { applyConsumers, openConsumers } from './consumer-apply.js';
 export { LEGACY_STATUS_SUBJECTS, removeLegacyLayout } from './legacy-layout.js';
-export { consumerConfigOf, durableNames, operatorConsumers } from './durable-consumers.js';
+export {
+  consumerConfigOf,
+  durableNames,
+  laterConsumer,
+  operatorConsumers,
+} from './durable-consumers.js';
 export { removeRetiredPartitions } from './retired-partitions.js';
 export type { ConsumingRole, DurableConsumerSpec } from './durable-consumers.js';
 export { MIN_NATS_VERSION, connectBus, serverAtLeast } from './connect.js';
@@ -46,6 +51,7 @@ export { PartitionLeases, leaseGroups, leaseKey } from './partition-leases.js';
 export { leaseBucketOf, openLeaseBucket, type LeaseBucket } from './lease-bucket.js';
 export type { PartitionLeaseOptions } from './partition-leases.js';
 export { PartitionConsumers } from './partition-consumers.js';
+export { DUE_HEADER, LATER_MIN_DELAY_MS, LaterRequeues } from './later-requeues.js';
 export type { CrashBound, ParsedRequest, PartitionConsumerOptions } from './partition-consumers.js';
 export { StatusIntentSchema, StatusPublisher, encodeStatusIntent } from './status-intent.js';
 export type { StatusIntent } from './status-intent.js';

@@ -9,6 +9,7 @@ import type { Logger } from '../obs/logger.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { WorkItem } from '../runtime/work-item.js';
 import type { AnsweredDeliveries } from './answered-deliveries.js';
+import { LATER_MIN_DELAY_MS, type LaterRequeues } from './later-requeues.js';
 
 /**
  * A bound on deliveries never answered (unanswered-deliveries.ts): a message
@@ -44,6 +45,8 @@ export interface PartitionConsumerOptions {
   readonly onMalformed: (message: JsMsg, reason: string) => Promise<void>;
   /** park a request whose deliveries kept killing their process (none: no bound) */
   readonly crashBound?: CrashBound;
+  /** where requeues wait without their delivery (none: nak'd with the delay) */
+  readonly later?: LaterRequeues;
   readonly log: Logger;
 }
 
@@ -97,8 +100,9 @@ export class PartitionConsumers {
           continue;
         }
         const bound = this.options.crashBound;
+        const { later } = this.options;
         if (bound === undefined) {
-          this.options.dispatch(toWorkItem(message, parsed));
+          this.options.dispatch(toWorkItem(message, parsed, undefined, later));
           continue;
         }
         const { suspect, crashes } = await bound.deliveries.assess(
@@ -106,11 +110,12 @@ export class PartitionConsumers {
           message.seq,
           message.info.deliveryCount,
         );
-        const item = toWorkItem(message, parsed, {
-          deliveries: bound.deliveries,
-          crashes,
-          suspect,
-        });
+        const item = toWorkItem(
+          message,
+          parsed,
+          { deliveries: bound.deliveries, crashes, suspect },
+          later,
+        );
         if (crashes < bound.maxCrashes) this.options.dispatch(item);
         else await this.#parkCrashing(bound, item, crashes);
       }
@@ -159,6 +164,7 @@ function toWorkItem(
   message: JsMsg,
   parsed: Extract<ParsedRequest, { ok: true }>,
   records?: Records,
+  waiting?: LaterRequeues,
 ): WorkItem {
   const { key } = parsed;
   const record = {
@@ -190,6 +196,26 @@ function toWorkItem(
       giveBack(() => {
         message.nak(delayMs);
       });
+    },
+    later: (delayMs) => {
+      if (waiting === undefined || delayMs < LATER_MIN_DELAY_MS) {
+        giveBack(() => {
+          message.nak(delayMs);
+        });
+        return;
+      }
+      // acknowledged once the requeue is stored: a crash between sends the request again
+      waiting.park(key, delayMs, parsed.traceparent).then(
+        () => {
+          message.ack();
+          settle();
+        },
+        () => {
+          giveBack(() => {
+            message.nak(delayMs);
+          });
+        },
+      );
     },
     terminate: (reason) => {
       message.term(reason);

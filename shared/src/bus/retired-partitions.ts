@@ -38,7 +38,10 @@ export async function removeRetiredPartitions(
 ): Promise<TopologyChange[]> {
   const changes: TopologyChange[] = [];
   for (const kind of KINDS) {
-    const count = declared.filter((spec) => spec.stream === kind.stream).length;
+    // the partitions' consumers: the operator's one consumer of waiting requeues is none
+    const count = declared.filter(
+      (spec) => spec.stream === kind.stream && spec.durable !== durableNames.later(controller),
+    ).length;
     if (count === 0 || (await registeredPartitions(agreements, kind.key(controller))) !== count)
       continue;
     const retired: number[] = [];

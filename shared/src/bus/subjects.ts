@@ -59,6 +59,14 @@ export const subjects = {
   workOfPartition: (controller: string, partition: number) =>
     bounded(`${SUBJECT_ROOT}.work.${encodeToken(controller)}.p${partition}.>`),
   workOf: (controller: string) => bounded(`${SUBJECT_ROOT}.work.${encodeToken(controller)}.>`),
+  /**
+   * A requeue waiting for its time (later-requeues.ts): kubebus.work.<controller>.later.<key>.
+   * In the work stream, one per object, outside every partition's filter (`p<n>`).
+   */
+  later: (controller: string, key: ObjectKey) =>
+    bounded(`${SUBJECT_ROOT}.work.${encodeToken(controller)}.later.${keyTokens(key)}`),
+  laterOf: (controller: string) =>
+    bounded(`${SUBJECT_ROOT}.work.${encodeToken(controller)}.later.>`),
   allWork: `${SUBJECT_ROOT}.work.>`,
 
   /**

@@ -165,6 +165,27 @@ describe('controller work loop', () => {
     assert.deepEqual(requeued, ['retry:60000']);
   });
 
+  it('hands a requeue to the transport to wait without its delivery, and keeps failures on their own', async () => {
+    const fates: string[] = [];
+    const withLater = (name: string) => ({
+      ...item(name, fates),
+      later: (delayMs: number) => fates.push(`${name} later:${delayMs}`),
+      retry: (delayMs: number) => fates.push(`${name} retry:${delayMs}`),
+    });
+    const controller = new Controller(
+      reconcilerFunc(async ({ key }: { key: ObjectKey }) => {
+        if (key.name === 'failing') throw new Error('boom');
+        return { requeueAfterMs: 60_000 };
+      }),
+      options({ retry: { baseMs: 5, capMs: 5, maxAttempts: 3 } }),
+    );
+    controller.dispatch(withLater('periodic'));
+    controller.dispatch(withLater('failing'));
+    await until(() => controller.idle);
+    // a failure's attempts are counted on its delivery: it stays there
+    assert.deepEqual(fates.sort(), ['failing retry:5', 'periodic later:60000']);
+  });
+
   it('never acks a request in place of its own redelivery (the surviving copy still retries)', async () => {
     // One JetStream message delivered twice (ack wait passed while it waited):
     // acking the "superseded" copy would ack the message itself and lose the work.

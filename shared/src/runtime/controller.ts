@@ -338,7 +338,9 @@ export class Controller {
             );
           }
         }
-        item.retry(action.delayMs);
+        // a requeue the reconcile asked for waits without its delivery, where it can
+        if (action.error === undefined && item.later !== undefined) item.later(action.delayMs);
+        else item.retry(action.delayMs);
         return;
       case 'terminal':
         this.#failures.delete(id);

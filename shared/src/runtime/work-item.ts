@@ -39,6 +39,12 @@ export interface WorkItem {
   ack(): void;
   /** deliver the request again after `delayMs` */
   retry(delayMs: number): void;
+  /**
+   * Done for now; a new request for the object after `delayMs` (a requeue the
+   * reconcile asked for). Where the transport has it, the wait holds no
+   * delivery (JetStream: later-requeues.ts); else it is `retry`.
+   */
+  later?(delayMs: number): void;
   /** never deliver it again */
   terminate(reason: string): void;
   /** still being worked on (or waiting for the key): extend the lease on it */

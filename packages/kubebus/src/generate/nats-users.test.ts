@@ -94,6 +94,9 @@ describe('NATS users', () => {
     assert.ok(own('reconciler', 'KUBEBUS_WORK', `site_p${last}`));
     assert.ok(!own('reconciler', 'KUBEBUS_WORK', `site_p${last + 1}`));
     assert.ok(!own('reconciler', 'KUBEBUS_WORK', 'plain_p0'), "another operator's work");
+    assert.ok(own('reconciler', 'KUBEBUS_WORK', 'site_later'), 'its waiting requeues');
+    assert.ok(!own('reconciler', 'KUBEBUS_WORK', 'plain_later'), "another operator's requeues");
+    assert.ok(!own('watcher', 'KUBEBUS_WORK', 'site_later'));
     assert.ok(!own('reconciler', 'KUBEBUS_STATUS', 'site_status_p0'));
     assert.ok(own('status-writer', 'KUBEBUS_STATUS', 'site_status_p0'));
     assert.ok(own('status-writer', 'KUBEBUS_STATUS', `site_status_p${STATUS_PARTITIONS - 1}`));

@@ -165,11 +165,13 @@ export function publishOf(
             kv(Buckets.leases),
             kv(Buckets.agreements),
           ]),
-          ...durableUseOf(
-            Streams.work,
-            range(partitionsOf(operator)).map((p) => durableNames.work(name, p)),
-          ),
-          // its own work only: the upgrade sweep marks its objects again (upgrade-sweep.ts)
+          ...durableUseOf(Streams.work, [
+            ...range(partitionsOf(operator)).map((p) => durableNames.work(name, p)),
+            // the requeues waiting for their time (later-requeues.ts)
+            durableNames.later(name),
+          ]),
+          // its own work only: the upgrade sweep marks its objects again (upgrade-sweep.ts),
+          // requeues wait on kubebus.work.<operator>.later.>
           subjects.workOf(name),
           subjects.statusOf(name),
           `kubebus.dlq.${originToken(origins.reconciler(name))}.>`,

@@ -1,0 +1,118 @@
+// Requeues hold no delivery (ADR 0034): objects that ask to be reconciled
+// again in an hour leave their partition free for every other change, and a
+// requeue comes back when due with nothing changed on the object. Before,
+// each waited in its partition's delivery slots (max_ack_pending), and a
+// dozen of them stopped the partition.
+import { defineOperator, defineResource } from 'kubebus';
+import { connectionOf, readStatus } from '@kubebus/cli/commands';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { z } from 'zod';
+import { waitFor } from '../support/wait.js';
+
+const Lease = defineResource({
+  group: 'test.kubebus.dev',
+  version: 'v1',
+  kind: 'RenewedLease',
+  scope: 'Namespaced',
+  spec: z.object({ renewAfterMs: z.int().min(1) }),
+  status: z.object({ checked: z.boolean() }).partial(),
+});
+
+/** Reconciles of each object, counted here: the operator runs in this process. */
+const reconciles = new Map<string, number>();
+
+const renewals = defineOperator({
+  name: 'renewals',
+  for: Lease,
+  // one partition: its few delivery slots are what the waiting requeues used to hold
+  partitions: 1,
+  reconcile: async (lease) => {
+    const name = lease.metadata.name;
+    reconciles.set(name, (reconciles.get(name) ?? 0) + 1);
+    return { status: { checked: true }, requeueAfterMs: lease.spec.renewAfterMs };
+  },
+});
+
+const HOUR = 3_600_000;
+/** well above the partition's slots: a worker's share plus one, for any worker count kubebus defaults to */
+const WAITING = 40;
+
+describe('requeues wait without their delivery', { timeout: 300_000 }, () => {
+  let env: TestEnvironment;
+
+  before(async () => {
+    env = await startTestEnvironment();
+    await env.install(Lease);
+    await env.run(renewals);
+  });
+  after(() => env?.stop());
+
+  const lease = (name: string, renewAfterMs: number) =>
+    env.apply({
+      apiVersion: 'test.kubebus.dev/v1',
+      kind: 'RenewedLease',
+      metadata: { name },
+      spec: { renewAfterMs },
+    });
+
+  const consumer = async (durable: string) => {
+    const nc = await connect(connectionOf({}, env.natsEnv).options);
+    try {
+      return await (await jetstreamManager(nc)).consumers.info('KUBEBUS_WORK', durable);
+    } finally {
+      await nc.close();
+    }
+  };
+
+  it('reconciles every object and a new one behind them while they wait an hour', async () => {
+    for (let i = 0; i < WAITING; i++) await lease(`hourly-${String(i)}`, HOUR);
+    for (let i = 0; i < WAITING; i++)
+      await env.waitFor(Lease, `hourly-${String(i)}`, (l) => l?.status?.checked === true);
+    // a change behind them all: the partition is free
+    await lease('newcomer', HOUR);
+    await env.waitFor(Lease, 'newcomer', (l) => l?.status?.checked === true);
+    // the hour is waited on the later consumer, none of it in the partition's
+    await waitFor(
+      async () => (await consumer('renewals_p0')).num_ack_pending === 0,
+      "the partition's deliveries all answered",
+    );
+    // `kubebus status` says when the newcomer's requeue is due
+    const nc = await connect(connectionOf({}, env.natsEnv).options);
+    try {
+      const { work } = await readStatus(nc, undefined, {
+        group: 'test.kubebus.dev',
+        resource: 'renewedleases',
+        namespace: 'default',
+        name: 'newcomer',
+      });
+      const due = work.find((place) => place.controller === 'renewals')?.requeueDue;
+      assert.ok(
+        due !== undefined && Date.parse(due) > Date.now() + HOUR / 2,
+        `a requeue due in about an hour: ${String(due)}`,
+      );
+    } finally {
+      await nc.close();
+    }
+    const later = await consumer('renewals_later');
+    assert.ok(
+      later.num_ack_pending + later.num_pending >= WAITING + 1,
+      `every object's requeue waits on renewals_later: ${String(later.num_ack_pending)} held, ${String(later.num_pending)} not yet pulled`,
+    );
+  });
+
+  it('reconciles an object again when its requeue is due, with nothing changed on it', async () => {
+    await lease('often', 1_500);
+    await waitFor(
+      async () => (reconciles.get('often') ?? 0) >= 4,
+      'three requeues of `often` beside the waiting ones',
+      60_000,
+    );
+    // the hourly ones were not reconciled again meanwhile (each once, or twice: its status' echo)
+    for (let i = 0; i < WAITING; i++)
+      assert.ok((reconciles.get(`hourly-${String(i)}`) ?? 0) <= 2, `hourly-${String(i)}`);
+  });
+});
