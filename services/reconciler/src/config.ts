@@ -5,6 +5,7 @@ import {
   durationMs,
   positiveInt,
   statusPartitionsEnv,
+  watchNamespacesEnv,
   workerConfig,
   workerEnv,
 } from '@kubebus/shared/config';
@@ -44,6 +45,8 @@ export const ReconcilerConfigSchema = z
      * past the ack wait reconciling it — before the object is parked (ADR 0022)
      */
     KUBEBUS_MAX_CRASHES: positiveInt(5),
+    /** the namespaces the operator works in (its watcher's); empty: every namespace */
+    KUBEBUS_WATCH_NAMESPACES: watchNamespacesEnv(),
     KUBEBUS_FIELD_MANAGER: z.string().default('kubebus-databasecluster'),
     /** the CloudEvents HTTP sink for Knative; 0 turns it off */
     KUBEBUS_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(0),
@@ -111,6 +114,7 @@ export const ReconcilerConfigSchema = z
     ...workerConfig(env),
     statusPartitions: env.KUBEBUS_STATUS_PARTITIONS,
     maxCrashes: env.KUBEBUS_MAX_CRASHES,
+    watchNamespaces: env.KUBEBUS_WATCH_NAMESPACES,
     fieldManager: env.KUBEBUS_FIELD_MANAGER,
     http: {
       host: env.KUBEBUS_HTTP_HOST ?? env.KUBEBUS_HEALTH_HOST,

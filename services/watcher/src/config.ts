@@ -1,6 +1,12 @@
 // The watcher's configuration: its settings from environment variables,
 // parsed once by zod, and what the operator definition decides, from the host.
-import { CommonEnv, commonConfig, durationMs, positiveInt } from '@kubebus/shared/config';
+import {
+  CommonEnv,
+  commonConfig,
+  durationMs,
+  positiveInt,
+  watchNamespacesEnv,
+} from '@kubebus/shared/config';
 import type { KubeObject } from '@kubebus/shared/events';
 import { z } from 'zod';
 
@@ -38,20 +44,7 @@ export const WatcherConfigSchema = z
   .object({
     ...CommonEnv,
     /** comma-separated namespaces to watch; empty: all */
-    KUBEBUS_WATCH_NAMESPACES: z
-      .string()
-      .default('')
-      .transform((list) =>
-        list
-          .split(',')
-          .map((ns) => ns.trim())
-          .filter((ns) => ns !== ''),
-      )
-      .pipe(
-        z.array(
-          z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'namespace names are DNS labels'),
-        ),
-      ),
+    KUBEBUS_WATCH_NAMESPACES: watchNamespacesEnv(),
     KUBEBUS_WATCH_LABEL_SELECTOR: z.string().optional(),
     KUBEBUS_RESYNC_PERIOD: durationMs('10h'),
     KUBEBUS_WATCH_INACTIVITY: durationMs('150s'),

@@ -37,6 +37,7 @@ function deepFreeze<T>(value: T): Readonly<T> {
 
 export { durationMs } from './duration.js';
 export { CommonEnv, commonConfig, positiveInt } from './common.js';
+export { watchNamespacesEnv } from './watch-namespaces.js';
 export {
   DEFAULT_STATUS_PARTITIONS,
   statusPartitionsEnv,

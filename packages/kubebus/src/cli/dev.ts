@@ -10,6 +10,7 @@ import type { Host } from './command-spec.js';
 import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
 import { chooseCluster, clusterOption } from './dev-cluster.js';
 import { devExports } from './dev-exports.js';
+import { devSettingsOf } from './dev-settings.js';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 const USAGE =
@@ -62,7 +63,11 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
   try {
     await environment.install(operator.for);
     say(`installed the CRD ${crd} (server-side apply)`);
-    await environment.run(operator, { logLevel: level, log: 'readable' });
+    // the shell's behaviour settings, as `kubebus run` reads them (an invalid one: one line)
+    const { settings, ignored } = devSettingsOf(host.env);
+    for (const name of ignored)
+      host.stderr.write(`kubebus dev: warning: ${name} is ignored: dev sets it itself\n`);
+    await environment.run(operator, { logLevel: level, log: 'readable', env: settings });
     // kept running until stop(), as kubelets are
     if (standInWanted) await environment.markWorkloadsReady();
     say(
@@ -72,7 +77,8 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
       }),
     );
   } catch (error) {
-    host.stderr.write(`kubebus dev: ${(error as Error).message.split('\n')[0] ?? ''}\n`);
+    // one line: an invalid setting's message names the variable on its next line
+    host.stderr.write(`kubebus dev: ${(error as Error).message.replace(/\n\s*/g, ' ')}\n`);
     await stop(1);
   }
 }

@@ -82,12 +82,18 @@ describe('deploymentsOf', () => {
     }
   });
 
-  it('tells the watcher which namespaces it watches when RBAC is per namespace', () => {
-    const [watcher] = deploymentsOf(site, ['watcher'], {
+  it('tells the watcher and the reconciler (its upgrade sweep) the namespaces when RBAC is per namespace', () => {
+    const deployments = deploymentsOf(site, ['watcher', 'reconciler', 'status-writer'], {
       ...settings,
       watchNamespaces: ['a', 'b'],
     }) as Deployment[];
-    const env = watcher?.spec.template.spec.containers[0]?.env ?? [];
-    assert.equal(env.find((e) => e.name === 'KUBEBUS_WATCH_NAMESPACES')?.value, 'a,b');
+    const namespacesOf = (deployment: Deployment | undefined) =>
+      (deployment?.spec.template.spec.containers[0]?.env ?? []).find(
+        (e) => e.name === 'KUBEBUS_WATCH_NAMESPACES',
+      )?.value;
+    const [watcher, reconciler, writer] = deployments;
+    assert.equal(namespacesOf(watcher), 'a,b');
+    assert.equal(namespacesOf(reconciler), 'a,b');
+    assert.equal(namespacesOf(writer), undefined, 'the status writer lists nothing');
   });
 });

@@ -20,15 +20,16 @@ import { webhookContainerParts } from './conversion-webhook.js';
 const podName = { valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } };
 
 function roleEnv(role: Role, settings: PackageSettings): object[] {
+  // the watcher watches only there; the reconciler's upgrade sweep lists only there (its Roles)
+  const namespaces =
+    settings.watchNamespaces.length > 0
+      ? [{ name: 'KUBEBUS_WATCH_NAMESPACES', value: settings.watchNamespaces.join(',') }]
+      : [];
   switch (role) {
     case 'watcher':
-      return [
-        { name: 'KUBEBUS_WATCHER_ID', ...podName },
-        ...(settings.watchNamespaces.length > 0
-          ? [{ name: 'KUBEBUS_WATCH_NAMESPACES', value: settings.watchNamespaces.join(',') }]
-          : []),
-      ];
+      return [{ name: 'KUBEBUS_WATCHER_ID', ...podName }, ...namespaces];
     case 'reconciler':
+      return [{ name: 'KUBEBUS_REPLICA_ID', ...podName }, ...namespaces];
     case 'status-writer':
       // each replica holds its own partition leases
       return [{ name: 'KUBEBUS_REPLICA_ID', ...podName }];
