@@ -4,7 +4,7 @@
 // each waited in its partition's delivery slots (max_ack_pending), and a
 // dozen of them stopped the partition.
 import { defineOperator, defineResource } from 'kubebus';
-import { connectionOf, readStatus } from '@kubebus/cli/commands';
+import { connectionOf, readDeadLettersOf, readStatus } from '@kubebus/cli/commands';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
@@ -37,6 +37,29 @@ const renewals = defineOperator({
   },
 });
 
+/** Always failing: its retries wait apart too, their attempts carried with them. */
+const Flaky = defineResource({
+  group: 'test.kubebus.dev',
+  version: 'v1',
+  kind: 'FlakyLease',
+  scope: 'Namespaced',
+  spec: z.object({}),
+  status: z.object({}).partial(),
+});
+
+const flakyAttempts = new Map<string, number>();
+
+const failing = defineOperator({
+  name: 'failing',
+  for: Flaky,
+  partitions: 1,
+  reconcile: async (flaky) => {
+    const name = flaky.metadata.name;
+    flakyAttempts.set(name, (flakyAttempts.get(name) ?? 0) + 1);
+    throw new Error('the external service refused it');
+  },
+});
+
 const HOUR = 3_600_000;
 /** well above the partition's slots: a worker's share plus one, for any worker count kubebus defaults to */
 const WAITING = 40;
@@ -47,7 +70,12 @@ describe('requeues wait without their delivery', { timeout: 300_000 }, () => {
   before(async () => {
     env = await startTestEnvironment();
     await env.install(Lease);
+    await env.install(Flaky);
     await env.run(renewals);
+    // backoffs of 1–2 s: some retries wait apart, some (full jitter) in their delivery
+    await env.run(failing, {
+      env: { KUBEBUS_MAX_ATTEMPTS: '3', KUBEBUS_BACKOFF_BASE: '1s', KUBEBUS_BACKOFF_CAP: '2s' },
+    });
   });
   after(() => env?.stop());
 
@@ -114,5 +142,33 @@ describe('requeues wait without their delivery', { timeout: 300_000 }, () => {
     // the hourly ones were not reconciled again meanwhile (each once, or twice: its status' echo)
     for (let i = 0; i < WAITING; i++)
       assert.ok((reconciles.get(`hourly-${String(i)}`) ?? 0) <= 2, `hourly-${String(i)}`);
+  });
+
+  it('dead-letters a failing object once its budget is spent, its attempts carried across waits', async () => {
+    await env.apply({
+      apiVersion: 'test.kubebus.dev/v1',
+      kind: 'FlakyLease',
+      metadata: { name: 'refused' },
+      spec: {},
+    });
+    const nc = await connect(connectionOf({}, env.natsEnv).options);
+    try {
+      const key = {
+        group: 'test.kubebus.dev',
+        resource: 'flakyleases',
+        namespace: 'default',
+        name: 'refused',
+      };
+      await waitFor(
+        async () => (await readDeadLettersOf(nc, key)).length > 0,
+        'refused to be dead-lettered after 3 attempts',
+        60_000,
+      );
+      const [letter] = await readDeadLettersOf(nc, key);
+      assert.equal(letter?.attempts, 3);
+      assert.equal(flakyAttempts.get('refused'), 3, 'three reconciles, no more');
+    } finally {
+      await nc.close();
+    }
   });
 });

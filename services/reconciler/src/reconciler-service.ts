@@ -432,6 +432,7 @@ export async function startReconcilerService(deps: {
             ...(mark.traceparent === undefined ? {} : { traceparent: mark.traceparent }),
             ...(mark.eventId === undefined ? {} : { eventId: mark.eventId }),
             ...(mark.cause === undefined ? {} : { cause: mark.cause }),
+            ...(mark.failures === undefined ? {} : { failedBefore: mark.failures }),
           };
         },
         onMalformed: (message, reason) => parkMalformed(js, config.controller, message, reason),

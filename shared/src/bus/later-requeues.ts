@@ -14,6 +14,7 @@ import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstrea
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import type { Logger } from '../obs/logger.js';
 import type { ObjectKey } from '../kube/refs.js';
+import type { Failures } from '../runtime/work-item.js';
 import { durableNames } from './durable-consumers.js';
 import { partitionOf, subjects } from './subjects.js';
 import { Streams } from './topology.js';
@@ -43,7 +44,12 @@ export class LaterRequeues {
   ) {}
 
   /** Parks the object's requeue until `delayMs` from now; resolves once stored. */
-  async park(key: ObjectKey, delayMs: number, traceparent?: string): Promise<void> {
+  async park(
+    key: ObjectKey,
+    delayMs: number,
+    traceparent?: string,
+    failures?: Failures,
+  ): Promise<void> {
     const headers = natsHeaders();
     headers.set(DUE_HEADER, String(Date.now() + delayMs));
     await this.js
@@ -54,6 +60,7 @@ export class LaterRequeues {
           reason: 'requeue',
           ...(traceparent === undefined ? {} : { traceparent }),
           time: new Date().toISOString(),
+          ...(failures === undefined ? {} : { failures }),
         }),
         { headers },
       )

@@ -7,7 +7,7 @@
 import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../obs/logger.js';
 import type { ObjectKey } from '../runtime/object-key.js';
-import type { WorkItem } from '../runtime/work-item.js';
+import type { Failures, WorkItem } from '../runtime/work-item.js';
 import type { AnsweredDeliveries } from './answered-deliveries.js';
 import { LATER_MIN_DELAY_MS, type LaterRequeues } from './later-requeues.js';
 
@@ -30,6 +30,7 @@ export type ParsedRequest =
       readonly traceparent?: string;
       readonly eventId?: string;
       readonly cause?: string;
+      readonly failedBefore?: Failures;
     }
   | { readonly ok: false; readonly reason: string };
 
@@ -186,6 +187,7 @@ function toWorkItem(
     ...(parsed.traceparent === undefined ? {} : { traceparent: parsed.traceparent }),
     ...(parsed.eventId === undefined ? {} : { eventId: parsed.eventId }),
     ...(parsed.cause === undefined ? {} : { cause: parsed.cause }),
+    ...(parsed.failedBefore === undefined ? {} : { failedBefore: parsed.failedBefore }),
     body: message.data,
     ...(deliveries === undefined ? {} : { started: () => deliveries.start(key, record) }),
     ack: () => {
@@ -197,15 +199,15 @@ function toWorkItem(
         message.nak(delayMs);
       });
     },
-    later: (delayMs) => {
+    later: (delayMs, failures) => {
       if (waiting === undefined || delayMs < LATER_MIN_DELAY_MS) {
         giveBack(() => {
           message.nak(delayMs);
         });
-        return;
+        return false;
       }
       // acknowledged once the requeue is stored: a crash between sends the request again
-      waiting.park(key, delayMs, parsed.traceparent).then(
+      waiting.park(key, delayMs, parsed.traceparent, failures).then(
         () => {
           message.ack();
           settle();
@@ -216,6 +218,7 @@ function toWorkItem(
           });
         },
       );
+      return true;
     },
     terminate: (reason) => {
       message.term(reason);

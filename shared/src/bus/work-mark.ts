@@ -30,6 +30,14 @@ export const WorkMarkSchema = z.object({
   reason: z.enum(WorkReasons),
   traceparent: z.string().optional(),
   time: z.string(),
+  /**
+   * A retry that waited outside its partition (later-requeues.ts): the
+   * failures counted before it (its retry budget) and in a row (its backoff).
+   */
+  failures: z
+    .object({ attempts: z.int().min(0).max(10_000), streak: z.int().min(0).max(10_000) })
+    .optional()
+    .catch(undefined),
 });
 
 export type WorkMark = z.infer<typeof WorkMarkSchema>;

@@ -165,25 +165,44 @@ describe('controller work loop', () => {
     assert.deepEqual(requeued, ['retry:60000']);
   });
 
-  it('hands a requeue to the transport to wait without its delivery, and keeps failures on their own', async () => {
+  it('hands requeues and retries to the transport to wait apart, a retry with its failures', async () => {
     const fates: string[] = [];
-    const withLater = (name: string) => ({
+    const parked: string[] = [];
+    const apart = (name: string, failedBefore?: { attempts: number; streak: number }) => ({
       ...item(name, fates),
-      later: (delayMs: number) => fates.push(`${name} later:${delayMs}`),
-      retry: (delayMs: number) => fates.push(`${name} retry:${delayMs}`),
+      ...(failedBefore === undefined ? {} : { failedBefore }),
+      later: (delayMs: number, failures?: { attempts: number; streak: number }) => {
+        fates.push(`${name} later:${delayMs}${failures ? ` ${JSON.stringify(failures)}` : ''}`);
+        return true;
+      },
     });
     const controller = new Controller(
       reconcilerFunc(async ({ key }: { key: ObjectKey }) => {
-        if (key.name === 'failing') throw new Error('boom');
-        return { requeueAfterMs: 60_000 };
+        if (key.name === 'periodic') return { requeueAfterMs: 60_000 };
+        if (key.name === 'unavailable') throw new KubeApiError(503, 'ServiceUnavailable', 'down');
+        throw new Error('boom');
       }),
-      options({ retry: { baseMs: 5, capMs: 5, maxAttempts: 3 } }),
+      options({
+        retry: { baseMs: 5, capMs: 5, maxAttempts: 3 },
+        onDeadLetter: async (dead, _error, attempts) => {
+          parked.push(`${dead.key.name} after ${attempts}`);
+        },
+      }),
     );
-    controller.dispatch(withLater('periodic'));
-    controller.dispatch(withLater('failing'));
+    controller.dispatch(apart('periodic'));
+    controller.dispatch(apart('failing'));
+    // the retry of a request that failed twice before, waiting apart: its third failure is its last
+    controller.dispatch(apart('third', { attempts: 2, streak: 2 }));
+    // transient failures never count against the budget, only the streak
+    controller.dispatch(apart('unavailable', { attempts: 1, streak: 4 }));
     await until(() => controller.idle);
-    // a failure's attempts are counted on its delivery: it stays there
-    assert.deepEqual(fates.sort(), ['failing retry:5', 'periodic later:60000']);
+    assert.deepEqual(fates.sort(), [
+      'failing later:5 {"attempts":1,"streak":1}',
+      'periodic later:60000',
+      'term:dead-lettered',
+      'unavailable later:5 {"attempts":1,"streak":5}',
+    ]);
+    assert.deepEqual(parked, ['third after 3']);
   });
 
   it('never acks a request in place of its own redelivery (the surviving copy still retries)', async () => {

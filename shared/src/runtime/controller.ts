@@ -12,6 +12,7 @@ import {
   decide,
   resultLabel,
   type Action,
+  type Attempts,
   type Outcome,
   type ResultLabel,
   type RetryPolicy,
@@ -206,8 +207,9 @@ export class Controller {
     };
     const { metrics, name } = this.options;
     const attempts = {
-      attempt: (this.#failures.get(id) ?? 0) + 1,
-      streak: this.#streak.get(id) ?? 0,
+      // a retry that waited apart is a new request: its failures came with it
+      attempt: (this.#failures.get(id) ?? item.failedBefore?.attempts ?? 0) + 1,
+      streak: this.#streak.get(id) ?? item.failedBefore?.streak ?? 0,
     };
     const reconcileId = randomUUID();
     const span = this.#spans.start(`reconcile ${name}`, 'consumer', item.traceparent, {
@@ -280,7 +282,7 @@ export class Controller {
     log.debug({ ok: outcome.ok, seconds }, 'reconcile finished');
     span.end(outcome.ok ? undefined : errorMessage(outcome.error).slice(0, 500));
     const action = decide(outcome, attempts, this.options.retry, this.options.classify);
-    await this.#carryOut(id, item, action, attempts.attempt, log);
+    await this.#carryOut(id, item, action, attempts, log);
     const result = resultLabel(action);
     metrics.reconcileTotal.inc({ controller: name, result });
     this.options.onOutcome?.({
@@ -302,8 +304,9 @@ export class Controller {
     });
   }
 
-  async #carryOut(id: string, item: WorkItem, action: Action, attempt: number, log: Logger) {
+  async #carryOut(id: string, item: WorkItem, action: Action, attempts: Attempts, log: Logger) {
     const { metrics, name } = this.options;
+    const { attempt } = attempts;
     if (action.kind !== 'retry' || action.error === undefined) this.#streak.delete(id);
     switch (action.kind) {
       case 'ack':
@@ -311,12 +314,12 @@ export class Controller {
         item.ack();
         log.debug('reconciled');
         return;
-      case 'retry':
+      case 'retry': {
         if (action.error === undefined) {
           this.#failures.delete(id);
           log.debug({ requeueAfterMs: action.delayMs }, 'reconciled; requeue requested');
         } else {
-          this.#streak.set(id, (this.#streak.get(id) ?? 0) + 1);
+          this.#streak.set(id, attempts.streak + 1);
           metrics.reconcileErrors.inc({ controller: name });
           metrics.retries.inc(this.#labels);
           if (action.transient === true) {
@@ -338,10 +341,28 @@ export class Controller {
             );
           }
         }
-        // a requeue the reconcile asked for waits without its delivery, where it can
-        if (action.error === undefined && item.later !== undefined) item.later(action.delayMs);
-        else item.retry(action.delayMs);
+        if (item.later === undefined) {
+          item.retry(action.delayMs);
+          return;
+        }
+        // waits without its delivery, its failures carried in the request that follows
+        const apart = item.later(
+          action.delayMs,
+          action.error === undefined
+            ? undefined
+            : {
+                attempts: action.transient === true ? attempt - 1 : attempt,
+                streak: attempts.streak + 1,
+              },
+        );
+        // this request will not be delivered again (but once more if its wait cannot be
+        // stored, NATS away: its budget counted afresh then)
+        if (apart) {
+          this.#failures.delete(id);
+          this.#streak.delete(id);
+        }
         return;
+      }
       case 'terminal':
         this.#failures.delete(id);
         metrics.reconcileErrors.inc({ controller: name });

@@ -3,6 +3,14 @@
 // with a delay, term, working).
 import type { ObjectKey } from './object-key.js';
 
+/** What a retry carries of the failures before it. */
+export interface Failures {
+  /** failures counted against the retry budget (transient ones are not) */
+  readonly attempts: number;
+  /** failures in a row of any kind, for the backoff */
+  readonly streak: number;
+}
+
 export interface WorkItem {
   readonly key: ObjectKey;
   /**
@@ -19,6 +27,8 @@ export interface WorkItem {
   readonly cause?: string;
   /** the request's payload, for controllers that need more than the key */
   readonly body?: Uint8Array;
+  /** the failures of the request this one is the retry of, where it waited apart (`later`) */
+  readonly failedBefore?: Failures;
   /**
    * Present when an earlier delivery of the request went unanswered (its
    * process may have died running it): such a request runs with no other such
@@ -41,10 +51,12 @@ export interface WorkItem {
   retry(delayMs: number): void;
   /**
    * Done for now; a new request for the object after `delayMs` (a requeue the
-   * reconcile asked for). Where the transport has it, the wait holds no
-   * delivery (JetStream: later-requeues.ts); else it is `retry`.
+   * reconcile asked for, or a retry carrying its `failures`). Where the
+   * transport has it, the wait holds no delivery (JetStream:
+   * later-requeues.ts); else it is `retry`. True where the request itself is
+   * settled and never delivered again.
    */
-  later?(delayMs: number): void;
+  later?(delayMs: number, failures?: Failures): boolean;
   /** never deliver it again */
   terminate(reason: string): void;
   /** still being worked on (or waiting for the key): extend the lease on it */
