@@ -223,3 +223,20 @@ test("a fixture's revisions keep names of their own: a status showing an older o
     identifiersOf('ConfigMap', settings('40'), 1)[1]?.[1],
   );
 });
+
+test('a time the operator wrote is compared by being there, not by when: the runs start apart', () => {
+  const withTimes = (namespace: string, uid: string, notAfter: string | undefined) => {
+    const state = raw(namespace, uid, 'x', '1');
+    const object = state.object as { status: Record<string, unknown> };
+    object.status = { ...object.status, ...(notAfter === undefined ? {} : { notAfter }) };
+    return stateOf(operator, at(namespace), state);
+  };
+  const reference = withTimes('kbt-reference', 'u1', '2026-12-06T16:52:08Z');
+  assert.deepEqual(
+    differences(reference, withTimes('kbt-3', 'u2', '2026-12-06T16:52:34.125+01:00')),
+    [],
+  );
+  // a time missing, or a value that only looks like one, still differs
+  assert.equal(differences(reference, withTimes('kbt-3', 'u2', undefined)).length, 1);
+  assert.equal(differences(reference, withTimes('kbt-3', 'u2', 'tomorrow')).length, 1);
+});

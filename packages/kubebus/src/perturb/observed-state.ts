@@ -158,11 +158,19 @@ export function identifiersOf(
   ];
 }
 
-/** Every string in `value` that is one of the identifiers, named for what it is. */
+/**
+ * A time written by the operator (an issued-at, an expiry) is the clock's:
+ * two runs started apart never agree on it, as on a condition's
+ * lastTransitionTime. That there is one is compared, not when.
+ */
+const RFC3339_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const A_TIME = '<a time>';
+
+/** Every string in `value` that is one of the identifiers or a time, named for what it is. */
 function named<T>(value: T, identifiers: ReadonlyMap<string, string>): T {
-  if (identifiers.size === 0) return value;
   const replace = (item: unknown): unknown => {
-    if (typeof item === 'string') return identifiers.get(item) ?? item;
+    if (typeof item === 'string')
+      return identifiers.get(item) ?? (RFC3339_TIME.test(item) ? A_TIME : item);
     if (Array.isArray(item)) return item.map(replace);
     if (typeof item === 'object' && item !== null)
       return Object.fromEntries(Object.entries(item).map(([key, field]) => [key, replace(field)]));
