@@ -165,7 +165,11 @@ export function convertObject(
     apiVersion: desiredApiVersion,
     metadata: withAnnotations,
     spec: current.spec,
-    ...(ownStatus === undefined && Object.keys(runtime).length === 0
+    // an object without a status stays without one: a conversion that passes the
+    // status it was handed (an empty one) through adds nothing
+    ...((ownStatus === undefined ||
+      (object.status === undefined && Object.keys(record(ownStatus)).length === 0)) &&
+    Object.keys(runtime).length === 0
       ? {}
       : { status: { ...record(ownStatus), ...runtime } }),
   };

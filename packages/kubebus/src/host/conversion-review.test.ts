@@ -126,6 +126,26 @@ describe('the conversion webhook answer', () => {
     conversionProperty(Thermostat, { numRuns: 300 });
   });
 
+  it('holds it for a conversion that passes the status through as it was handed', () => {
+    const passing = defineResource({
+      group: 'test.kubebus.dev',
+      kind: 'Thermostat',
+      scope: 'Namespaced',
+      versions: {
+        v1alpha1: { spec: z.object({ celsius: z.int() }), status: z.object({ on: z.boolean() }) },
+        v1: { spec: z.object({ degrees: z.int() }), status: z.object({ on: z.boolean() }) },
+      },
+      storage: 'v1',
+      convert: {
+        v1alpha1: {
+          toStorage: ({ spec, status }) => ({ spec: { degrees: spec.celsius }, status }),
+          fromStorage: ({ spec, status }) => ({ spec: { celsius: spec.degrees }, status }),
+        },
+      },
+    });
+    conversionProperty(passing, { numRuns: 100 });
+  });
+
   it('finds a conversion that loses a field', () => {
     const lossy = defineResource({
       group: 'test.kubebus.dev',

@@ -227,7 +227,7 @@ test("a fixture's revisions keep names of their own: a status showing an older o
 test('a time the operator wrote is compared by being there, not by when: the runs start apart', () => {
   const withTimes = (namespace: string, uid: string, notAfter: string | undefined) => {
     const state = raw(namespace, uid, 'x', '1');
-    const object = state.object as { status: Record<string, unknown> };
+    const object = state.object as unknown as { status: Record<string, unknown> };
     object.status = { ...object.status, ...(notAfter === undefined ? {} : { notAfter }) };
     return stateOf(operator, at(namespace), state);
   };
