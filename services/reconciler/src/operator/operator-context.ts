@@ -171,7 +171,16 @@ export function operatorContext(
     const recorded = await recordedOf(body, resource);
     if (recorded !== undefined) return 'exists';
     fenced(runtime);
-    return createIfAbsent(deps.client, refOf(resource), body, deps.fieldManager, runtime.signal);
+    const answer = await createIfAbsent(
+      deps.client,
+      refOf(resource),
+      body,
+      deps.fieldManager,
+      runtime.signal,
+    );
+    // replayed: as of the revision the bus had no such object, so that reconcile made it;
+    // today's apiserver has it (made since), and its reads stay the revision's
+    return deps.dryRun && answer === 'exists' ? 'created' : answer;
   };
 
   const isPrimary = (resource: Resource) => sameResource(resource, deps.operator.for);

@@ -40,7 +40,12 @@ export const site: KubeObject = {
 export function siteContext(
   client: KubeClient,
   signal: AbortSignal,
-  extra: { readonly events?: EventRecorder; readonly calls?: InFlightCalls } = {},
+  extra: {
+    readonly events?: EventRecorder;
+    readonly calls?: InFlightCalls;
+    /** as `kubebus replay` runs it */
+    readonly dryRun?: boolean;
+  } = {},
 ) {
   const runtime: RuntimeContext = {
     signal,
@@ -58,7 +63,7 @@ export function siteContext(
       applied: undefined as never,
       fieldManager: 'sites',
       instance: 'i',
-      dryRun: false,
+      dryRun: extra.dryRun ?? false,
       deps: undefined,
       lister: { list: () => Promise.resolve([]) },
       storage: undefined as never,
