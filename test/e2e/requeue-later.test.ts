@@ -4,7 +4,12 @@
 // each waited in its partition's delivery slots (max_ack_pending), and a
 // dozen of them stopped the partition.
 import { defineOperator, defineResource } from 'kubebus';
-import { connectionOf, readDeadLettersOf, readStatus } from '@kubebus/cli/commands';
+import {
+  connectionOf,
+  dlqRedriveCommand,
+  readDeadLettersOf,
+  readStatus,
+} from '@kubebus/cli/commands';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
@@ -167,6 +172,18 @@ describe('requeues wait without their delivery', { timeout: 300_000 }, () => {
       const [letter] = await readDeadLettersOf(nc, key);
       assert.equal(letter?.attempts, 3);
       assert.equal(flakyAttempts.get('refused'), 3, 'three reconciles, no more');
+      // re-driven, still failing: a whole budget again, its retries waiting apart still a re-drive
+      const quiet = { write: () => true };
+      await dlqRedriveCommand(
+        { all: { origin: 'failing' } },
+        { nc, stdout: quiet, stderr: quiet, format: 'table' },
+      );
+      await waitFor(
+        async () => (await readDeadLettersOf(nc, key)).length > 0,
+        'refused to be dead-lettered again after 3 more attempts',
+        60_000,
+      );
+      assert.equal(flakyAttempts.get('refused'), 6, 'three reconciles more');
     } finally {
       await nc.close();
     }

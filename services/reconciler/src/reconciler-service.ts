@@ -432,6 +432,7 @@ export async function startReconcilerService(deps: {
             ...(mark.traceparent === undefined ? {} : { traceparent: mark.traceparent }),
             ...(mark.eventId === undefined ? {} : { eventId: mark.eventId }),
             ...(mark.cause === undefined ? {} : { cause: mark.cause }),
+            reason: mark.reason,
             ...(mark.failures === undefined ? {} : { failedBefore: mark.failures }),
           };
         },
@@ -514,33 +515,23 @@ export async function startReconcilerService(deps: {
 
 /**
  * The operator's waiting requeues, pulled by this replica (later-requeues.ts),
- * their consumer created where this user may. Without it (a topology step of
- * an older version not run again) each requeue waits in its delivery, as
- * before there was one.
+ * their consumer created where this user may. While it is missing (a topology
+ * step of an older version not run again) each requeue waits in its
+ * delivery, as before there was one, and the consumer is looked for again.
  */
 async function laterRequeuesOf(
   bus: { readonly js: JetStreamClient; readonly jsm: JetStreamManager },
   config: ReconcilerConfig,
   log: Logger,
-): Promise<LaterRequeues | undefined> {
-  const spec = laterConsumer(config.controller, config.ackWaitMs);
-  try {
-    const [change] = await applyConsumers(bus.jsm, [spec], 'where-allowed');
-    if (change?.result === 'missing') {
-      log.warn(
-        { consumer: spec.durable },
-        'no consumer for waiting requeues: each waits in its delivery, holding it; run `kubebus topology apply <operator>` (the topology Job) as the NATS admin user',
-      );
-      return undefined;
-    }
-    const later = new LaterRequeues(bus.js, config.controller, config.partitions, log);
-    await later.start();
-    return later;
-  } catch (error) {
-    log.warn(
-      { err: error, consumer: spec.durable },
-      'waiting requeues not pulled: each waits in its delivery',
-    );
-    return undefined;
-  }
+): Promise<LaterRequeues> {
+  await applyConsumers(
+    bus.jsm,
+    [laterConsumer(config.controller, config.ackWaitMs)],
+    'where-allowed',
+  ).catch((error: unknown) => {
+    log.warn({ err: error }, 'could not make sure the waiting requeues have their consumer');
+  });
+  const later = new LaterRequeues(bus.js, config.controller, config.partitions, log);
+  later.start();
+  return later;
 }

@@ -14,14 +14,17 @@ import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstrea
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import type { Logger } from '../obs/logger.js';
 import type { ObjectKey } from '../kube/refs.js';
-import type { Failures } from '../runtime/work-item.js';
+import { backoffDelay } from '../runtime/backoff.js';
 import { durableNames } from './durable-consumers.js';
 import { partitionOf, subjects } from './subjects.js';
 import { Streams } from './topology.js';
-import { encodeWorkMark, parseWorkMark } from './work-mark.js';
+import { encodeWorkMark, parseWorkMark, type WorkMark } from './work-mark.js';
 
 /** When the requeue is due, in ms since the epoch. */
 export const DUE_HEADER = 'Kubebus-Due';
+
+/** A retry that waits no more: the object succeeded, or was parked, since. */
+const CANCELLED_HEADER = 'Kubebus-Cancelled';
 
 /** Shorter waits keep their delivery: a slot held for a moment stops nothing. */
 export const LATER_MIN_DELAY_MS = 1_000;
@@ -32,9 +35,18 @@ const PULL = 100;
 /** A failed hand-on is tried again after this long. */
 const RETRY_MS = 1_000;
 
+/** What a waiting mark carries of the request it follows. */
+export type Waiting = Pick<WorkMark, 'reason' | 'traceparent' | 'eventId' | 'cause' | 'failures'>;
+
 export class LaterRequeues {
+  #pulling = false;
+  #stopped = false;
   #messages: ConsumerMessages | undefined;
   #loop: Promise<void> | undefined;
+  /** ends the wait before the consumer is looked for again (stop) */
+  #wake: (() => void) | undefined;
+  /** objects whose retry this replica parked and has not settled since: a success cancels it */
+  readonly #retries = new Set<string>();
 
   constructor(
     private readonly js: JetStreamClient,
@@ -43,55 +55,101 @@ export class LaterRequeues {
     private readonly log: Logger,
   ) {}
 
-  /** Parks the object's requeue until `delayMs` from now; resolves once stored. */
-  async park(
-    key: ObjectKey,
-    delayMs: number,
-    traceparent?: string,
-    failures?: Failures,
-  ): Promise<void> {
-    const headers = natsHeaders();
-    headers.set(DUE_HEADER, String(Date.now() + delayMs));
-    await this.js
-      .publish(
-        subjects.later(this.controller, key),
-        encodeWorkMark({
-          key,
-          reason: 'requeue',
-          ...(traceparent === undefined ? {} : { traceparent }),
-          time: new Date().toISOString(),
-          ...(failures === undefined ? {} : { failures }),
-        }),
-        { headers },
-      )
-      .catch((error: unknown) => {
-        // the work stream full, NATS away: the request keeps its delivery and waits there
-        this.log.warn({ err: error, key }, 'could not park a requeue; it waits in its delivery');
-        throw error;
-      });
+  /** Whether a replica pulls the waiting requeues: else they wait in their deliveries. */
+  get pulling(): boolean {
+    return this.#pulling;
   }
 
-  /** Pulls the waiting requeues and hands on each when due, until stopped. */
-  async start(): Promise<void> {
-    const consumer = await this.js.consumers.get(Streams.work, durableNames.later(this.controller));
-    this.#messages = await consumer.consume({ max_messages: PULL });
-    this.#loop = this.#handOnAll(this.#messages);
+  /** Parks the object's requeue until `delayMs` from now; resolves once stored. */
+  async park(key: ObjectKey, delayMs: number, waiting: Waiting): Promise<void> {
+    const headers = natsHeaders();
+    headers.set(DUE_HEADER, String(Date.now() + delayMs));
+    await this.#publish(key, waiting, headers).catch((error: unknown) => {
+      // the work stream full, NATS away: the request keeps its delivery and waits there
+      this.log.warn({ err: error, key }, 'could not park a requeue; it waits in its delivery');
+      throw error;
+    });
+    const id = subjects.later(this.controller, key);
+    if (waiting.failures === undefined) this.#retries.delete(id);
+    else this.#retries.add(id);
+  }
+
+  /**
+   * The object was reconciled (or parked, or failed for good): a retry this
+   * replica parked for it would come back with failures that are no longer
+   * its own, so it is replaced by a cancelled mark, which is dropped.
+   */
+  settled(key: ObjectKey): void {
+    const id = subjects.later(this.controller, key);
+    if (!this.#retries.delete(id)) return;
+    const headers = natsHeaders();
+    headers.set(CANCELLED_HEADER, '1');
+    this.#publish(key, { reason: 'requeue' }, headers).catch((error: unknown) => {
+      // it comes back then: one reconcile more, its budget counted from the failures it carries
+      this.log.warn({ err: error, key }, 'could not cancel a waiting retry');
+    });
+  }
+
+  /** Pulls the waiting requeues and hands on each when due, until stopped; a missing consumer is waited for. */
+  start(): void {
+    this.#loop = this.#pullAll();
   }
 
   async stop(): Promise<void> {
+    this.#stopped = true;
     this.#messages?.stop();
+    this.#wake?.();
     await this.#loop;
   }
 
-  async #handOnAll(messages: ConsumerMessages): Promise<void> {
-    try {
-      for await (const message of messages) await this.#handOn(message);
-    } catch (error) {
-      this.log.error({ err: error }, 'the waiting requeues are no longer pulled');
+  async #publish(key: ObjectKey, waiting: Waiting, headers: ReturnType<typeof natsHeaders>) {
+    await this.js.publish(
+      subjects.later(this.controller, key),
+      encodeWorkMark({ key, ...waiting, time: new Date().toISOString() }),
+      { headers },
+    );
+  }
+
+  async #pullAll(): Promise<void> {
+    for (let attempt = 0; !this.#stopped; attempt++) {
+      try {
+        const consumer = await this.js.consumers.get(
+          Streams.work,
+          durableNames.later(this.controller),
+        );
+        this.#messages = await consumer.consume({ max_messages: PULL });
+        this.#pulling = true;
+        attempt = 0;
+        for await (const message of this.#messages) await this.#handOn(message);
+      } catch (error) {
+        if (attempt === 0)
+          this.log.warn(
+            { err: error, consumer: durableNames.later(this.controller) },
+            'the waiting requeues are not pulled: each waits in its delivery until they are; run `kubebus topology apply <operator>` (the topology Job) if their consumer is missing',
+          );
+      }
+      this.#pulling = false;
+      // stop() may have come while the pull ran
+      if (this.#isStopped()) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, backoffDelay({ baseMs: 1_000, capMs: 30_000 }, attempt));
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     }
   }
 
+  #isStopped(): boolean {
+    return this.#stopped;
+  }
+
   async #handOn(message: JsMsg): Promise<void> {
+    if (message.headers?.get(CANCELLED_HEADER) === '1') {
+      message.ack();
+      return;
+    }
     const due = Number(message.headers?.get(DUE_HEADER));
     const left = Number.isFinite(due) ? due - Date.now() : 0;
     if (left > 0) {
@@ -106,13 +164,12 @@ export class LaterRequeues {
       return;
     }
     const { key } = parsed.mark;
+    const partition = partitionOf(key, this.partitions);
     try {
       // the id dedupes a hand-on sent again after a restart that lost its ack
-      await this.js.publish(
-        subjects.work(this.controller, partitionOf(key, this.partitions), key),
-        message.data,
-        { msgID: `${this.controller}/requeue/${String(message.seq)}` },
-      );
+      await this.js.publish(subjects.work(this.controller, partition, key), message.data, {
+        msgID: `${this.controller}/requeue/${String(message.seq)}/p${String(partition)}`,
+      });
       message.ack();
     } catch (error) {
       this.log.warn({ err: error, key }, 'could not hand on a requeue; will try again');

@@ -10,6 +10,7 @@ import type { ObjectKey } from '../runtime/object-key.js';
 import type { Failures, WorkItem } from '../runtime/work-item.js';
 import type { AnsweredDeliveries } from './answered-deliveries.js';
 import { LATER_MIN_DELAY_MS, type LaterRequeues } from './later-requeues.js';
+import type { WorkReason } from './work-mark.js';
 
 /**
  * A bound on deliveries never answered (unanswered-deliveries.ts): a message
@@ -30,6 +31,8 @@ export type ParsedRequest =
       readonly traceparent?: string;
       readonly eventId?: string;
       readonly cause?: string;
+      /** why the request was made: a retry that waits apart keeps it (a re-drive stays one) */
+      readonly reason?: WorkReason;
       readonly failedBefore?: Failures;
     }
   | { readonly ok: false; readonly reason: string };
@@ -193,6 +196,7 @@ function toWorkItem(
     ack: () => {
       message.ack();
       settle();
+      waiting?.settled(key);
     },
     retry: (delayMs) => {
       giveBack(() => {
@@ -200,29 +204,44 @@ function toWorkItem(
       });
     },
     later: (delayMs, failures) => {
-      if (waiting === undefined || delayMs < LATER_MIN_DELAY_MS) {
+      if (waiting?.pulling !== true || delayMs < LATER_MIN_DELAY_MS) {
         giveBack(() => {
           message.nak(delayMs);
         });
-        return false;
+        return;
       }
+      // a requeue the reconcile asked for is one; a retry is still what its request was
+      const request =
+        failures === undefined
+          ? { reason: 'requeue' as const }
+          : {
+              reason: parsed.reason ?? ('requeue' as const),
+              ...(parsed.eventId === undefined ? {} : { eventId: parsed.eventId }),
+              ...(parsed.cause === undefined ? {} : { cause: parsed.cause }),
+              failures,
+            };
       // acknowledged once the requeue is stored: a crash between sends the request again
-      waiting.park(key, delayMs, parsed.traceparent, failures).then(
-        () => {
-          message.ack();
-          settle();
-        },
-        () => {
-          giveBack(() => {
-            message.nak(delayMs);
-          });
-        },
-      );
-      return true;
+      waiting
+        .park(key, delayMs, {
+          ...request,
+          ...(parsed.traceparent === undefined ? {} : { traceparent: parsed.traceparent }),
+        })
+        .then(
+          () => {
+            message.ack();
+            settle();
+          },
+          () => {
+            giveBack(() => {
+              message.nak(delayMs);
+            });
+          },
+        );
     },
     terminate: (reason) => {
       message.term(reason);
       settle();
+      waiting?.settled(key);
     },
     inProgress: () => {
       message.working();

@@ -205,6 +205,32 @@ describe('controller work loop', () => {
     assert.deepEqual(parked, ['third after 3']);
   });
 
+  it('counts a change that comes while a retry waits apart against the same budget', async () => {
+    const fates: string[] = [];
+    const change = () => ({
+      ...item('x', fates),
+      later: (_delayMs: number, failures?: { attempts: number; streak: number }) => {
+        fates.push(`later ${JSON.stringify(failures)}`);
+      },
+    });
+    const controller = new Controller(
+      reconcilerFunc(async () => {
+        throw new Error('boom');
+      }),
+      options({ retry: { baseMs: 5, capMs: 5, maxAttempts: 3 } }),
+    );
+    // each a new change of the object (a watcher's mark carries no failures)
+    for (let i = 0; i < 3; i++) {
+      controller.dispatch(change());
+      await until(() => controller.idle);
+    }
+    assert.deepEqual(fates, [
+      'later {"attempts":1,"streak":1}',
+      'later {"attempts":2,"streak":2}',
+      'term:dead-lettered',
+    ]);
+  });
+
   it('never acks a request in place of its own redelivery (the surviving copy still retries)', async () => {
     // One JetStream message delivered twice (ack wait passed while it waited):
     // acking the "superseded" copy would ack the message itself and lose the work.

@@ -207,9 +207,10 @@ export class Controller {
     };
     const { metrics, name } = this.options;
     const attempts = {
-      // a retry that waited apart is a new request: its failures came with it
-      attempt: (this.#failures.get(id) ?? item.failedBefore?.attempts ?? 0) + 1,
-      streak: this.#streak.get(id) ?? item.failedBefore?.streak ?? 0,
+      // a retry that waited apart is a new request: its failures came with it (and this
+      // replica's count, kept by object, still stands for a change that came meanwhile)
+      attempt: Math.max(this.#failures.get(id) ?? 0, item.failedBefore?.attempts ?? 0) + 1,
+      streak: Math.max(this.#streak.get(id) ?? 0, item.failedBefore?.streak ?? 0),
     };
     const reconcileId = randomUUID();
     const span = this.#spans.start(`reconcile ${name}`, 'consumer', item.traceparent, {
@@ -346,7 +347,7 @@ export class Controller {
           return;
         }
         // waits without its delivery, its failures carried in the request that follows
-        const apart = item.later(
+        item.later(
           action.delayMs,
           action.error === undefined
             ? undefined
@@ -355,12 +356,6 @@ export class Controller {
                 streak: attempts.streak + 1,
               },
         );
-        // this request will not be delivered again (but once more if its wait cannot be
-        // stored, NATS away: its budget counted afresh then)
-        if (apart) {
-          this.#failures.delete(id);
-          this.#streak.delete(id);
-        }
         return;
       }
       case 'terminal':

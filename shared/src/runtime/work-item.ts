@@ -53,10 +53,9 @@ export interface WorkItem {
    * Done for now; a new request for the object after `delayMs` (a requeue the
    * reconcile asked for, or a retry carrying its `failures`). Where the
    * transport has it, the wait holds no delivery (JetStream:
-   * later-requeues.ts); else it is `retry`. True where the request itself is
-   * settled and never delivered again.
+   * later-requeues.ts); else it is `retry`.
    */
-  later?(delayMs: number, failures?: Failures): boolean;
+  later?(delayMs: number, failures?: Failures): void;
   /** never deliver it again */
   terminate(reason: string): void;
   /** still being worked on (or waiting for the key): extend the lease on it */
