@@ -255,6 +255,14 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
           JSON.stringify({ batch: 1, expires: 500_000_000 }),
           { timeout: 2_000 },
         ),
+      "pull another operator's waiting requeues": (nc) =>
+        nc.request(
+          `$JS.API.CONSUMER.MSG.NEXT.${Streams.work}.${durableNames.later(OTHER)}`,
+          JSON.stringify({ batch: 1, expires: 500_000_000 }),
+          { timeout: 2_000 },
+        ),
+      "park a requeue for another operator's object": (nc) =>
+        jetstream(nc).publish(subjects.later(OTHER, key), '{}', { timeout: 2_000 }),
       'create a stream that republishes into kubebus.events': async (nc) =>
         (await jetstreamManager(nc)).streams.add({
           name: 'ESCAPE',
@@ -330,8 +338,12 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
           ...attacks,
           ...(user === 'watcher' ? {} : roleOnly),
         })) {
-          // re-driving sends intents back to any operator's status
-          if (verb.endsWith("another operator's status") && user === 'dlq-admin') continue;
+          // re-driving sends marks and intents back to any operator's work and status
+          if (
+            user === 'dlq-admin' &&
+            (verb.endsWith("another operator's status") || verb.startsWith('park a requeue'))
+          )
+            continue;
           await assert.rejects(attack(nc), refused, `${user} may ${verb}`);
         }
       } finally {

@@ -53,6 +53,8 @@ const Flaky = defineResource({
 });
 
 const flakyAttempts = new Map<string, number>();
+/** objects whose external service works again */
+const healed = new Set<string>();
 
 const failing = defineOperator({
   name: 'failing',
@@ -61,6 +63,29 @@ const failing = defineOperator({
   reconcile: async (flaky) => {
     const name = flaky.metadata.name;
     flakyAttempts.set(name, (flakyAttempts.get(name) ?? 0) + 1);
+    if (healed.has(name)) return undefined;
+    throw new Error('the external service refused it');
+  },
+});
+
+/** Fails until healed, its retries 20–30 s away: a change reconciles it well before. */
+const Mendable = defineResource({
+  group: 'test.kubebus.dev',
+  version: 'v1',
+  kind: 'MendableLease',
+  scope: 'Namespaced',
+  spec: z.object({}),
+  status: z.object({}).partial(),
+});
+
+const mending = defineOperator({
+  name: 'mending',
+  for: Mendable,
+  partitions: 1,
+  reconcile: async (mendable) => {
+    const name = mendable.metadata.name;
+    flakyAttempts.set(name, (flakyAttempts.get(name) ?? 0) + 1);
+    if (healed.has(name)) return undefined;
     throw new Error('the external service refused it');
   },
 });
@@ -76,10 +101,14 @@ describe('requeues wait without their delivery', { timeout: 300_000 }, () => {
     env = await startTestEnvironment();
     await env.install(Lease);
     await env.install(Flaky);
+    await env.install(Mendable);
     await env.run(renewals);
     // backoffs of 1–2 s: some retries wait apart, some (full jitter) in their delivery
     await env.run(failing, {
       env: { KUBEBUS_MAX_ATTEMPTS: '3', KUBEBUS_BACKOFF_BASE: '1s', KUBEBUS_BACKOFF_CAP: '2s' },
+    });
+    await env.run(mending, {
+      env: { KUBEBUS_BACKOFF_BASE: '20s', KUBEBUS_BACKOFF_CAP: '30s' },
     });
   });
   after(() => env?.stop());
@@ -184,6 +213,43 @@ describe('requeues wait without their delivery', { timeout: 300_000 }, () => {
         60_000,
       );
       assert.equal(flakyAttempts.get('refused'), 6, 'three reconciles more');
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('drops a waiting retry once a change of the object reconciles it', async () => {
+    const mendable = (generation: number) =>
+      env.apply({
+        apiVersion: 'test.kubebus.dev/v1',
+        kind: 'MendableLease',
+        metadata: { name: 'mended', labels: { try: String(generation) } },
+        spec: {},
+      });
+    const nc = await connect(connectionOf({}, env.natsEnv).options);
+    try {
+      const key = {
+        group: 'test.kubebus.dev',
+        resource: 'mendableleases',
+        namespace: 'default',
+        name: 'mended',
+      };
+      const due = async () =>
+        (await readStatus(nc, undefined, key)).work.find((place) => place.controller === 'mending')
+          ?.requeueDue;
+      await mendable(1);
+      await waitFor(async () => (await due()) !== undefined, 'a retry of mended waiting apart');
+      // fixed, and a change reconciles it long before its retry is due (20 s or more): the
+      // waiting mark gone within 15 s is the cancellation's doing
+      healed.add('mended');
+      await mendable(2);
+      await waitFor(
+        async () => (await due()) === undefined,
+        'the waiting retry replaced by a cancelled one',
+        15_000,
+      );
+      // the failure, the change, and the reconcile its Ready status' echo brings
+      assert.ok((flakyAttempts.get('mended') ?? 0) <= 3, 'no reconcile of a cancelled retry');
     } finally {
       await nc.close();
     }

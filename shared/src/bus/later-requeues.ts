@@ -14,6 +14,7 @@ import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstrea
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import type { Logger } from '../obs/logger.js';
 import type { ObjectKey } from '../kube/refs.js';
+import { keyString } from '../runtime/object-key.js';
 import { backoffDelay } from '../runtime/backoff.js';
 import { durableNames } from './durable-consumers.js';
 import { partitionOf, subjects } from './subjects.js';
@@ -69,7 +70,7 @@ export class LaterRequeues {
       this.log.warn({ err: error, key }, 'could not park a requeue; it waits in its delivery');
       throw error;
     });
-    const id = subjects.later(this.controller, key);
+    const id = keyString(key);
     if (waiting.failures === undefined) this.#retries.delete(id);
     else this.#retries.add(id);
   }
@@ -80,7 +81,7 @@ export class LaterRequeues {
    * its own, so it is replaced by a cancelled mark, which is dropped.
    */
   settled(key: ObjectKey): void {
-    const id = subjects.later(this.controller, key);
+    const id = keyString(key);
     if (!this.#retries.delete(id)) return;
     const headers = natsHeaders();
     headers.set(CANCELLED_HEADER, '1');
