@@ -42,53 +42,38 @@ const renewals = defineOperator({
   },
 });
 
-/** Always failing: its retries wait apart too, their attempts carried with them. */
-const Flaky = defineResource({
-  group: 'test.kubebus.dev',
-  version: 'v1',
-  kind: 'FlakyLease',
-  scope: 'Namespaced',
-  spec: z.object({}),
-  status: z.object({}).partial(),
-});
-
 const flakyAttempts = new Map<string, number>();
 /** objects whose external service works again */
 const healed = new Set<string>();
 
-const failing = defineOperator({
-  name: 'failing',
-  for: Flaky,
-  partitions: 1,
-  reconcile: async (flaky) => {
-    const name = flaky.metadata.name;
-    flakyAttempts.set(name, (flakyAttempts.get(name) ?? 0) + 1);
-    if (healed.has(name)) return undefined;
-    throw new Error('the external service refused it');
-  },
-});
+/** A resource whose operator fails until its object is healed, reconciles counted here. */
+function failingUntilHealed(kind: string, name: string) {
+  const resource = defineResource({
+    group: 'test.kubebus.dev',
+    version: 'v1',
+    kind,
+    scope: 'Namespaced',
+    spec: z.object({}),
+    status: z.object({}).partial(),
+  });
+  const operator = defineOperator({
+    name,
+    for: resource,
+    partitions: 1,
+    reconcile: async (object) => {
+      const objectName = object.metadata.name;
+      flakyAttempts.set(objectName, (flakyAttempts.get(objectName) ?? 0) + 1);
+      if (healed.has(objectName)) return undefined;
+      throw new Error('the external service refused it');
+    },
+  });
+  return { resource, operator };
+}
 
+/** Always failing: its retries wait apart too, their attempts carried with them. */
+const { resource: Flaky, operator: failing } = failingUntilHealed('FlakyLease', 'failing');
 /** Fails until healed, its retries 20–30 s away: a change reconciles it well before. */
-const Mendable = defineResource({
-  group: 'test.kubebus.dev',
-  version: 'v1',
-  kind: 'MendableLease',
-  scope: 'Namespaced',
-  spec: z.object({}),
-  status: z.object({}).partial(),
-});
-
-const mending = defineOperator({
-  name: 'mending',
-  for: Mendable,
-  partitions: 1,
-  reconcile: async (mendable) => {
-    const name = mendable.metadata.name;
-    flakyAttempts.set(name, (flakyAttempts.get(name) ?? 0) + 1);
-    if (healed.has(name)) return undefined;
-    throw new Error('the external service refused it');
-  },
-});
+const { resource: Mendable, operator: mending } = failingUntilHealed('MendableLease', 'mending');
 
 const HOUR = 3_600_000;
 /** well above the partition's slots: a worker's share plus one, for any worker count kubebus defaults to */
