@@ -11,7 +11,7 @@ import {
   readStatus,
 } from '@kubebus/cli/commands';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -106,14 +106,24 @@ describe('requeues wait without their delivery', { timeout: 300_000 }, () => {
       spec: { renewAfterMs },
     });
 
-  const consumer = async (durable: string) => {
+  /** `use` with a NATS connection of the bed's, closed after */
+  const withBus = async <T>(use: (nc: NatsConnection) => Promise<T>): Promise<T> => {
     const nc = await connect(connectionOf({}, env.natsEnv).options);
     try {
-      return await (await jetstreamManager(nc)).consumers.info('KUBEBUS_WORK', durable);
+      return await use(nc);
     } finally {
       await nc.close();
     }
   };
+  const keyOf = (resource: string, name: string) => ({
+    group: 'test.kubebus.dev',
+    resource,
+    namespace: 'default',
+    name,
+  });
+
+  const consumer = (durable: string) =>
+    withBus(async (nc) => (await jetstreamManager(nc)).consumers.info('KUBEBUS_WORK', durable));
 
   it('reconciles every object and a new one behind them while they wait an hour', async () => {
     for (let i = 0; i < WAITING; i++) await lease(`hourly-${String(i)}`, HOUR);
@@ -128,22 +138,14 @@ describe('requeues wait without their delivery', { timeout: 300_000 }, () => {
       "the partition's deliveries all answered",
     );
     // `kubebus status` says when the newcomer's requeue is due
-    const nc = await connect(connectionOf({}, env.natsEnv).options);
-    try {
-      const { work } = await readStatus(nc, undefined, {
-        group: 'test.kubebus.dev',
-        resource: 'renewedleases',
-        namespace: 'default',
-        name: 'newcomer',
-      });
+    await withBus(async (nc) => {
+      const { work } = await readStatus(nc, undefined, keyOf('renewedleases', 'newcomer'));
       const due = work.find((place) => place.controller === 'renewals')?.requeueDue;
       assert.ok(
         due !== undefined && Date.parse(due) > Date.now() + HOUR / 2,
         `a requeue due in about an hour: ${String(due)}`,
       );
-    } finally {
-      await nc.close();
-    }
+    });
     const later = await consumer('renewals_later');
     assert.ok(
       later.num_ack_pending + later.num_pending >= WAITING + 1,
@@ -170,14 +172,8 @@ describe('requeues wait without their delivery', { timeout: 300_000 }, () => {
       metadata: { name: 'refused' },
       spec: {},
     });
-    const nc = await connect(connectionOf({}, env.natsEnv).options);
-    try {
-      const key = {
-        group: 'test.kubebus.dev',
-        resource: 'flakyleases',
-        namespace: 'default',
-        name: 'refused',
-      };
+    const key = keyOf('flakyleases', 'refused');
+    await withBus(async (nc) => {
       await waitFor(
         async () => (await readDeadLettersOf(nc, key)).length > 0,
         'refused to be dead-lettered after 3 attempts',
@@ -198,9 +194,7 @@ describe('requeues wait without their delivery', { timeout: 300_000 }, () => {
         60_000,
       );
       assert.equal(flakyAttempts.get('refused'), 6, 'three reconciles more');
-    } finally {
-      await nc.close();
-    }
+    });
   });
 
   it('drops a waiting retry once a change of the object reconciles it', async () => {
@@ -211,14 +205,8 @@ describe('requeues wait without their delivery', { timeout: 300_000 }, () => {
         metadata: { name: 'mended', labels: { try: String(generation) } },
         spec: {},
       });
-    const nc = await connect(connectionOf({}, env.natsEnv).options);
-    try {
-      const key = {
-        group: 'test.kubebus.dev',
-        resource: 'mendableleases',
-        namespace: 'default',
-        name: 'mended',
-      };
+    const key = keyOf('mendableleases', 'mended');
+    await withBus(async (nc) => {
       const due = async () =>
         (await readStatus(nc, undefined, key)).work.find((place) => place.controller === 'mending')
           ?.requeueDue;
@@ -235,8 +223,6 @@ describe('requeues wait without their delivery', { timeout: 300_000 }, () => {
       );
       // the failure, the change, and the reconcile its Ready status' echo brings
       assert.ok((flakyAttempts.get('mended') ?? 0) <= 3, 'no reconcile of a cancelled retry');
-    } finally {
-      await nc.close();
-    }
+    });
   });
 });
