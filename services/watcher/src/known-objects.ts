@@ -1,7 +1,8 @@
 // The object state the watcher keeps: uid → resourceVersion (plus what a
 // tombstone needs), so a relist can tell what changed or vanished in the gap.
 // Seeded at start from the last event per object in KUBEBUS_EVENTS, which
-// also tells `map` watches what each object last named (mapped-marks.ts).
+// also tells the watcher which owner and which `map` answers each object last
+// named (mapped-marks.ts).
 import { Streams, readMessages, subjects } from '@kubebus/shared/bus';
 import { decodeNatsMessage, opOf, type KubeObject } from '@kubebus/shared/events';
 import type { NatsConnection } from '@nats-io/nats-core';

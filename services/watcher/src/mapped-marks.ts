@@ -1,10 +1,12 @@
-// What the `map` watches of one resource answered for each object's last
-// state, by uid. A change marks what its previous state named as well as what
-// its new state names, as controller-runtime's EnqueueRequestsFromMapFunc maps
-// the old and the new object: a primary the object stops concerning (its label
-// moved or removed) hears of it too. A relist's tombstone carries no labels,
-// so its delete is told from here alone. Only non-empty answers are kept:
-// names, not objects.
+// What each object's last state marked, by uid: the primary its controller
+// owner reference names and what the `map` watches of its resource answered.
+// A change marks what its previous state named as well as what its new state
+// names, as controller-runtime maps the old and the new object of an update
+// (EnqueueRequestForOwner, EnqueueRequestsFromMapFunc): a primary the object
+// stops concerning (adopted by another owner, orphaned, its label moved or
+// removed) hears of it too. A relist's tombstone carries neither owner
+// references nor labels, so its delete is told from here alone. Only
+// non-empty answers are kept: names, not objects.
 import type { ChangeOp, KubeObject } from '@kubebus/shared/events';
 import { keyString } from '@kubebus/shared/runtime';
 import type { Mark } from './targets.js';
@@ -12,7 +14,7 @@ import type { Mark } from './targets.js';
 export class MappedMarks {
   readonly #byUid = new Map<string, readonly Mark[]>();
 
-  /** @param answer the marks the `map` watches name for one state of an object */
+  /** @param answer the marks one state of an object names: its controller owner's, its `map` watches' */
   constructor(private readonly answer: (object: KubeObject) => Mark[]) {}
 
   /**

@@ -176,6 +176,90 @@ describe("a watches mapping's previous state", () => {
   });
 });
 
+describe("an owned object's previous controller owner", () => {
+  const sitesOwningConfigMaps = async () => {
+    const targets = await discoverTargets(discovery, [
+      { name: 'staticsite', for: 'staticsites.v1.sites.example.com', owns: ['configmaps.v1'] },
+    ]);
+    const configMaps = targets.resources.find((r) => r.resource === 'configmaps');
+    assert.ok(configMaps);
+    return { targets, configMaps };
+  };
+  /** The child ConfigMap `page`, its controller the StaticSite `site` (none: orphaned). */
+  const page = (site?: string) =>
+    object('ConfigMap', 'page', 'blog', {
+      metadata: {
+        name: 'page',
+        uid: 'page-uid',
+        resourceVersion: '1',
+        namespace: 'blog',
+        ...(site === undefined
+          ? {}
+          : {
+              ownerReferences: [
+                {
+                  apiVersion: 'sites.example.com/v1',
+                  kind: 'StaticSite',
+                  name: site,
+                  uid: `${site}-uid`,
+                  controller: true,
+                },
+              ],
+            }),
+      },
+    });
+  const names = (marks: readonly Mark[]) =>
+    marks.map((mark) => `${mark.controller} ${mark.key.namespace}/${mark.key.name}`).sort();
+
+  it('marks the owner that lost a child as well as the one that adopted it, and the last one of an orphan, once each', async () => {
+    const { targets, configMaps } = await sitesOwningConfigMaps();
+    assert.deepEqual(names(targets.marksFor(configMaps, page('a'), 'add')), ['staticsite blog/a']);
+    assert.deepEqual(names(targets.marksFor(configMaps, page('a'), 'update')), [
+      'staticsite blog/a',
+    ]);
+    // adopted by b: a hears that it lost it
+    assert.deepEqual(names(targets.marksFor(configMaps, page('b'), 'update')), [
+      'staticsite blog/a',
+      'staticsite blog/b',
+    ]);
+    // orphaned: b hears of it, then nobody
+    assert.deepEqual(names(targets.marksFor(configMaps, page(), 'update')), ['staticsite blog/b']);
+    assert.deepEqual(names(targets.marksFor(configMaps, page(), 'update')), []);
+  });
+
+  it('marks the owner the last recorded state named, recalled at start', async () => {
+    const { targets, configMaps } = await sitesOwningConfigMaps();
+    // seeded from the events stream: adopted by b while the watcher was away
+    targets.recall(configMaps, page('a'));
+    assert.deepEqual(names(targets.marksFor(configMaps, page('b'), 'update')), [
+      'staticsite blog/a',
+      'staticsite blog/b',
+    ]);
+  });
+
+  it('marks the owner of a deleted child, from its last state when a relist tombstone names none', async () => {
+    const { targets, configMaps } = await sitesOwningConfigMaps();
+    // a watch's delete carries the object: its owner is marked
+    assert.deepEqual(names(targets.marksFor(configMaps, page('b'), 'add')), ['staticsite blog/b']);
+    assert.deepEqual(names(targets.marksFor(configMaps, page('b'), 'delete')), [
+      'staticsite blog/b',
+    ]);
+    // vanished in a watch gap: the relist's tombstone has no owner references
+    assert.deepEqual(names(targets.marksFor(configMaps, page('a'), 'add')), ['staticsite blog/a']);
+    const known = new KnownObjects();
+    known.remember(page('a'));
+    const before = known.get('page-uid');
+    assert.ok(before);
+    const tombstone = known.tombstone(configMaps, 'page-uid', before);
+    assert.equal(tombstone.metadata.ownerReferences, undefined);
+    assert.deepEqual(names(targets.marksFor(configMaps, tombstone, 'delete')), [
+      'staticsite blog/a',
+    ]);
+    // forgotten once deleted: the same uid back as an orphan names nobody
+    assert.deepEqual(names(targets.marksFor(configMaps, page(), 'add')), []);
+  });
+});
+
 describe('what the watcher selects', () => {
   it('watches a kind only as kubebus children when every controller only owns it', async () => {
     const targets = await discoverTargets(discovery, [
@@ -230,6 +314,7 @@ describe('owner keys for every ownership shape', () => {
       assert.ok(found, name);
       return found;
     };
+    let runs = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(
@@ -252,7 +337,8 @@ describe('owner keys for every ownership shape', () => {
             {
               metadata: {
                 name: childName,
-                uid: 'u',
+                // another object each run: the owner of the one before is no previous state of it
+                uid: `u${++runs}`,
                 resourceVersion: '1',
                 ...(child.namespaced ? { namespace: childNamespace } : {}),
                 ...owner(shape.owner[0], shape.owner[1], ownerName).metadata,

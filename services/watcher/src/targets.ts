@@ -1,9 +1,9 @@
 // What the watcher watches and whom it tells: each watched resource once, and
 // for each change the controllers to mark dirty — the object's own controller
 // when it is a primary, the owner's controller when it is owned, and the
-// objects a controller's own mapping names when it watches the resource (its
-// previous state's answer too, mapped-marks.ts), or the primaries whose
-// references name it (reference-index.ts).
+// objects a controller's own mapping names when it watches the resource (for
+// both, its previous state's answer too, mapped-marks.ts), or the primaries
+// whose references name it (reference-index.ts).
 import { controllerOf, type ChangeOp, type KubeObject } from '@kubebus/shared/events';
 import type { KubeClient, ObjectKey, ResourceRef } from '@kubebus/shared/kube';
 import type { ControllerSpec } from './config.js';
@@ -30,14 +30,15 @@ export interface WatchTargets {
    */
   ownedOnly(resource: WatchedResource): boolean;
   /**
-   * The work marks a change to `object` of `resource` makes. For `map`
-   * watches, what the object's previous state named too: this state's answer
-   * is remembered for its next change.
+   * The work marks a change to `object` of `resource` makes. For its
+   * controller owner and `map` watches, what the object's previous state
+   * named too: this state's answer is remembered for its next change.
    */
   marksFor(resource: WatchedResource, object: KubeObject, op: ChangeOp): Mark[];
   /**
-   * An object as last recorded (KUBEBUS_EVENTS, at start): what `map` watches
-   * name for it is remembered, so its first change marks those too.
+   * An object as last recorded (KUBEBUS_EVENTS, at start): its controller
+   * owner and what `map` watches name for it are remembered, so its first
+   * change marks those too.
    */
   recall(resource: WatchedResource, object: KubeObject): void;
   /** whether the primaries of `resource` are indexed by what they reference (listed at start) */
@@ -92,7 +93,7 @@ export async function discoverTargets(
 
   const primaries = new Map<WatchedResource, string[]>();
   const owned = new Set<WatchedResource>();
-  const ownersByKind = new Map<string, { controller: string; primary: WatchedResource }[]>();
+  const ownersByKind = new Map<string, OwnerWatch[]>();
   const mappings = new Map<WatchedResource, MapWatch[]>();
   const indexed: IndexedWatch[] = [];
   for (const spec of controllers) {
@@ -119,8 +120,16 @@ export async function discoverTargets(
   }
 
   const mapped = new Map<WatchedResource, MappedMarks>();
-  for (const [watched, watches] of mappings)
-    mapped.set(watched, new MappedMarks((object) => mapMarks(watches, object)));
+  for (const resource of resources.values()) {
+    const watches = mappings.get(resource) ?? [];
+    mapped.set(
+      resource,
+      new MappedMarks((object) => [
+        ...ownerMarks(ownersByKind, object),
+        ...mapMarks(watches, object),
+      ]),
+    );
+  }
 
   return {
     resources: [...resources.values()],
@@ -152,28 +161,6 @@ export async function discoverTargets(
           name: object.metadata.name,
         },
       }));
-      const owner = controllerOf(object);
-      if (owner) {
-        const ownerGroup = owner.apiVersion.includes('/')
-          ? (owner.apiVersion.split('/')[0] ?? '')
-          : '';
-        for (const { controller, primary } of ownersByKind.get(`${ownerGroup}/${owner.kind}`) ??
-          []) {
-          // An owner reference names no namespace: a namespaced owner lives in its
-          // child's namespace, a cluster-scoped one in none. A cluster-scoped child
-          // cannot have a namespaced owner (the garbage collector refuses it too).
-          if (primary.namespaced && namespace === '') continue;
-          marks.push({
-            controller,
-            key: {
-              group: primary.group,
-              resource: primary.resource,
-              namespace: primary.namespaced ? namespace : '',
-              name: owner.name,
-            },
-          });
-        }
-      }
       marks.push(...(mapped.get(resource)?.change(object, op) ?? []));
       for (const { controller, primary, watched, index } of indexed) {
         if (watched !== resource) continue;
@@ -194,6 +181,40 @@ export async function discoverTargets(
       return marks;
     },
   };
+}
+
+/** A controller whose primary is of a kind owner references name. */
+interface OwnerWatch {
+  readonly controller: string;
+  readonly primary: WatchedResource;
+}
+
+/** The primary one state of an object names by its controller owner reference, per controller of its kind. */
+function ownerMarks(
+  ownersByKind: ReadonlyMap<string, readonly OwnerWatch[]>,
+  object: KubeObject,
+): Mark[] {
+  const owner = controllerOf(object);
+  if (!owner) return [];
+  const namespace = object.metadata.namespace ?? '';
+  const ownerGroup = owner.apiVersion.includes('/') ? (owner.apiVersion.split('/')[0] ?? '') : '';
+  const marks: Mark[] = [];
+  for (const { controller, primary } of ownersByKind.get(`${ownerGroup}/${owner.kind}`) ?? []) {
+    // An owner reference names no namespace: a namespaced owner lives in its
+    // child's namespace, a cluster-scoped one in none. A cluster-scoped child
+    // cannot have a namespaced owner (the garbage collector refuses it too).
+    if (primary.namespaced && namespace === '') continue;
+    marks.push({
+      controller,
+      key: {
+        group: primary.group,
+        resource: primary.resource,
+        namespace: primary.namespaced ? namespace : '',
+        name: owner.name,
+      },
+    });
+  }
+  return marks;
 }
 
 /** A `map` watch: the controller, its primary, and what names the primaries from a changed object. */
