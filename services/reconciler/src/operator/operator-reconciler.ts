@@ -43,7 +43,8 @@ import { fenced } from './fenced.js';
 import { KnownResources, refOf } from './known-resources.js';
 import { ApiserverLister, BusLister, type ObjectLister } from './object-lister.js';
 import { operatorContext } from './operator-context.js';
-import { StorageVersionReader } from './storage-version.js';
+import { rereadWith, StorageVersionReader } from './storage-version.js';
+import { describeInvalidSpec } from './spec-as-written.js';
 import { AppliedByOwner, mayHaveDropped, prunedKinds, pruneOwned } from './pruning.js';
 import { ReleasedFinalizers } from './released-finalizers.js';
 import {
@@ -124,7 +125,7 @@ export class OperatorReconciler implements Reconciler {
     const { definition } = this.operator.for;
     const parsed = definition.spec.safeParse(object['spec'] ?? {});
     if (!parsed.success) {
-      const message = describeIssues(parsed.error.issues, 'spec');
+      const message = await this.#describeInvalidSpec(object, parsed.error.issues, runtime);
       await this.#publishStatus(
         recorded,
         invalidSpecStatus(object, message, this.operator.invalidSpec?.(message)),
@@ -277,7 +278,7 @@ export class OperatorReconciler implements Reconciler {
     // parses cannot say what to clean up: shown on the object, the finalizer kept
     const parsed = operator.for.definition.spec.safeParse(object['spec'] ?? {});
     if (!parsed.success) {
-      const message = `cannot finalize: invalid spec: ${describeIssues(parsed.error.issues, 'spec')}; fix the spec, or remove the finalizer ${operator.finalizer} to let it go without its cleanup`;
+      const message = `cannot finalize: invalid spec: ${await this.#describeInvalidSpec(object, parsed.error.issues, runtime)}; fix the spec, or remove the finalizer ${operator.finalizer} to let it go without its cleanup`;
       await this.#reportTerminal(recorded, object, message, runtime);
       throw new TerminalError(message);
     }
@@ -294,6 +295,24 @@ export class OperatorReconciler implements Reconciler {
     // revoked meanwhile: releasing the object is the reconcile's that holds the partition now
     await this.#setFinalizer(object, false, runtime);
     return undefined;
+  }
+
+  /** An invalid spec's problems, in the fields of the version its author wrote it in. */
+  #describeInvalidSpec(
+    object: KubeObject,
+    issues: Parameters<typeof describeIssues>[0],
+    runtime: RuntimeContext,
+  ): Promise<string> {
+    const { fieldManager } = this.deps;
+    return describeInvalidSpec({
+      resource: this.operator.for,
+      object,
+      issues,
+      read: rereadWith(this.deps.client, this.operator.for, object),
+      // the finalizer's manager too (kube/apply.ts): neither ever writes the spec
+      ours: new Set([fieldManager, `${fieldManager}-finalizer`]),
+      log: runtime.log,
+    });
   }
 
   #context(
