@@ -134,14 +134,16 @@ async function connectPatiently(
       const retryInMs = backoffDelay({ baseMs: 500, capMs: 30_000 }, attempt);
       const reason = (error as Error).message;
       const who = options.user === undefined ? 'no user' : `user ${options.user}`;
-      log.error(
-        { retryInMs, attempt: attempt + 1 },
-        /authori[sz]ation|authentication|permission/i.test(reason)
-          ? `NATS refused ${who}: ${reason}; check the user and password (retrying)`
-          : /certificate|self.signed|handshake|ssl|tls/i.test(reason)
-            ? `TLS with NATS at ${options.servers} failed: ${reason}; check KUBEBUS_NATS_CA (and the client certificate) (retrying)`
-            : `cannot reach NATS at ${options.servers}: ${reason} (retrying)`,
-      );
+      const fields = { retryInMs, attempt: attempt + 1 };
+      // a refusal or a failed handshake is a configuration to fix; a server not up yet is waited out
+      if (/authori[sz]ation|authentication|permission/i.test(reason))
+        log.error(fields, `NATS refused ${who}: ${reason}; check the user and password (retrying)`);
+      else if (/certificate|self.signed|handshake|ssl|tls/i.test(reason))
+        log.error(
+          fields,
+          `TLS with NATS at ${options.servers} failed: ${reason}; check KUBEBUS_NATS_CA (and the client certificate) (retrying)`,
+        );
+      else log.warn(fields, `cannot reach NATS at ${options.servers}: ${reason} (retrying)`);
       await sleep(retryInMs);
     }
   }

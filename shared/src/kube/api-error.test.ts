@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { classifyFailure } from '../errors/failure-class.js';
-import { apiErrorFrom } from './api-error.js';
+import { apiErrorFrom, noAnswer } from './api-error.js';
 
 describe('an apiserver error', () => {
   it("keeps the continue token of a 410 Expired list's Status", () => {
@@ -117,5 +117,20 @@ describe('an apiserver error', () => {
     );
     assert.equal(classifyFailure(overloaded), 'transient');
     assert.equal(overloaded.retryable, true);
+  });
+
+  it('says why there was no answer, where Node gives an empty message', () => {
+    const refused = (port: number) =>
+      Object.assign(new Error(`connect ECONNREFUSED 127.0.0.1:${port}`), { code: 'ECONNREFUSED' });
+    // what `fetch`/`net` give for `localhost`: one attempt per address, no message of its own
+    const both = new AggregateError([refused(1), refused(1)], '');
+    assert.equal(
+      noAnswer(both).message,
+      'no answer from the apiserver: connect ECONNREFUSED 127.0.0.1:1',
+    );
+    const bare = Object.assign(new Error(''), { code: 'ECONNRESET' });
+    assert.equal(noAnswer(bare).message, 'no answer from the apiserver: ECONNRESET');
+    assert.equal(noAnswer(bare).status, 0);
+    assert.equal(classifyFailure(noAnswer(bare)), 'transient');
   });
 });

@@ -51,6 +51,24 @@ export function isConflict(error: unknown): boolean {
   return isKubeApiError(error, 409);
 }
 
+/**
+ * No answer at all (status 0): a refused or reset connection, a timeout. The
+ * text names why — Node gives an AggregateError of one ECONNREFUSED per
+ * address an empty message, so its errors' messages, or else its code.
+ */
+export function noAnswer(error: unknown): KubeApiError {
+  return new KubeApiError(0, 'NoResponse', `no answer from the apiserver: ${whyNot(error)}`);
+}
+
+function whyNot(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.message !== '') return error.message;
+  const { errors, code } = error as { errors?: unknown; code?: unknown };
+  const inner = Array.isArray(errors) ? [...new Set(errors.map(whyNot))].filter(Boolean) : [];
+  if (inner.length > 0) return inner.join('; ');
+  return typeof code === 'string' ? code : error.name;
+}
+
 /** Builds the error from a response body (a metav1.Status when the apiserver sent one). */
 export function apiErrorFrom(
   status: number,

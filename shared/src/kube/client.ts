@@ -6,7 +6,7 @@
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { RestClientMetrics } from '../obs/rest-client-metrics.js';
-import { apiErrorFrom, KubeApiError } from './api-error.js';
+import { apiErrorFrom, KubeApiError, noAnswer } from './api-error.js';
 import type { KubeResponse } from './http2-connection.js';
 import type { KubeCredentials } from './kubeconfig.js';
 import { KubeTransport } from './transport.js';
@@ -92,11 +92,7 @@ export class KubeClient {
     } catch (error) {
       this.#count(method, '<error>', started);
       if (error instanceof KubeApiError) throw error;
-      throw new KubeApiError(
-        0,
-        'NoResponse',
-        `no answer from the apiserver: ${(error as Error).message}`,
-      );
+      throw noAnswer(error);
     }
     this.#warnings.record(res.headers['warning'], method, path);
     const body = await readBody(res);
@@ -128,11 +124,7 @@ export class KubeClient {
       res = await this.#send(path, { ...init, timeoutMs: init.timeoutMs ?? 0 });
     } catch (error) {
       this.#count('GET', '<error>', started);
-      throw new KubeApiError(
-        0,
-        'NoResponse',
-        `no answer from the apiserver: ${(error as Error).message}`,
-      );
+      throw noAnswer(error);
     }
     const status = res.statusCode;
     this.#count('GET', String(status), started);
