@@ -33,6 +33,29 @@ const HOUR_MS = 3_600_000;
 const DUE_FROM_MS = 5_000;
 const DUE_SPREAD_MS = 10_000;
 const HOLD_S = 30;
+/** no phase takes longer on a working bus */
+const PHASE_LIMIT_MS = 300_000;
+
+if (WAITING + DUE > 100_000) {
+  // past the consumer's max_ack_pending the due ones would wait behind the hour-long ones
+  console.error('waiting + due must be at most 100,000 (the <op>_later consumer holds that many)');
+  process.exit(2);
+}
+
+/** Resolves with `promise`, or fails after PHASE_LIMIT_MS naming what did not happen. */
+async function within<T>(what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`${what}: not done in ${String(PHASE_LIMIT_MS / 1_000)} s`));
+    }, PHASE_LIMIT_MS);
+  });
+  try {
+    return await Promise.race([promise, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 const keyOf = (i: number) => ({
   group: 'example.kubebus.dev',
@@ -83,7 +106,12 @@ try {
   mark = report(`park ${WAITING}`, mark);
 
   later.start();
-  while ((await ackPending()) < WAITING) await new Promise((r) => setTimeout(r, 200));
+  await within(
+    'pulling the waiting requeues',
+    (async () => {
+      while ((await ackPending()) < WAITING) await new Promise((r) => setTimeout(r, 200));
+    })(),
+  );
   mark = report(`all ${WAITING} pulled and nak'd for their delay`, mark);
 
   await new Promise((r) => setTimeout(r, HOLD_S * 1_000));
@@ -112,7 +140,7 @@ try {
     dueAt.set(keyString(keyOf(i)), Date.now() + delay);
     return delay;
   });
-  await allArrived;
+  await within('the due requeues reaching their partitions', allArrived);
   partitions.unsubscribe();
   lateness.sort((a, b) => a - b);
   const at = (q: number) =>

@@ -30,6 +30,8 @@ export class MappedMarks {
     const { uid } = object.metadata;
     const now = this.answer(object);
     const before = this.#byUid.get(uid) ?? [];
+    // most objects name nothing, before or now: nothing to remember or merge
+    if (now.length === 0 && before.length === 0) return now;
     if (op === 'delete') this.#byUid.delete(uid);
     else this.#keep(uid, now);
     const marks = new Map<string, Mark>();

@@ -258,6 +258,18 @@ describe("an owned object's previous controller owner", () => {
     // forgotten once deleted: the same uid back as an orphan names nobody
     assert.deepEqual(names(targets.marksFor(configMaps, page(), 'add')), []);
   });
+
+  it('keeps nothing of an owner reference no object could answer to', async () => {
+    const { targets, configMaps } = await sitesOwningConfigMaps();
+    // the apiserver asks an owner reference only for a non-empty name
+    const huge = 'x'.repeat(1_000_000);
+    assert.deepEqual(names(targets.marksFor(configMaps, page(huge), 'add')), []);
+    assert.deepEqual(names(targets.marksFor(configMaps, page('Not A Name'), 'update')), []);
+    // and the next change names only what it names
+    assert.deepEqual(names(targets.marksFor(configMaps, page('a'), 'update')), [
+      'staticsite blog/a',
+    ]);
+  });
 });
 
 describe('what the watcher selects', () => {

@@ -5,7 +5,12 @@
 // both, its previous state's answer too, mapped-marks.ts), or the primaries
 // whose references name it (reference-index.ts).
 import { controllerOf, type ChangeOp, type KubeObject } from '@kubebus/shared/events';
-import type { KubeClient, ObjectKey, ResourceRef } from '@kubebus/shared/kube';
+import {
+  isDns1123Subdomain,
+  type KubeClient,
+  type ObjectKey,
+  type ResourceRef,
+} from '@kubebus/shared/kube';
 import type { ControllerSpec } from './config.js';
 import { MappedMarks } from './mapped-marks.js';
 import { guardedRefs } from './named-refs.js';
@@ -195,7 +200,9 @@ function ownerMarks(
   object: KubeObject,
 ): Mark[] {
   const owner = controllerOf(object);
-  if (!owner) return [];
+  // the apiserver asks only for a non-empty name: one no object can have owns
+  // nothing, and is not kept (a megabyte of name on every ConfigMap would be)
+  if (!owner || !isDns1123Subdomain(owner.name)) return [];
   const namespace = object.metadata.namespace ?? '';
   const ownerGroup = owner.apiVersion.includes('/') ? (owner.apiVersion.split('/')[0] ?? '') : '';
   const marks: Mark[] = [];

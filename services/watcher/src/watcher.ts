@@ -17,6 +17,7 @@ import {
   type KubeClient,
   requireKubernetesVersion,
 } from '@kubebus/shared/kube';
+import { classifyFailure, FailureClasses } from '@kubebus/shared/errors';
 import { spans, type Logger, type Registry, type Spans } from '@kubebus/shared/obs';
 import { backoffDelay } from '@kubebus/shared/runtime';
 import { Kvm } from '@nats-io/kv';
@@ -246,7 +247,10 @@ function scheduleResync(
           next();
         },
         (error: unknown) => {
-          log.error({ err: error }, 'resync failed');
+          // the apiserver away or throttling is waited out until the next one
+          if (classifyFailure(error) === FailureClasses.Transient)
+            log.warn({ err: error }, 'resync failed; the next one will try again');
+          else log.error({ err: error }, 'resync failed');
           next();
         },
       );

@@ -40,9 +40,11 @@ function withDefaults(
 
 /** The version an apiVersion names, or a ConversionError. */
 export function versionNamed(resource: CustomResource, apiVersion: string): ServedVersion {
-  const [group, name] = apiVersion.split('/');
-  const version = resource.versions.find((known) => known.name === name);
-  if (group !== resource.group || version === undefined)
+  // exactly group/version: no suffix, no other group (a forged managedFields entry passes through here)
+  const version = resource.versions.find(
+    (known) => `${resource.group}/${known.name}` === apiVersion,
+  );
+  if (version === undefined)
     throw new ConversionError(
       `${apiVersion} is not a version of ${resource.kind} (${resource.versions.map((v) => `${resource.group}/${v.name}`).join(', ')})`,
     );

@@ -75,24 +75,29 @@ describe('an error in a log line', () => {
     assert.equal(lines[0]?.['retryInMs'], 500);
   });
 
-  it('is one line at warn, not error, when a connection is refused', async () => {
+  it('is one line when a refused connection is retried, its stack kept when it is a fault', async () => {
     const { log, lines } = capture();
     const refused = await connectionRefused();
     // through a child, as the runtime logs each reconcile
-    log.child({ reconcileID: 'r1' }).error({ err: refused }, 'resync failed');
+    const child = log.child({ reconcileID: 'r1' });
+    child.warn({ err: refused }, 'resync failed; will retry');
+    child.error({ err: refused }, 'partition consumer stopped');
     assert.equal(lines[0]?.['level'], 'warn');
     assert.equal(lines[0]?.['reconcileID'], 'r1');
-    assert.equal(lines[0]?.['msg'], 'resync failed');
+    assert.equal(lines[0]?.['msg'], 'resync failed; will retry');
     const err = lines[0]?.['err'] as Record<string, unknown>;
     assert.equal(err['class'], 'transient');
     assert.equal(err['code'], 'ECONNREFUSED');
     assert.match(String(err['message']), /ECONNREFUSED 127\.0\.0\.1/);
     assert.equal(err['stack'], undefined);
+    // the caller's level stands, and a fault keeps its stack
+    assert.equal(lines[1]?.['level'], 'error');
+    assert.match(String((lines[1]?.['err'] as Record<string, unknown>)['stack']), /\n\s+at /);
   });
 
-  it('is one line at warn when a connection is reset, the error given as the first argument', async () => {
+  it('is one line when a reset connection is the first argument', async () => {
     const { log, lines } = capture();
-    log.error(await connectionReset());
+    log.warn(await connectionReset());
     assert.equal(lines[0]?.['level'], 'warn');
     const err = lines[0]?.['err'] as Record<string, unknown>;
     assert.equal(err['code'], 'ECONNRESET');
@@ -139,9 +144,18 @@ describe('an error in a log line', () => {
     assert.match(String((lines[1]?.['err'] as Record<string, unknown>)['stack']), /\n\s+at /);
   });
 
-  it('leaves a fatal line fatal', () => {
+  it('leaves a fatal line fatal, with its stack', () => {
     const { log, lines } = capture();
     log.fatal({ err: throttled() }, 'watch loop crashed');
     assert.equal(lines[0]?.['level'], 'fatal');
+    assert.match(String((lines[0]?.['err'] as Record<string, unknown>)['stack']), /\n\s+at /);
+  });
+
+  it('does not throw on an error whose inner errors hold it', () => {
+    const { log, lines } = capture();
+    const loop = Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' });
+    loop.errors.push(loop);
+    log.warn({ err: loop }, 'retrying');
+    assert.equal(lines.length, 1);
   });
 });

@@ -1,13 +1,18 @@
 // How an error reads in a log line. A transient failure — the apiserver
 // throttling (429) or unavailable, a connection refused or reset, NATS not
-// answering — is expected and retried: it is logged as one line (its class,
-// HTTP status, code and message) at warn at most, never with a stack, which
-// reads as a crash and floods the logs while a dependency is down. Every
-// other error keeps pino's full form, stack and causes.
+// answering — logged at warn or below is a retry the caller expects to get
+// past: it is one line (its class, HTTP status, code and message), never a
+// stack, which reads as a crash and floods the logs while a dependency is
+// down. At error and fatal the caller says it is a fault (a request
+// dead-lettered, a partition stopped, a crash), whatever its cause: the full
+// form stays, stack and causes, as does the level the caller chose.
 import { pino, type LogFn, type Logger } from 'pino';
 import { classifyFailure, FailureClasses } from '../errors/failure-class.js';
 
-const ERROR_LEVEL = 50; // pino's `error`; `fatal` (60) is left as it is
+const WARN_LEVEL = 40; // pino's `warn`: above it, error and fatal keep the full form
+
+/** How deep causes and inner errors are followed: a cycle must not make logging throw. */
+const MAX_DEPTH = 8;
 
 interface ErrorShape {
   readonly status?: unknown;
@@ -25,7 +30,7 @@ export function isExpectedFailure(error: unknown): error is Error {
 /** The HTTP status of the error or of its first cause that has one (a wrapped KubeApiError). */
 function statusOf(error: Error): number | undefined {
   let e: unknown = error;
-  for (let depth = 0; depth < 8 && typeof e === 'object' && e !== null; depth++) {
+  for (let depth = 0; depth < MAX_DEPTH && typeof e === 'object' && e !== null; depth++) {
     const { status, cause } = e as ErrorShape;
     if (typeof status === 'number') return status;
     e = cause;
@@ -34,23 +39,47 @@ function statusOf(error: Error): number | undefined {
 }
 
 /** The message with its causes', as pino writes it; or, where Node gives none (an AggregateError of one ECONNREFUSED per address), its errors'; or its code. */
-function messageOf(error: Error): string {
-  const { message } = pino.stdSerializers.err(error);
-  if (message !== '') return message;
+function messageOf(error: Error, depth = 0): string {
+  const message = withCauses(error);
+  if (message !== '' || depth >= MAX_DEPTH) return message;
   const { errors, code } = error as ErrorShape;
   const reasons = Array.isArray(errors)
-    ? [...new Set(errors.map((inner) => (inner instanceof Error ? messageOf(inner) : '')))]
+    ? [
+        ...new Set(
+          errors.map((inner) => (inner instanceof Error ? messageOf(inner, depth + 1) : '')),
+        ),
+      ]
     : [];
   const text = reasons.filter((reason) => reason !== '').join('; ');
   return text !== '' ? text : typeof code === 'string' ? code : '';
 }
 
-/** pino's `err` serializer: a transient failure as one line, anything else as pino has it. */
-export function loggedError(error: unknown): unknown {
-  if (!isExpectedFailure(error)) return pino.stdSerializers.err(error as Error);
+/** The message and its causes' after it, `a: b: c`, as pino writes them. */
+function withCauses(error: Error): string {
+  const parts = [error.message];
+  let cause: unknown = error.cause;
+  for (let depth = 0; cause instanceof Error && depth < MAX_DEPTH; depth++) {
+    parts.push(cause.message);
+    cause = cause.cause;
+  }
+  return parts.filter((part) => part !== '').join(': ');
+}
+
+/** The one-line forms made by the hook, which the serializer passes as they are. */
+const oneLines = new WeakSet<object>();
+
+/** pino's `err` serializer: the hook's one-line form as it is, anything else as pino has it. */
+export function serializeError(error: unknown): unknown {
+  return typeof error === 'object' && error !== null && oneLines.has(error)
+    ? error
+    : pino.stdSerializers.err(error as Error);
+}
+
+/** A transient failure as one line: what a retry needs said, no stack. */
+export function oneLine(error: Error): Record<string, unknown> {
   const { reason, code } = error as ErrorShape;
   const status = statusOf(error);
-  return {
+  const line = {
     type: error.name,
     class: FailureClasses.Transient,
     ...(status === undefined ? {} : { status }),
@@ -58,27 +87,35 @@ export function loggedError(error: unknown): unknown {
     ...(typeof code === 'string' ? { code } : {}),
     message: messageOf(error),
   };
-}
-
-/** The error a log call carries: its first argument, or that argument's `err`. */
-function errorOf(first: unknown): unknown {
-  if (first instanceof Error) return first;
-  return typeof first === 'object' && first !== null ? (first as { err?: unknown }).err : undefined;
+  oneLines.add(line);
+  return line;
 }
 
 /**
- * pino's logMethod hook: a transient failure logged at error goes out at warn
- * (it is waited out, not a fault to page anyone about); fatal stays fatal.
+ * pino's logMethod hook: at warn and below, a transient failure (as the
+ * first argument or its `err`) is written as one line; the level is the
+ * caller's, and error and fatal lines keep the stack.
  */
-export function transientAtWarn(
+export function transientAsOneLine(
   this: Logger,
   args: Parameters<LogFn>,
   method: LogFn,
   level: number,
 ): void {
-  if (level === ERROR_LEVEL && isExpectedFailure(errorOf(args[0]))) {
-    this.warn(...args);
-    return;
+  method.apply(this, level > WARN_LEVEL ? args : withOneLine(args));
+}
+
+/** The call's arguments with a transient failure in them as one line. */
+function withOneLine(args: Parameters<LogFn>): Parameters<LogFn> {
+  const [first, ...rest] = args as unknown[];
+  if (first instanceof Error) {
+    if (!isExpectedFailure(first)) return args;
+    // pino takes an error's message as the line's when none is given
+    const line = oneLine(first);
+    return [{ err: line }, ...(rest.length === 0 ? [line['message']] : rest)] as Parameters<LogFn>;
   }
-  method.apply(this, args);
+  if (typeof first !== 'object' || first === null) return args;
+  const fields = first as Record<string, unknown>;
+  if (!isExpectedFailure(fields['err'])) return args;
+  return [{ ...fields, err: oneLine(fields['err']) }, ...rest] as Parameters<LogFn>;
 }

@@ -1,8 +1,9 @@
 // JSON logs with pino. One logger per process, made in main.ts and passed down;
-// secrets are redacted even if someone logs an object that holds them, and an
-// expected transient failure is one line at warn, not a stack (logged-error.ts).
+// secrets are redacted even if someone logs an object that holds them, and a
+// transient failure logged as a retry (warn) is one line, not a stack
+// (logged-error.ts).
 import { pino, type Logger } from 'pino';
-import { loggedError, transientAtWarn } from './logged-error.js';
+import { serializeError, transientAsOneLine } from './logged-error.js';
 
 export type { Logger } from 'pino';
 
@@ -40,8 +41,8 @@ export function createLogger(options: LoggerOptions): Logger {
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      serializers: { err: loggedError },
-      hooks: { logMethod: transientAtWarn },
+      serializers: { err: serializeError },
+      hooks: { logMethod: transientAsOneLine },
     },
     options.destination ?? pino.destination({ sync: false }),
   );

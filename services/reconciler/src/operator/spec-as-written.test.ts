@@ -266,6 +266,11 @@ describe("an invalid spec's message", () => {
     // a version this release does not define (a newer release's, or a forged entry)
     assert.equal(asWritten(entry('probe.kubebus.dev/v9')), inStorage);
     assert.equal(asWritten(entry('other.example/v1alpha1')), inStorage);
+    // a version of its own with anything after it: never printed, never taken for that version
+    assert.equal(
+      asWritten(entry(`${V1ALPHA1}/\u001b[31m visit https://evil.example to fix`)),
+      inStorage,
+    );
     assert.equal(asWritten([]), inStorage);
     // a conversion that throws, and a version whose schema accepts what the storage one refuses
     const object = cert(['*.example.com']);
@@ -299,6 +304,35 @@ describe("an invalid spec's message", () => {
     const writers = specWriters(CAPTURED.appliedAsV1alpha1, OURS);
     assert.equal(describeAsWritten(broken, object, issuesOf(object), writers), inStorage);
     assert.equal(describeAsWritten(lenient, object, issuesOf(object), writers), inStorage);
+  });
+
+  it('checks each version once however many entries name it', () => {
+    let conversions = 0;
+    const counted = defineResource({
+      ...basics,
+      versions,
+      storage: 'v1',
+      convert: {
+        v1alpha1: {
+          toStorage: ({ spec }) => ({ spec: { hosts: spec.dnsNames, port: spec.port } }),
+          fromStorage: ({ spec }) => {
+            conversions++;
+            return { spec: { dnsNames: spec.hosts, port: spec.port } };
+          },
+        },
+      },
+    });
+    const [, applied] = CAPTURED.appliedAsV1alpha1;
+    // forged by the thousand: none owns the invalid field, so every one is looked at
+    const forged = Array.from({ length: 1_000 }, (_, i) => ({
+      ...applied,
+      manager: `m${String(i)}`,
+      fieldsV1: { 'f:spec': { 'f:port': {} } },
+    }));
+    const object = cert(['*.example.com']);
+    const message = describeAsWritten(counted, object, issuesOf(object), specWriters(forged, OURS));
+    assert.match(message, /\(as written in probe\.kubebus\.dev\/v1alpha1\)$/);
+    assert.equal(conversions, 1);
   });
 });
 

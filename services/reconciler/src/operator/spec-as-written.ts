@@ -9,7 +9,6 @@
 // records no managedFields, so it costs a GET.
 import type { KubeObject } from '@kubebus/shared/events';
 import {
-  ConversionError,
   convertObject,
   versionNamed,
   type CustomResource,
@@ -69,17 +68,16 @@ export function issuesIn(
   object: KubeObject,
   apiVersion: string,
 ): Issues | undefined {
-  let version;
-  let converted;
   try {
-    version = versionNamed(resource, apiVersion);
-    converted = convertObject(resource, object, version);
-  } catch (error) {
-    if (error instanceof ConversionError) return undefined;
-    throw error;
+    const version = versionNamed(resource, apiVersion);
+    const converted = convertObject(resource, object, version);
+    const parsed = version.spec.safeParse(converted.spec ?? {});
+    return parsed.success ? undefined : parsed.error.issues;
+  } catch {
+    // not a version of the resource, or its conversion or a refinement of its
+    // schema threw: the storage version's message, as before this existed
+    return undefined;
   }
-  const parsed = version.spec.safeParse(converted.spec ?? {});
-  return parsed.success ? undefined : parsed.error.issues;
 }
 
 /** Whether a writer owns the field an issue is about (its top field; one about the whole spec: any writer). */
@@ -101,14 +99,25 @@ export function describeAsWritten(
   writers: readonly SpecWriter[],
 ): string {
   const inStorage = describeIssues(issues, 'spec');
+  // each version checked once, however many entries name it (managedFields can be forged by the thousand)
+  const byVersion = new Map<string, Issues | undefined>();
+  const issuesOf = (apiVersion: string) => {
+    if (!byVersion.has(apiVersion))
+      byVersion.set(
+        apiVersion,
+        apiVersion === object.apiVersion ? issues : issuesIn(resource, object, apiVersion),
+      );
+    return byVersion.get(apiVersion);
+  };
   let mostRecent: string | undefined;
   for (const writer of writers) {
-    const stored = writer.apiVersion === object.apiVersion;
-    const found = stored ? issues : issuesIn(resource, object, writer.apiVersion);
+    const found = issuesOf(writer.apiVersion);
     if (found === undefined) continue;
-    const message = stored
-      ? inStorage
-      : `${describeIssues(found, 'spec')} (as written in ${writer.apiVersion})`;
+    // named from the definition, never from the entry: only a version of the resource gets here
+    const message =
+      found === issues
+        ? inStorage
+        : `${describeIssues(found, 'spec')} (as written in ${resource.group}/${versionNamed(resource, writer.apiVersion).name})`;
     if (found.some((issue) => wrote(writer, issue))) return message;
     mostRecent ??= message;
   }
