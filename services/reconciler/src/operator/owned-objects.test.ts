@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { keptAfterDelete } from './owned-objects.js';
+import { keptAfterDelete, type DeleteAnswer } from './owned-objects.js';
 
 const at = '2026-12-06T03:00:00Z';
 
@@ -33,6 +33,16 @@ describe('whether the apiserver kept what a DELETE answered', () => {
       }),
       false,
     );
+  });
+
+  it('kept: a Namespace, held by its own finalizer until what is in it is gone', () => {
+    // the DELETE's answer as kube-apiserver 1.37 gives it, first and every time after
+    const answer = JSON.parse(
+      '{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"held","uid":"370e7656-f871-4da7-8983-2b573dd83150","resourceVersion":"225","creationTimestamp":"2026-12-06T20:14:20Z","deletionTimestamp":"2026-12-06T20:14:20Z","labels":{"kubernetes.io/metadata.name":"held"}},"spec":{"finalizers":["kubernetes"]},"status":{"phase":"Terminating"}}',
+    ) as DeleteAnswer;
+    assert.equal(keptAfterDelete(answer), true);
+    // its finalizer done, still Terminating for a moment: kept
+    assert.equal(keptAfterDelete({ ...answer, spec: { finalizers: [] } }), true);
   });
 
   it('gone: an object answered unmarked, a Status, or nothing', () => {

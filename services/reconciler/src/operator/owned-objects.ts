@@ -70,11 +70,18 @@ export async function deleteAnswering(
  * Whether the apiserver kept the object it answered: marked for deletion and
  * held by finalizers or a grace period. A pod deleted at once (grace 0: never
  * scheduled, or done) is answered with its deletionTimestamp too, and is gone.
+ * A Namespace is held by finalizers of its own kind, in its spec (`kubernetes`:
+ * until everything in it is gone), and answered Terminating.
  */
 export function keptAfterDelete(answer: DeleteAnswer | undefined): boolean {
   const metadata = answer?.metadata;
-  if (metadata?.deletionTimestamp === undefined) return false;
-  return (metadata.finalizers?.length ?? 0) > 0 || (metadata.deletionGracePeriodSeconds ?? 0) > 0;
+  if (metadata?.deletionTimestamp === undefined) return answer?.status?.phase === 'Terminating';
+  return (
+    (metadata.finalizers?.length ?? 0) > 0 ||
+    (metadata.deletionGracePeriodSeconds ?? 0) > 0 ||
+    (answer?.spec?.finalizers?.length ?? 0) > 0 ||
+    answer?.status?.phase === 'Terminating'
+  );
 }
 
 /** What a DELETE answers: the object, or a Status. */
@@ -86,4 +93,7 @@ export interface DeleteAnswer {
     readonly finalizers?: readonly string[];
   };
   readonly details?: { readonly uid?: string };
+  /** a Namespace's: its own finalizers, and its phase */
+  readonly spec?: { readonly finalizers?: readonly string[] };
+  readonly status?: { readonly phase?: string };
 }
