@@ -28,6 +28,7 @@ export type {
 export { defineOperator } from '@kubebus/shared/definition';
 export type {
   ConditionReport,
+  FinalizeResult,
   InvalidSpecReport,
   EventOptions,
   ListOptions,

@@ -51,7 +51,12 @@ export type {
   RuntimeContext,
   SecretValues,
 } from './context.js';
-export type { ConditionReport, InvalidSpecReport, ReconcileResult } from './result.js';
+export type {
+  ConditionReport,
+  FinalizeResult,
+  InvalidSpecReport,
+  ReconcileResult,
+} from './result.js';
 export type {
   Condition,
   ConditionStatus,

@@ -6,7 +6,7 @@ import type { Log, ReconcileContext } from './context.js';
 import type { ObjectRef, ResourceObject } from './objects.js';
 import { checkRbac, type OperatorRbac } from './rbac.js';
 import { resourceName, type CustomResource, type ObjectOf, type Resource } from './resource.js';
-import type { InvalidSpecReport, ReconcileResult } from './result.js';
+import type { FinalizeResult, InvalidSpecReport, ReconcileResult } from './result.js';
 
 type StatusOf<R extends CustomResource> = NonNullable<ObjectOf<R>['status']>;
 
@@ -70,9 +70,17 @@ export interface OperatorDefinition<Primary extends CustomResource, Deps = undef
   ): Promise<ReconcileResult<NoInfer<StatusOf<Primary>>> | undefined | void>;
   /**
    * Clean up what Kubernetes cannot (external resources) before the object
-   * goes; with it, the runtime keeps a finalizer on every object.
+   * goes; with it, the runtime keeps a finalizer on every object. Return
+   * `{ requeueAfterMs }` when the cleanup is not done yet (a child still
+   * terminating): the finalizer stays and finalize runs again then, with no
+   * attempt counted; throw to retry with backoff.
    */
-  finalize?(object: ObjectOf<Primary>, context: ReconcileContext<Deps>): Promise<void>;
+  finalize?(
+    object: ObjectOf<Primary>,
+    context: ReconcileContext<Deps>,
+    // `async finalize() { ... }` with no return is Promise<void>: allowed, it means "cleaned up"
+    // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
+  ): Promise<FinalizeResult | undefined | void>;
   /**
    * Pruning (default true): after a successful reconcile, owned objects
    * (kinds in `owns`, with this object as their controller owner) that the

@@ -23,6 +23,17 @@ export interface ReconcileResult<Status> {
   readonly requeueAfterMs?: number;
 }
 
+/**
+ * What a finalize returns when it is not done yet (a child still terminating):
+ * the finalizer stays and finalize runs again after the delay, as a requeue,
+ * not a failure: no attempt counted, never dead-lettered. Nothing means: cleaned
+ * up, the finalizer goes.
+ */
+export interface FinalizeResult {
+  /** finalize again after this many milliseconds (at least 1 s) */
+  readonly requeueAfterMs: number;
+}
+
 /** What the status shows while the spec is invalid, besides Ready=False/InvalidSpec. */
 export interface InvalidSpecReport<Status> {
   readonly status?: Partial<Omit<Status, 'conditions' | 'observedGeneration'>>;

@@ -1,12 +1,21 @@
 // Whose fault a failure is decides how it is retried (one place, used by the
 // runtime): a dependency that is down is nobody's fault and is waited out for
-// as long as it takes; a failure that follows the object gets a small budget
-// and then one dead letter. The classes are read off the error and its causes
-// by shape, so this module needs neither the Kubernetes nor the NATS client.
+// as long as it takes; so is a request the operator's own RBAC does not allow
+// (an admin's to fix, said at error); a failure that follows the object gets a
+// small budget and then one dead letter. The classes are read off the error
+// and its causes by shape, so this module needs neither the Kubernetes nor the
+// NATS client.
+import { authorizationRefusal } from './authorization-refusal.js';
 
 export const FailureClasses = {
   /** the apiserver or NATS is unreachable, overloaded or timing out: wait it out */
   Transient: 'transient',
+  /**
+   * the operator's own RBAC refused the request (a 403 naming its user, or
+   * RBAC's escalation check): waited out like a dependency until an admin
+   * applies its RBAC, and said at error
+   */
+  Forbidden: 'forbidden',
   /** the apiserver refused this object's request (400, 403, 404, 422, …): retrying will not help */
   Object: 'object',
   /** anything else (a bug, an external system): the usual retry budget */
@@ -88,6 +97,13 @@ export function classifyFailure(error: unknown): FailureClass {
       // making it) makes it again; else the write into it waits as above, and
       // `kubebus_reconcile_transient_retries_total` shows it
       if (status === 403 && namespaceTerminating(shape)) return 'transient';
+      // RBAC, not the object's content (a webhook's or a policy's denial is that)
+      if (
+        status === 403 &&
+        typeof shape.message === 'string' &&
+        authorizationRefusal(shape.message) !== undefined
+      )
+        return 'forbidden';
       // 409: a write raced another writer; the next try reads again.
       if (status === 409) return 'unknown';
       if (status >= 400) return 'object';

@@ -5,3 +5,10 @@ export { ErrorCodes } from './codes.js';
 export { KubebusError, isKubebusError, hasCode } from './kubebus-error.js';
 export { FailureClasses, classifyFailure, isSchemaMismatch } from './failure-class.js';
 export type { FailureClass } from './failure-class.js';
+export {
+  authorizationRefusal,
+  conciseRefusal,
+  explainRefusal,
+  refusalAdvice,
+} from './authorization-refusal.js';
+export type { AuthorizationRefusal, GrantedRole } from './authorization-refusal.js';

@@ -35,7 +35,7 @@ describe('an apiserver error', () => {
     assert.equal(classifyFailure(apiErrorFrom(404, 'page not found', {})), 'object');
   });
 
-  it("waits out a namespace being deleted; any other 403 is the object's", () => {
+  it("waits out a namespace being deleted; any other 403 but RBAC's (authorization-refusal.test.ts) is the object's", () => {
     // NamespaceLifecycle's answer to a write into a namespace being deleted
     const terminating = apiErrorFrom(
       403,

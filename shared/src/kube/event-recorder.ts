@@ -177,7 +177,9 @@ export class EventRecorder {
     } catch {
       failure = 'unknown';
     }
-    if (failure === 'object') return 'refused';
+    // the recorder's own RBAC refusing (no `create events`) as well: an Event is not
+    // worth retrying until an admin acts; dropped, logged and counted as before
+    if (failure === 'object' || failure === 'forbidden') return 'refused';
     if (failure === 'unknown') return 'failed';
     return attempt >= this.#maxAttempts ? 'retries_spent' : undefined;
   }

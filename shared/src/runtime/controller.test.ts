@@ -309,6 +309,70 @@ describe('controller work loop', () => {
     assert.deepEqual(parked, []);
   });
 
+  it("waits out the operator's own RBAC refusing: no budget spent, said at error, counted", async () => {
+    const parked: string[] = [];
+    const fates: string[] = [];
+    const lines: Record<string, unknown>[] = [];
+    const log = createLogger({
+      service: 'test',
+      destination: new Writable({
+        write: (chunk: Buffer, _enc, done) => {
+          lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+          done();
+        },
+      }),
+    });
+    const metrics = runtimeMetrics(new Registry());
+    let calls = 0;
+    const redeliver = () => {
+      setTimeout(() => controller.dispatch(item('o', fates, redeliver)), 1);
+    };
+    const controller: Controller = new Controller(
+      reconcilerFunc(async (_request, { attempt }) => {
+        calls++;
+        assert.equal(attempt, 1, 'an RBAC refusal does not advance the attempt');
+        // until an admin applies the RBAC
+        if (calls <= 8)
+          throw new KubeApiError(
+            403,
+            'Forbidden',
+            [
+              'apiserver answered 403 Forbidden: rolebindings.rbac.authorization.k8s.io "t" is forbidden: user "system:serviceaccount:ops:op" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:',
+              '{APIGroups:[""], Resources:["pods"], Verbs:["get"]}',
+              '{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}',
+            ].join('\n'),
+          );
+        return undefined;
+      }),
+      options({
+        log,
+        metrics,
+        onDeadLetter: async (work) => {
+          parked.push(work.key.name);
+        },
+      }),
+    );
+    controller.dispatch(item('o', fates, redeliver));
+    await until(() => fates.includes('ack'));
+    assert.equal(calls, 9);
+    assert.deepEqual(parked, []);
+    const refused = lines.filter((line) => typeof line['refused'] === 'string');
+    assert.equal(refused.length, 8);
+    for (const line of refused) {
+      assert.equal(line['level'], 'error', 'an admin must act: at error');
+      assert.equal(line['err'], undefined, 'one line, no stack');
+      // what to declare and apply, the count of missing rules, not the rules
+      assert.match(String(line['refused']), /declare the role it binds in `rbac\.bind`/);
+      assert.match(String(line['refused']), /apply the RBAC `kubebus generate` writes/);
+      assert.match(String(line['refused']), /\(2 rules not held\)$/);
+    }
+    const counted = await metrics.transientRetries.get();
+    assert.deepEqual(
+      counted.values.map(({ labels, value }) => ({ labels, value })),
+      [{ labels: { controller: 'test', class: 'forbidden' }, value: 8 }],
+    );
+  });
+
   it('revoking a key aborts its running reconcile and hands the request back, uncounted', async () => {
     const fates: string[] = [];
     const controller = new Controller(

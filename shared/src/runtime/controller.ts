@@ -3,6 +3,7 @@
 // outcome → action switch, metrics and the reconcile-id logger — transport-free.
 import { randomUUID } from 'node:crypto';
 import { isAbandonedReconcile } from './abandoned.js';
+import { explainRefusal } from '../errors/authorization-refusal.js';
 import type { FailureClass } from '../errors/failure-class.js';
 import type { Logger } from '../obs/logger.js';
 import { spans as traceparentsOnly, type Spans } from '../obs/spans.js';
@@ -323,8 +324,16 @@ export class Controller {
           this.#streak.set(id, attempts.streak + 1);
           metrics.reconcileErrors.inc({ controller: name });
           metrics.retries.inc(this.#labels);
-          if (action.transient === true) {
-            metrics.transientRetries.inc({ controller: name });
+          if (action.forbidden === true) {
+            metrics.transientRetries.inc({ controller: name, class: 'forbidden' });
+            // an admin must act: at error, one line that says what to apply (no stack,
+            // nor the dozens of rules an escalation refusal lists)
+            log.error(
+              { refused: explainRefusal(errorMessage(action.error)), retryInMs: action.delayMs },
+              "the operator's RBAC refused a request; will retry without limit until it is granted",
+            );
+          } else if (action.transient === true) {
+            metrics.transientRetries.inc({ controller: name, class: 'transient' });
             log.warn(
               { err: action.error, retryInMs: action.delayMs },
               'a dependency is unavailable; will retry without limit',

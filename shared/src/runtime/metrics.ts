@@ -85,8 +85,8 @@ export const runtimeMetrics = perRegistry((registry: Registry) => {
     }),
     transientRetries: new Counter({
       name: 'kubebus_reconcile_transient_retries_total',
-      help: 'Retries because a dependency (apiserver, NATS) was unavailable; they spend no retry budget',
-      labelNames: ['controller'],
+      help: "Retries that spend no retry budget, by class: transient, a dependency (apiserver, NATS) was unavailable; forbidden, the operator's own RBAC refused a request (an admin must apply its RBAC)",
+      labelNames: ['controller', 'class'],
       registers,
     }),
     staleReads: new Counter({

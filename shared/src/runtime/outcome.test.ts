@@ -92,6 +92,38 @@ describe('outcome → action', () => {
     );
   });
 
+  it("waits out the operator's own RBAC refusing, past any budget, and flags it for an admin", () => {
+    const error = new KubeApiError(
+      403,
+      'Forbidden',
+      'apiserver answered 403 Forbidden: limitranges "tenant-defaults" is forbidden: User "system:serviceaccount:ops:op" cannot patch resource "limitranges" in API group "" in the namespace "team-a"',
+    );
+    const action = decide(
+      { ok: false, error },
+      { attempt: 50, streak: 200 },
+      { ...policy, objectAttempts: 1 },
+      undefined,
+      always,
+    );
+    assert.deepEqual(action, {
+      kind: 'retry',
+      delayMs: policy.capMs,
+      error,
+      transient: true,
+      forbidden: true,
+    });
+    // a policy's denial of the object's content is still the object's
+    const denied = new KubeApiError(
+      403,
+      'Forbidden',
+      "apiserver answered 403 Forbidden: configmaps \"bad\" is forbidden: ValidatingAdmissionPolicy 'no-bad' with binding 'no-bad' denied request: no bad keys",
+    );
+    assert.equal(
+      decide({ ok: false, error: denied }, { attempt: 3, streak: 2 }, policy).kind,
+      'dead-letter',
+    );
+  });
+
   it('never retries a TerminalError', () => {
     const error = new TerminalError('bad spec');
     const action = decide({ ok: false, error }, first, policy);

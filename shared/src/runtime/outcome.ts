@@ -1,8 +1,9 @@
 // The one place that owns retry semantics (controller-runtime's
 // internal/controller switch): how a reconcile's outcome becomes an action on
 // the message that asked for it. Whose fault a failure is decides its budget:
-// a dependency that is down is waited out without limit, a failure the
-// object causes gets a few tries, anything else the full budget.
+// a dependency that is down, or the operator's own RBAC refusing, is waited
+// out without limit, a failure the object causes gets a few tries, anything
+// else the full budget.
 import { classifyFailure, type FailureClass } from '../errors/failure-class.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { isTerminalError } from '../definition/terminal-error.js';
@@ -20,8 +21,10 @@ export type Action =
       readonly kind: 'retry';
       readonly delayMs: number;
       readonly error?: unknown;
-      /** a dependency was down: the try does not count against the budget */
+      /** a dependency was down, or the operator's RBAC refused: the try does not count against the budget */
       readonly transient?: true;
+      /** the operator's own RBAC refused the request: waited out like a dependency, an admin's to fix */
+      readonly forbidden?: true;
       /** after an error that counts: the attempts it has in all (object failures get fewer) */
       readonly budget?: number;
     }
@@ -63,6 +66,9 @@ export function decide(
   const delayMs = backoffDelay(policy, attempts.streak, random);
   const failureClass = classify(error);
   if (failureClass === 'transient') return { kind: 'retry', delayMs, error, transient: true };
+  // never the object's fault: retried until an admin applies the RBAC, as controller-runtime does
+  if (failureClass === 'forbidden')
+    return { kind: 'retry', delayMs, error, transient: true, forbidden: true };
   const budget =
     failureClass === 'object'
       ? Math.min(policy.objectAttempts ?? 3, policy.maxAttempts)

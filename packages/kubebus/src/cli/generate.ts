@@ -9,6 +9,7 @@ import { conversionWebhookObjects } from '../generate/conversion-webhook.js';
 import { natsUsersOf } from '../generate/nats-users.js';
 import { FORMATS, packageFiles, type Format } from '../generate/package-files.js';
 import { rbacOf } from '../generate/rbac.js';
+import { rbacWarnings } from '../generate/rbac-warnings.js';
 import { DEFAULT_NAMESPACE } from '../generate/settings.js';
 import { yamlDocuments } from '../generate/yaml-documents.js';
 import { ROLES } from '../host/role-configs.js';
@@ -24,7 +25,10 @@ const YAML_PARTS = ['crd', 'rbac'] as const;
 
 const text = stringOption;
 
-export async function generate(line: CommandLine, host: Pick<Host, 'stdout'>): Promise<void> {
+export async function generate(
+  line: CommandLine,
+  host: Pick<Host, 'stdout' | 'stderr'>,
+): Promise<void> {
   const only = text(line, 'only');
   const parts: readonly (typeof PARTS)[number][] =
     only === undefined
@@ -55,6 +59,10 @@ export async function generate(line: CommandLine, host: Pick<Host, 'stdout'>): P
     usageError(
       `${operator.for.kind} is cluster-scoped: it cannot be watched in some namespaces only`,
     );
+
+  // on stderr: stdout stays the YAML to apply
+  for (const warning of rbacWarnings(operator))
+    host.stderr.write(`kubebus generate: warning: ${warning}\n`);
 
   const out = text(line, 'out');
   if (out !== undefined) {

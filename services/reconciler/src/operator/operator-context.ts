@@ -43,6 +43,7 @@ import { fenced } from './fenced.js';
 import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js';
 import { secretPlaceRefusal, secretReadRefusal, secretValuesOf } from './secret-values.js';
 import type { InFlightCalls } from './in-flight-calls.js';
+import { explainedRefusal } from './refused-write.js';
 
 const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true } as const;
 
@@ -144,13 +145,17 @@ export function operatorContext(
     const recorded = await recordedOf(body, resource);
     const ref = refOf(resource);
     fenced(runtime);
-    const { outcome, object } = await deps.applied.apply(
-      deps.client,
-      ref,
-      body,
-      { fieldManager: deps.fieldManager, signal: runtime.signal },
-      recorded,
-    );
+    const { outcome, object } = await deps.applied
+      .apply(
+        deps.client,
+        ref,
+        body,
+        { fieldManager: deps.fieldManager, signal: runtime.signal },
+        recorded,
+      )
+      .catch((error: unknown) => {
+        throw explainedRefusal(error, body);
+      });
     if (outcome === 'applied' && !deps.dryRun) {
       const namespace = body.metadata.namespace ?? '';
       deps.ownWrites?.wrote(
@@ -177,7 +182,9 @@ export function operatorContext(
       body,
       deps.fieldManager,
       runtime.signal,
-    );
+    ).catch((error: unknown) => {
+      throw explainedRefusal(error, body);
+    });
     // replayed: as of the revision the bus had no such object, so that reconcile made it;
     // today's apiserver has it (made since), and its reads stay the revision's
     return deps.dryRun && answer === 'exists' ? 'created' : answer;

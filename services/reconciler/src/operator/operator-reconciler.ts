@@ -13,6 +13,7 @@ import {
   type StaleReadOutcome,
   type StatusPublisher,
 } from '@kubebus/shared/bus';
+import { classifyFailure, explainRefusal, FailureClasses } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   hasFinalizer,
@@ -48,15 +49,19 @@ import { describeInvalidSpec } from './spec-as-written.js';
 import { AppliedByOwner, mayHaveDropped, prunedKinds, pruneOwned } from './pruning.js';
 import { ReleasedFinalizers } from './released-finalizers.js';
 import {
+  alreadyForbidden,
   alreadyInvalid,
   alreadyTerminal,
   describeIssues,
+  FORBIDDEN,
+  forbiddenStatus,
   invalidSpecStatus,
   reconciledStatus,
   terminalStatus,
   type Status,
 } from './status.js';
 import { CALLS_BOUND_MS, InFlightCalls, endingWith } from './in-flight-calls.js';
+import { finalizeWait, finalizingStatus } from './finalize-wait.js';
 
 export interface OperatorReconcilerDeps {
   readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
@@ -153,6 +158,9 @@ export class OperatorReconciler implements Reconciler {
       // not retried until the object changes: say so on the object, not only in a log
       if (isTerminalError(error) && !runtime.signal.aborted)
         await this.#reportTerminal(recorded, object, error.message, runtime);
+      // retried until an admin applies the operator's RBAC: what to apply, on the object
+      else if (classifyFailure(error) === FailureClasses.Forbidden && !runtime.signal.aborted)
+        await this.#reportForbidden(recorded, object, error, runtime);
       throw error;
     }
     let status: Status | undefined;
@@ -285,16 +293,38 @@ export class OperatorReconciler implements Reconciler {
     // A failure here throws: retried with backoff, and the object is not released.
     const calls = new InFlightCalls();
     const context = this.#context(object, runtime, new Set(), calls);
-    await endingWith(
+    const result = await endingWith(
       calls,
-      async () => {
-        await operator.finalize?.({ ...object, spec: parsed.data }, context);
-      },
+      () => operator.finalize?.({ ...object, spec: parsed.data }, context) ?? Promise.resolve(),
       endOptions(runtime),
     );
+    // not done yet (a child still terminating): kept, and asked again as a requeue, not a failure
+    const requeueAfterMs = finalizeWait(result);
+    if (requeueAfterMs !== undefined) {
+      await this.#reportFinalizing(recorded, object, runtime);
+      return { requeueAfterMs };
+    }
     // revoked meanwhile: releasing the object is the reconcile's that holds the partition now
     await this.#setFinalizer(object, false, runtime);
     return undefined;
+  }
+
+  /** Ready=False, reason Finalizing: why the object is still there. */
+  async #reportFinalizing(
+    recorded: KubeObject,
+    object: KubeObject,
+    runtime: RuntimeContext,
+  ): Promise<void> {
+    try {
+      await this.#publishStatus(
+        recorded,
+        finalizingStatus(object, this.operator.finalizer),
+        runtime,
+      );
+    } catch (error) {
+      // the wait stays the outcome: a failed report must not make it a retry
+      runtime.log.warn({ err: error }, 'could not show on the object that finalize waits');
+    }
   }
 
   /** An invalid spec's problems, in the fields of the version its author wrote it in. */
@@ -418,6 +448,24 @@ export class OperatorReconciler implements Reconciler {
     } catch (error) {
       // the terminal error stays the outcome: a failed report must not make it a retry
       runtime.log.warn({ err: error }, 'could not report the terminal error on the object');
+    }
+  }
+
+  /** Ready=False, reason Forbidden, saying what to apply; one Warning Event per generation and message. */
+  async #reportForbidden(
+    recorded: KubeObject,
+    object: KubeObject,
+    error: unknown,
+    runtime: RuntimeContext,
+  ): Promise<void> {
+    const message = explainRefusal(error instanceof Error ? error.message : String(error));
+    if (alreadyForbidden(object, message)) return;
+    try {
+      await this.#publishStatus(recorded, forbiddenStatus(object, message), runtime);
+      await this.#event(object, 'Warning', FORBIDDEN, message, 'Reconcile');
+    } catch (failure) {
+      // the refusal stays the outcome: its retry is what recovers once the RBAC is applied
+      runtime.log.warn({ err: failure }, 'could not report the RBAC refusal on the object');
     }
   }
 

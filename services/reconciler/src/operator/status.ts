@@ -121,22 +121,42 @@ export const TERMINAL = 'TerminalError';
  * with its message, the rest as it is (the reconcile returned nothing).
  */
 export function terminalStatus(object: KubeObject, message: string, now = new Date()): Status {
-  const { conditions: _old, observedGeneration: _gen, ...unchanged } = currentStatus(object);
-  return {
-    ...unchanged,
-    conditions: withConditions(
-      object,
-      [{ type: 'Ready', status: false, reason: TERMINAL, message }],
-      now,
-    ),
-  };
+  return notReadyStatus(object, TERMINAL, message, now);
 }
 
 /** The status already reports this terminal failure at this generation: no second Event. */
 export function alreadyTerminal(object: KubeObject, message: string): boolean {
+  return alreadyNotReady(object, TERMINAL, message);
+}
+
+export const FORBIDDEN = 'Forbidden';
+
+/**
+ * The status of an object whose reconcile the operator's own RBAC refused
+ * (retried until an admin applies it): Ready=False with what to apply, the
+ * rest as it is.
+ */
+export function forbiddenStatus(object: KubeObject, message: string, now = new Date()): Status {
+  return notReadyStatus(object, FORBIDDEN, message, now);
+}
+
+/** The status already reports this refusal at this generation: no second Event. */
+export function alreadyForbidden(object: KubeObject, message: string): boolean {
+  return alreadyNotReady(object, FORBIDDEN, message);
+}
+
+function notReadyStatus(object: KubeObject, reason: string, message: string, now: Date): Status {
+  const { conditions: _old, observedGeneration: _gen, ...unchanged } = currentStatus(object);
+  return {
+    ...unchanged,
+    conditions: withConditions(object, [{ type: 'Ready', status: false, reason, message }], now),
+  };
+}
+
+function alreadyNotReady(object: KubeObject, reason: string, message: string): boolean {
   const ready = conditionsOf(currentStatus(object)).find((c) => c.type === 'Ready');
   return (
-    ready?.reason === TERMINAL &&
+    ready?.reason === reason &&
     ready.message === message.slice(0, 32_768) &&
     ready.observedGeneration === (object.metadata.generation ?? 0)
   );

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { defineOperator, defineResource, kinds } from '@kubebus/shared/definition';
+import { z } from 'zod';
+import { rbacWarnings } from './rbac-warnings.js';
+
+const Tenant = defineResource({
+  group: 'tenancy.example.com',
+  version: 'v1',
+  kind: 'Tenant',
+  scope: 'Cluster',
+  spec: z.object({}),
+  status: z.object({}),
+});
+
+const tenants = (owns: Parameters<typeof defineOperator>[0]['owns'], bind = false) =>
+  defineOperator({
+    name: 'tenants',
+    for: Tenant,
+    owns: owns ?? [],
+    ...(bind ? { rbac: { bind: [{ kind: 'ClusterRole' as const, name: 'admin' }] } } : {}),
+    async reconcile() {
+      return undefined;
+    },
+  });
+
+describe('the RBAC kubebus generate warns of', () => {
+  it('is a binding owned without `rbac.bind`, one line per binding kind', () => {
+    const [warning, ...others] = rbacWarnings(
+      tenants([kinds.Namespace, kinds.RoleBinding, kinds.ClusterRoleBinding]),
+    );
+    assert.match(
+      warning ?? '',
+      /^operator "tenants" owns RoleBindings but declares no `rbac.bind`: .* e\.g\. `rbac: \{ bind: \[\{ kind: 'ClusterRole', name: 'edit' \}\] \}`/,
+    );
+    assert.match(others[0] ?? '', /owns ClusterRoleBindings/);
+    assert.equal(others.length, 1);
+  });
+
+  it('is nothing when it declares what it grants, or owns no binding', () => {
+    assert.deepEqual(rbacWarnings(tenants([kinds.Namespace, kinds.RoleBinding], true)), []);
+    assert.deepEqual(rbacWarnings(tenants([kinds.Namespace, kinds.ConfigMap])), []);
+  });
+});

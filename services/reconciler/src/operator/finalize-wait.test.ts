@@ -1,0 +1,47 @@
+// What a finalize's answer means: nothing is done (the finalizer goes),
+// `{ requeueAfterMs }` is a wait of at least a second (never a spin), and
+// the status it shows while waiting stays the same from one try to the next.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { KubeObject } from '@kubebus/shared/events';
+import { finalizeWait, finalizingStatus, MIN_FINALIZE_WAIT_MS } from './finalize-wait.js';
+
+const object = (status?: Record<string, unknown>): KubeObject => ({
+  apiVersion: 'platform.example.com/v1',
+  kind: 'Tenant',
+  metadata: { name: 'acme', uid: 'u', resourceVersion: '1', generation: 2 },
+  ...(status === undefined ? {} : { status }),
+});
+
+describe('a finalize that waits', () => {
+  it('is done when it returns nothing (or anything without requeueAfterMs)', () => {
+    assert.equal(finalizeWait(undefined), undefined);
+    assert.equal(finalizeWait(null), undefined);
+    assert.equal(finalizeWait({}), undefined);
+  });
+
+  it('waits as long as it asks, and at least a second', () => {
+    assert.equal(finalizeWait({ requeueAfterMs: 2_000 }), 2_000);
+    for (const asked of [0, -5, 10, Number.NaN, Number.POSITIVE_INFINITY, '2000'])
+      assert.equal(finalizeWait({ requeueAfterMs: asked }), MIN_FINALIZE_WAIT_MS, String(asked));
+  });
+
+  it('shows Ready=False, reason Finalizing, the status fields kept', () => {
+    const status = finalizingStatus(
+      object({ namespace: 'tenant-acme', observedGeneration: 2 }),
+      'platform.example.com/tenant',
+    );
+    assert.equal(status['namespace'], 'tenant-acme');
+    const [ready, ...others] = status['conditions'] as Record<string, unknown>[];
+    assert.deepEqual(others, []);
+    assert.equal(ready?.['reason'], 'Finalizing');
+    assert.equal(ready?.['status'], 'False');
+    assert.match(String(ready?.['message']), /finalizer platform\.example\.com\/tenant stays/);
+  });
+
+  it('writes the same status when asked again: no new write, no new reconcile', () => {
+    const first = finalizingStatus(object(), 'f', new Date('2026-12-06T20:00:00Z'));
+    const again = finalizingStatus(object(first), 'f', new Date('2026-12-06T20:05:00Z'));
+    assert.deepEqual(again, first);
+  });
+});

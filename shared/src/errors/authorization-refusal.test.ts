@@ -1,0 +1,148 @@
+// The apiserver's 403s as kube-apiserver 1.37 answers them (the bodies below
+// are copied from the test bed): the operator's own RBAC refusing is told
+// apart from a refusal of the object's content, and told as what to do.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { apiErrorFrom } from '../kube/api-error.js';
+import {
+  authorizationRefusal,
+  conciseRefusal,
+  explainRefusal,
+  refusalAdvice,
+} from './authorization-refusal.js';
+import { classifyFailure } from './failure-class.js';
+
+const USER = 'system:serviceaccount:kubebus-system:kubebus-tenant-reconciler';
+const GROUPS =
+  '(groups=["system:serviceaccounts" "system:serviceaccounts:kubebus-system" "system:authenticated"])';
+
+const status = (message: string, reason = 'Forbidden', details: object = {}) =>
+  JSON.stringify({ kind: 'Status', status: 'Failure', message, reason, details, code: 403 });
+
+const notAllowed = `limitranges "tenant-defaults" is forbidden: User "${USER}" cannot patch resource "limitranges" in API group "" in the namespace "team-a"`;
+const notHeld = [
+  `rolebindings.rbac.authorization.k8s.io "tenant-admins" is forbidden: user "${USER}" ${GROUPS} is attempting to grant RBAC permissions not currently held:`,
+  '{APIGroups:[""], Resources:["configmaps"], Verbs:["delete" "list"]}',
+  '{APIGroups:[""], Resources:["pods"], Verbs:["get" "list" "watch" "create" "delete"]}',
+  '{APIGroups:["apps"], Resources:["deployments"], Verbs:["get" "list"]}',
+].join('\n');
+
+describe('an RBAC refusal', () => {
+  it('is the operator’s RBAC refusing, not the object’s fault: waited out', () => {
+    const refused = [
+      notAllowed,
+      `limitranges is forbidden: User "${USER}" cannot create resource "limitranges" in API group "" in the namespace "team-a"`,
+      `clusterroles.rbac.authorization.k8s.io "foo" is forbidden: User "${USER}" cannot patch resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope`,
+      `forbidden: User "${USER}" cannot get path "/metrics"`,
+      notHeld,
+    ];
+    for (const message of refused)
+      assert.equal(classifyFailure(apiErrorFrom(403, status(message), {})), 'forbidden', message);
+  });
+
+  it('is not a denial of the object’s content: a webhook, an admission policy, a quota', () => {
+    const denials = [
+      // a ValidatingAdmissionPolicy whose validation's reason is Forbidden
+      status(
+        `configmaps "bad" is forbidden: ValidatingAdmissionPolicy 'no-bad' with binding 'no-bad' denied request: no bad keys`,
+      ),
+      // an admission webhook answering code 403 (the apiserver adds no reason)
+      JSON.stringify({
+        kind: 'Status',
+        status: 'Failure',
+        message: 'admission webhook "deny.probe.dev" denied the request: tenants may not use this',
+        code: 403,
+      }),
+      status(
+        'pods "web" is forbidden: exceeded quota: compute, requested: cpu=2, used: cpu=4, limited: cpu=4',
+      ),
+      status(
+        'pods "web" is forbidden: violates PodSecurity "restricted:latest": privileged (container "app" must not set securityContext.privileged=true)',
+      ),
+    ];
+    for (const body of denials)
+      assert.equal(classifyFailure(apiErrorFrom(403, body, {})), 'object', body);
+    // the same words in another answer than a 403 are no refusal of the operator's
+    assert.equal(
+      classifyFailure(apiErrorFrom(400, status(notAllowed, 'BadRequest'), {})),
+      'object',
+    );
+  });
+
+  it('names what was refused, and for an escalation how many rules', () => {
+    assert.deepEqual(authorizationRefusal(notAllowed), {
+      kind: 'not-allowed',
+      user: USER,
+      verb: 'patch',
+      what: 'limitranges in the namespace "team-a"',
+    });
+    assert.deepEqual(authorizationRefusal(notHeld), {
+      kind: 'not-held',
+      user: USER,
+      resource: 'rolebindings.rbac.authorization.k8s.io',
+      missingRules: 3,
+    });
+    assert.equal(authorizationRefusal('admission webhook "x" denied the request: no'), undefined);
+  });
+
+  it('keeps the first line of an escalation refusal and the count, not the list', () => {
+    const concise = conciseRefusal(`apiserver answered 403 Forbidden: ${notHeld}`);
+    assert.equal(
+      concise,
+      `apiserver answered 403 Forbidden: rolebindings.rbac.authorization.k8s.io "tenant-admins" is forbidden: user "${USER}" ${GROUPS} is attempting to grant RBAC permissions not currently held (3 rules not held)`,
+    );
+    assert.doesNotMatch(concise, /\n|APIGroups/);
+    // the count survives shortening: read again, it is the same refusal
+    assert.equal(authorizationRefusal(concise)?.kind, 'not-held');
+    assert.deepEqual(authorizationRefusal(concise), authorizationRefusal(notHeld));
+    assert.equal(conciseRefusal(notAllowed), notAllowed);
+  });
+
+  it('says what to apply, or what to declare for the role a binding grants', () => {
+    const missing = authorizationRefusal(notAllowed);
+    assert.ok(missing !== undefined);
+    assert.equal(
+      refusalAdvice(missing),
+      'the operator\'s RBAC does not let it patch limitranges in the namespace "team-a": apply the RBAC `kubebus generate` writes for this version of the operator (or declare the rule in `rbac.rules`)',
+    );
+    const binding = authorizationRefusal(notHeld);
+    assert.ok(binding !== undefined);
+    assert.match(
+      refusalAdvice(binding, { kind: 'ClusterRole', name: 'admin' }),
+      /^the operator may not grant ClusterRole admin, whose rules it does not hold \(3 missing\): declare `rbac: \{ bind: \[\{ kind: 'ClusterRole', name: 'admin' \}\] \}`, then apply the RBAC `kubebus generate` writes/,
+    );
+    // without the role at hand: where to declare it, by example
+    assert.match(
+      refusalAdvice(binding),
+      /`rbac\.bind` \(e\.g\. `rbac: \{ bind: \[\{ kind: 'ClusterRole', name: 'edit' \}\] \}`\)/,
+    );
+    // a ClusterRoleBinding grants the role cluster-wide, which bind must say
+    const clusterWide = authorizationRefusal(
+      notHeld.replace('rolebindings.', 'clusterrolebindings.'),
+    );
+    assert.ok(clusterWide !== undefined);
+    assert.match(
+      refusalAdvice(clusterWide, { kind: 'ClusterRole', name: 'view' }),
+      /name: 'view', clusterWide: true \}/,
+    );
+    // a role written with rules it does not hold: escalate, or the rules themselves
+    const role = authorizationRefusal(notHeld.replace('rolebindings.', 'roles.'));
+    assert.ok(role !== undefined);
+    assert.match(
+      refusalAdvice(role, { kind: 'Role', name: 'tenant-reader' }),
+      /may not write Role tenant-reader, .*`rbac: \{ escalate: \[\{ kind: 'Role', name: 'tenant-reader' \}\] \}` \(or its rules in `rbac.rules`\)/,
+    );
+  });
+
+  it('is explained once: advice first, then the apiserver’s words without the list', () => {
+    const raw = apiErrorFrom(403, status(notHeld), {}).message;
+    const explained = explainRefusal(raw, { kind: 'ClusterRole', name: 'admin' });
+    assert.match(explained, /^the operator may not grant ClusterRole admin, /);
+    assert.match(explained, /; retried until then: apiserver answered 403 Forbidden: rolebindings/);
+    assert.doesNotMatch(explained, /\n/);
+    assert.equal(explainRefusal(explained), explained);
+    // what it says is still an RBAC refusal (classified the same when thrown again)
+    assert.equal(classifyFailure(apiErrorFrom(403, status(explained), {})), 'forbidden');
+    assert.equal(explainRefusal('boom'), 'boom');
+  });
+});

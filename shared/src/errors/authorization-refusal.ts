@@ -1,0 +1,106 @@
+// A request the operator's own RBAC does not allow, read off the apiserver's
+// 403: the authorizer's `User "…" cannot <verb> resource "…"`, and RBAC's
+// escalation check — a binding or role granting what its writer does not
+// hold ("attempting to grant RBAC permissions not currently held", followed
+// by one line per missing rule). Neither says anything of the object: an
+// admin fixes them by applying the operator's RBAC, and the request then
+// goes through. A webhook's or an admission policy's denial names no User and
+// is not one of these. Both shapes as kube-apiserver 1.37 answers them
+// (test/e2e/forbidden-retry.test.ts).
+
+/** The role a binding grants (its roleRef), or a role being written. */
+export interface GrantedRole {
+  readonly kind: string;
+  readonly name: string;
+}
+
+export type AuthorizationRefusal =
+  /** RBAC allows the account no such request */
+  | {
+      readonly kind: 'not-allowed';
+      readonly user: string;
+      readonly verb: string;
+      /** `limitranges in the namespace "team-a"`, `clusterroles.rbac.authorization.k8s.io at the cluster scope`, `path "/metrics"` */
+      readonly what: string;
+    }
+  /** the binding or role written would grant rules the account does not hold */
+  | {
+      readonly kind: 'not-held';
+      readonly user: string;
+      /** what was written: `rolebindings.rbac.authorization.k8s.io` */
+      readonly resource: string;
+      readonly missingRules: number;
+    };
+
+const NOT_ALLOWED =
+  /(?:^|: |is )forbidden: User "([^"]*)" cannot (\S+) (?:resource "([^"]+)" in API group "([^"]*)" (?:in the namespace "([^"]*)"|at the cluster scope)|path "([^"]*)")/;
+const NOT_HELD =
+  /(\S+?)(?: "[^"]*")? is forbidden: user "([^"]*)"(?: \(groups=\[[^\]]*\]\))? is attempting to grant RBAC permissions not currently held/;
+/** How an escalation refusal's count of missing rules reads once its list is dropped. */
+const COUNTED = / \((\d+) rules? not held\)/;
+/** What every explained refusal carries: it is not explained twice. */
+const EXPLAINED = '; retried until then: ';
+
+export function authorizationRefusal(message: string): AuthorizationRefusal | undefined {
+  const notAllowed = NOT_ALLOWED.exec(message);
+  if (notAllowed !== null) {
+    const [, user = '', verb = '', resource, group = '', namespace, path] = notAllowed;
+    const where =
+      namespace === undefined ? 'at the cluster scope' : `in the namespace "${namespace}"`;
+    const what =
+      resource === undefined
+        ? `path "${path ?? ''}"`
+        : `${group === '' ? resource : `${resource}.${group}`} ${where}`;
+    return { kind: 'not-allowed', user, verb, what };
+  }
+  const notHeld = NOT_HELD.exec(message);
+  if (notHeld === null) return undefined;
+  const [, resource = '', user = ''] = notHeld;
+  const counted = COUNTED.exec(message);
+  const missingRules =
+    counted === null ? ruleLines(message).length : Number.parseInt(counted[1] ?? '0', 10);
+  return { kind: 'not-held', user, resource, missingRules };
+}
+
+/** The lines of an escalation refusal that each name one missing rule. */
+function ruleLines(message: string): string[] {
+  return message.split('\n').filter((line) => line.startsWith('{'));
+}
+
+/**
+ * The message without an escalation refusal's list of missing rules (dozens
+ * of lines for a bootstrap role): its first line and how many there are.
+ */
+export function conciseRefusal(message: string): string {
+  const rules = ruleLines(message);
+  if (rules.length === 0 || authorizationRefusal(message)?.kind !== 'not-held') return message;
+  const [first = ''] = message.split('\n');
+  return `${first.replace(/:\s*$/, '')} (${String(rules.length)} ${rules.length === 1 ? 'rule' : 'rules'} not held)`;
+}
+
+const APPLY_RBAC = 'apply the RBAC `kubebus generate` writes for this version of the operator';
+
+/** What an admin does about the refusal; `role` is the role the refused write grants or is. */
+export function refusalAdvice(refusal: AuthorizationRefusal, role?: GrantedRole): string {
+  if (refusal.kind === 'not-allowed')
+    return `the operator's RBAC does not let it ${refusal.verb} ${refusal.what}: ${APPLY_RBAC} (or declare the rule in \`rbac.rules\`)`;
+  const writesRole = /^(cluster)?roles\./.test(refusal.resource);
+  const field = writesRole ? 'escalate' : 'bind';
+  if (role === undefined)
+    return `the operator may not grant rules it does not hold (${String(refusal.missingRules)}): declare the role it ${writesRole ? 'writes' : 'binds'} in \`rbac.${field}\` (${writesRole ? 'or its rules in `rbac.rules`' : "e.g. `rbac: { bind: [{ kind: 'ClusterRole', name: 'edit' }] }`"}), then ${APPLY_RBAC}`;
+  // a ClusterRole granted by a ClusterRoleBinding: in every namespace, which bind must say
+  const clusterWide = /^clusterrolebindings\./.test(refusal.resource) ? ', clusterWide: true' : '';
+  return `the operator may not ${writesRole ? 'write' : 'grant'} ${role.kind} ${role.name}, whose rules it does not hold (${String(refusal.missingRules)} missing): declare \`rbac: { ${field}: [{ kind: '${role.kind}', name: '${role.name}'${clusterWide} }] }\`${writesRole ? ' (or its rules in `rbac.rules`)' : ''}, then ${APPLY_RBAC}`;
+}
+
+/**
+ * The refusal as it is shown (Ready condition, Event, log line, `kubebus
+ * status`): what to do first, then the apiserver's words without the list of
+ * missing rules. Anything else, or a message explained already, as it is.
+ */
+export function explainRefusal(message: string, role?: GrantedRole): string {
+  if (message.includes(EXPLAINED)) return message;
+  const refusal = authorizationRefusal(message);
+  if (refusal === undefined) return message;
+  return `${refusalAdvice(refusal, role)}${EXPLAINED}${conciseRefusal(message)}`;
+}
