@@ -330,7 +330,7 @@ describe("the operator's own RBAC refusing", { timeout: 120_000 }, () => {
     const [message = ''] = await waitedOut(Team, own, names, /not currently held/);
     assert.match(
       message,
-      /^the operator may not grant ClusterRole team-reader, whose rules it does not hold \(3 missing\): declare `rbac: \{ bind: \[\{ kind: 'ClusterRole', name: 'team-reader' \}\] \}`, then apply the RBAC `kubebus generate` writes/,
+      /^the operator may not grant ClusterRole team-reader, whose rules it does not hold \(3 missing\); if it is meant to, declare `rbac: \{ bind: \[\{ kind: 'ClusterRole', name: 'team-reader' \}\] \}`, then apply the RBAC `kubebus generate` writes/,
     );
     assert.match(
       message,

@@ -2,7 +2,13 @@
 // on 410 Gone (publishing synthetic deletes and updates for the gap); re-open a
 // watch that errors, ends or goes silent, with jittered backoff; persist the
 // cursor once everything before it is durably published.
-import { hasCode, ErrorCodes } from '@kubebus/shared/errors';
+import {
+  classifyFailure,
+  ErrorCodes,
+  explainRefusal,
+  FailureClasses,
+  hasCode,
+} from '@kubebus/shared/errors';
 import type { Submitted } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
@@ -112,7 +118,13 @@ export class ResourceWatcher {
         const reason = hasCode(error, ErrorCodes.WatchStalled) ? 'stalled' : 'error';
         this.deps.metrics.watchRestarts.inc({ resource: this.#label, reason });
         const delay = backoffDelay(this.options.backoff, failures++);
-        log.warn({ err: error, delayMs: delay, reason }, 'watch interrupted; reconnecting');
+        if (classifyFailure(error) === FailureClasses.Forbidden)
+          // the watcher's own RBAC (a kind a new version watches): an admin must act
+          log.error(
+            { refused: explainRefusal((error as Error).message), delayMs: delay },
+            'the watcher may not list or watch this resource; retrying until its RBAC allows it',
+          );
+        else log.warn({ err: error, delayMs: delay, reason }, 'watch interrupted; reconnecting');
         await sleep(delay, signal);
       }
     }

@@ -28,6 +28,14 @@ const notHeld = [
 ].join('\n');
 
 describe('an RBAC refusal', () => {
+  it('is told in time linear in a long message', () => {
+    const long = status(`${'x'.repeat(80_000)} is forbidden: no`);
+    const started = performance.now();
+    assert.equal(classifyFailure(apiErrorFrom(403, long, {})), 'object');
+    // seconds before the patterns were anchored; a generous bound for a loaded machine
+    assert.ok(performance.now() - started < 2_000, 'an 80 KB message is classed at once');
+  });
+
   it('is the operator’s RBAC refusing, not the object’s fault: waited out', () => {
     const refused = [
       notAllowed,
@@ -60,6 +68,20 @@ describe('an RBAC refusal', () => {
         'pods "web" is forbidden: violates PodSecurity "restricted:latest": privileged (container "app" must not set securityContext.privileged=true)',
       ),
     ];
+    // the authorizer's words inside a webhook's or a policy's own message (which may echo the object)
+    denials.push(
+      JSON.stringify({
+        kind: 'Status',
+        message: `admission webhook "deny.example.com" denied the request: forbidden: User "x" cannot patch resource "y" in API group "" at the cluster scope`,
+        code: 403,
+      }),
+      status(
+        `configmaps "c" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'p' denied request: owner x is forbidden: user "bob" is attempting to grant RBAC permissions not currently held`,
+      ),
+      status(
+        `admission webhook "kyverno" denied the request:\n\npolicy team: team is forbidden: User "x" cannot get path "/"`,
+      ),
+    );
     for (const body of denials)
       assert.equal(classifyFailure(apiErrorFrom(403, body, {})), 'object', body);
     // the same words in another answer than a 403 are no refusal of the operator's
@@ -109,7 +131,7 @@ describe('an RBAC refusal', () => {
     assert.ok(binding !== undefined);
     assert.match(
       refusalAdvice(binding, { kind: 'ClusterRole', name: 'admin' }),
-      /^the operator may not grant ClusterRole admin, whose rules it does not hold \(3 missing\): declare `rbac: \{ bind: \[\{ kind: 'ClusterRole', name: 'admin' \}\] \}`, then apply the RBAC `kubebus generate` writes/,
+      /^the operator may not grant ClusterRole admin, whose rules it does not hold \(3 missing\); if it is meant to, declare `rbac: \{ bind: \[\{ kind: 'ClusterRole', name: 'admin' \}\] \}`, then apply the RBAC `kubebus generate` writes/,
     );
     // without the role at hand: where to declare it, by example
     assert.match(

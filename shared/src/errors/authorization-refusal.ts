@@ -32,16 +32,32 @@ export type AuthorizationRefusal =
       readonly missingRules: number;
     };
 
+// Anchored at the start of the apiserver's own words: a webhook's or a
+// policy's message is written by whoever wrote it (and may echo the object),
+// so the same words later in it are no refusal of the operator's. Names hold
+// no quotes or line breaks; bounded classes keep the match linear.
 const NOT_ALLOWED =
-  /(?:^|: |is )forbidden: User "([^"]*)" cannot (\S+) (?:resource "([^"]+)" in API group "([^"]*)" (?:in the namespace "([^"]*)"|at the cluster scope)|path "([^"]*)")/;
+  /^(?:[a-z0-9.-]+(?: "[^"\n]*")? is )?forbidden: User "([^"\n]*)" cannot ([a-z]+) (?:resource "([^"\n]+)" in API group "([^"\n]*)" (?:in the namespace "([^"\n]*)"|at the cluster scope)|path "([^"\n]*)")/;
 const NOT_HELD =
-  /(\S+?)(?: "[^"]*")? is forbidden: user "([^"]*)"(?: \(groups=\[[^\]]*\]\))? is attempting to grant RBAC permissions not currently held/;
+  /^([a-z0-9.-]+)(?: "[^"\n]*")? is forbidden: user "([^"\n]*)"(?: \(groups=\[[^\]\n]*\]\))? is attempting to grant RBAC permissions not currently held/;
+/** What KubeApiError puts before the apiserver's message. */
+const ANSWERED = /^apiserver answered 403(?: [A-Za-z]+)?: /;
+/** The apiserver's words are looked at only this far: a message may be megabytes. */
+const LOOKED_AT = 4_096;
 /** How an escalation refusal's count of missing rules reads once its list is dropped. */
 const COUNTED = / \((\d+) rules? not held\)/;
 /** What every explained refusal carries: it is not explained twice. */
 const EXPLAINED = '; retried until then: ';
 
-export function authorizationRefusal(message: string): AuthorizationRefusal | undefined {
+/** The apiserver's own words: after KubeApiError's prefix, or after an explanation given already. */
+function apiserverWords(message: string): string {
+  const explained = message.indexOf(EXPLAINED);
+  const words = explained >= 0 ? message.slice(explained + EXPLAINED.length) : message;
+  return words.slice(0, LOOKED_AT).replace(ANSWERED, '');
+}
+
+export function authorizationRefusal(whole: string): AuthorizationRefusal | undefined {
+  const message = apiserverWords(whole);
   const notAllowed = NOT_ALLOWED.exec(message);
   if (notAllowed !== null) {
     const [, user = '', verb = '', resource, group = '', namespace, path] = notAllowed;
@@ -58,7 +74,7 @@ export function authorizationRefusal(message: string): AuthorizationRefusal | un
   const [, resource = '', user = ''] = notHeld;
   const counted = COUNTED.exec(message);
   const missingRules =
-    counted === null ? ruleLines(message).length : Number.parseInt(counted[1] ?? '0', 10);
+    counted === null ? ruleLines(whole).length : Number.parseInt(counted[1] ?? '0', 10);
   return { kind: 'not-held', user, resource, missingRules };
 }
 
@@ -90,7 +106,8 @@ export function refusalAdvice(refusal: AuthorizationRefusal, role?: GrantedRole)
     return `the operator may not grant rules it does not hold (${String(refusal.missingRules)}): declare the role it ${writesRole ? 'writes' : 'binds'} in \`rbac.${field}\` (${writesRole ? 'or its rules in `rbac.rules`' : "e.g. `rbac: { bind: [{ kind: 'ClusterRole', name: 'edit' }] }`"}), then ${APPLY_RBAC}`;
   // a ClusterRole granted by a ClusterRoleBinding: in every namespace, which bind must say
   const clusterWide = /^clusterrolebindings\./.test(refusal.resource) ? ', clusterWide: true' : '';
-  return `the operator may not ${writesRole ? 'write' : 'grant'} ${role.kind} ${role.name}, whose rules it does not hold (${String(refusal.missingRules)} missing): declare \`rbac: { ${field}: [{ kind: '${role.kind}', name: '${role.name}'${clusterWide} }] }\`${writesRole ? ' (or its rules in `rbac.rules`)' : ''}, then ${APPLY_RBAC}`;
+  // the role is the object's choice (a spec may name it): the refusal may be the point
+  return `the operator may not ${writesRole ? 'write' : 'grant'} ${role.kind} ${role.name}, whose rules it does not hold (${String(refusal.missingRules)} missing); if it is meant to, declare \`rbac: { ${field}: [{ kind: '${role.kind}', name: '${role.name}'${clusterWide} }] }\`${writesRole ? ' (or its rules in `rbac.rules`)' : ''}, then ${APPLY_RBAC}; if not, change the object`;
 }
 
 /**

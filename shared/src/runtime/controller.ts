@@ -327,9 +327,16 @@ export class Controller {
           if (action.forbidden === true) {
             metrics.transientRetries.inc({ controller: name, class: 'forbidden' });
             // an admin must act: at error, one line that says what to apply (no stack,
-            // nor the dozens of rules an escalation refusal lists)
-            log.error(
-              { refused: explainRefusal(errorMessage(action.error)), retryInMs: action.delayMs },
+            // nor the dozens of rules an escalation refusal lists); an object refused
+            // for hours says so at its 1st, 2nd, 4th, 8th… refusal, not at every retry
+            const streak = attempts.streak + 1;
+            log[(streak & (streak - 1)) === 0 ? 'error' : 'debug'](
+              {
+                refused: explainRefusal(errorMessage(action.error)),
+                code: (action.error as { code?: unknown }).code,
+                refusals: streak,
+                retryInMs: action.delayMs,
+              },
               "the operator's RBAC refused a request; will retry without limit until it is granted",
             );
           } else if (action.transient === true) {

@@ -6,22 +6,24 @@ import type { KubeObject } from '@kubebus/shared/events';
 import { withConditions, type Status } from './status.js';
 
 /**
- * The shortest wait: a finalize that asks for less (0, a negative number, not
- * a number) must not spin, and a wait of a second or more waits outside the
- * object's partition (ADR 0034).
+ * The shortest wait: a finalize that asks for less must not spin, and a wait
+ * of a second or more waits outside the object's partition (ADR 0034).
  */
 export const MIN_FINALIZE_WAIT_MS = 1_000;
 
 export const FINALIZING = 'Finalizing';
 
-/** How long the finalize asked to wait, or undefined when it is done. */
+/**
+ * How long the finalize asked to wait, or undefined when it is done. As for
+ * reconcile's requeueAfterMs, only a positive number waits (0 is "no wait":
+ * `pending ? 2_000 : 0` reads the same in both), and no wait is under 1 s.
+ */
 export function finalizeWait(result: unknown): number | undefined {
   if (typeof result !== 'object' || result === null || !('requeueAfterMs' in result))
     return undefined;
   const asked = result.requeueAfterMs;
-  return typeof asked === 'number' && Number.isFinite(asked)
-    ? Math.max(asked, MIN_FINALIZE_WAIT_MS)
-    : MIN_FINALIZE_WAIT_MS;
+  if (typeof asked !== 'number' || !(asked > 0)) return undefined;
+  return Number.isFinite(asked) ? Math.max(asked, MIN_FINALIZE_WAIT_MS) : MIN_FINALIZE_WAIT_MS;
 }
 
 /**

@@ -297,7 +297,12 @@ export class OperatorReconciler implements Reconciler {
       calls,
       () => operator.finalize?.({ ...object, spec: parsed.data }, context) ?? Promise.resolve(),
       endOptions(runtime),
-    );
+    ).catch(async (error: unknown) => {
+      // a new version's cleanup its RBAC does not allow yet: what to apply, on the object
+      if (classifyFailure(error) === FailureClasses.Forbidden && !runtime.signal.aborted)
+        await this.#reportForbidden(recorded, object, error, runtime);
+      throw error;
+    });
     // not done yet (a child still terminating): kept, and asked again as a requeue, not a failure
     const requeueAfterMs = finalizeWait(result);
     if (requeueAfterMs !== undefined) {

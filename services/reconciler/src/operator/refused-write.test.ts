@@ -40,7 +40,7 @@ describe('a write the operator’s RBAC refused', () => {
     assert.deepEqual(explained.details, { name: 'tenant-admins', kind: 'rolebindings' });
     assert.match(
       explained.message,
-      /^the operator may not grant ClusterRole edit, whose rules it does not hold \(40 missing\): declare `rbac: \{ bind: \[\{ kind: 'ClusterRole', name: 'edit' \}\] \}`, then apply the RBAC `kubebus generate` writes/,
+      /^the operator may not grant ClusterRole edit, whose rules it does not hold \(40 missing\); if it is meant to, declare `rbac: \{ bind: \[\{ kind: 'ClusterRole', name: 'edit' \}\] \}`, then apply the RBAC `kubebus generate` writes/,
     );
     assert.match(explained.message, /not currently held \(40 rules not held\)$/);
     assert.doesNotMatch(explained.message, /\n|APIGroups/);
