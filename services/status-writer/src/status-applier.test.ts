@@ -2,7 +2,8 @@ import type { StatusIntent } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { judge } from './status-applier.js';
+import { KubeApiError } from '@kubebus/shared/kube';
+import { judge, statusWriteFailure } from './status-applier.js';
 
 const object = (generation: number, status: Record<string, unknown>, uid = 'u1'): KubeObject => ({
   apiVersion: 'example.kubebus.dev/v1alpha1',
@@ -69,5 +70,29 @@ describe('status intents', () => {
       apply: true,
       status: { observedGeneration: 2, conditions: ready('True', 'T1') },
     });
+  });
+});
+
+describe('a failed status write', () => {
+  // as the client makes them of the apiserver's Status
+  const answered = (status: number, message: string, retryAfterMs?: number) =>
+    new KubeApiError(status, '', `apiserver answered ${String(status)}: ${message}`, retryAfterMs);
+
+  it("is retried when the writer's own RBAC refuses it: an admin applies it, then it goes through", () => {
+    const refused = answered(
+      403,
+      'databaseclusters.example.kubebus.dev "db" is forbidden: User "system:serviceaccount:kubebus:kubebus-status-writer" cannot patch resource "databaseclusters/status" in API group "example.kubebus.dev" in the namespace "ns"',
+    );
+    assert.equal(statusWriteFailure(refused), 'retried');
+  });
+
+  it('is refused for good when the apiserver rejects the status, and waited for when it throttles', () => {
+    assert.equal(statusWriteFailure(answered(422, 'status.phase: Unsupported value')), 'rejected');
+    assert.equal(
+      statusWriteFailure(answered(403, 'admission webhook "w" denied the request: no')),
+      'rejected',
+    );
+    assert.equal(statusWriteFailure(answered(429, 'slow down', 2_000)), 'throttled');
+    assert.equal(statusWriteFailure(answered(503, 'unavailable')), 'retried');
   });
 });

@@ -7,10 +7,12 @@ import {
   statusInPlace,
   type StatusIntent,
 } from '@kubebus/shared/bus';
+import { classifyFailure, FailureClasses } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   apply,
   isKubeApiError,
+  type KubeApiError,
   objectPath,
   type KubeClient,
   type ResourceRef,
@@ -177,15 +179,25 @@ export class StatusApplier implements Reconciler {
   }
 
   #failed(error: unknown): RuntimeResult {
-    if (isKubeApiError(error) && error.status === 429 && error.retryAfterMs !== undefined) {
-      this.deps.metrics.patches.inc({ result: 'throttled' });
-      return { requeueAfterMs: error.retryAfterMs };
-    }
-    if (isKubeApiError(error) && !error.retryable) {
-      this.deps.metrics.patches.inc({ result: 'rejected' });
-      throw new TerminalError(error.message, { cause: error });
-    }
-    this.deps.metrics.patches.inc({ result: 'error' });
+    const failure = statusWriteFailure(error);
+    this.deps.metrics.patches.inc({ result: failure === 'retried' ? 'error' : failure });
+    if (failure === 'throttled')
+      return { requeueAfterMs: (error as KubeApiError).retryAfterMs ?? 0 };
+    if (failure === 'rejected') throw new TerminalError((error as Error).message, { cause: error });
     throw error;
   }
+}
+
+/**
+ * What a failed status write becomes: waited for as the apiserver asks (429
+ * with Retry-After), refused for good (the apiserver rejects this status), or
+ * retried — a dependency away, or the writer's own RBAC refusing (no `patch
+ * <plural>/status`), which an admin fixes and the retry then gets through.
+ */
+export function statusWriteFailure(error: unknown): 'throttled' | 'rejected' | 'retried' {
+  if (isKubeApiError(error) && error.status === 429 && error.retryAfterMs !== undefined)
+    return 'throttled';
+  if (classifyFailure(error) === FailureClasses.Forbidden) return 'retried';
+  if (isKubeApiError(error) && !error.retryable) return 'rejected';
+  return 'retried';
 }
