@@ -30,6 +30,8 @@ const namespaceOf = (tenant: string) => `fw-${tenant}`;
 
 /** What each finalize's ctx.delete answered, in order (the operator runs in this process). */
 const answers: string[] = [];
+/** when each finalize answered: a wait is a wait, not a spin */
+const answeredAt: number[] = [];
 
 const tenants = defineOperator({
   name: 'tenants',
@@ -45,6 +47,7 @@ const tenants = defineOperator({
   async finalize(tenant, ctx) {
     const answer = await ctx.delete(kinds.Namespace, namespaceOf(tenant.metadata.name));
     answers.push(answer);
+    answeredAt.push(Date.now());
     if (answer !== 'absent') return { requeueAfterMs: 1_000 };
     return undefined;
   },
@@ -102,6 +105,11 @@ describe('a finalize that waits', { timeout: 300_000 }, () => {
       `more than ${String(MAX_ATTEMPTS + 4)} finalizes of acme answered 'terminating'`,
       60_000,
     );
+    // waits of 1 s asked: most runs a second apart (a change of the Tenant or its
+    // namespace may run one sooner); a finalize that spun would run every few ms
+    const gaps = answeredAt.slice(1).map((at, i) => at - (answeredAt[i] ?? at));
+    const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)] ?? 0;
+    assert.ok(median >= 800, `finalize waited as asked: median gap ${String(median)} ms`);
     const seen = await recorded();
     assert.equal(seen.deadLetters, 0, 'a finalize that waits was dead-lettered');
     assert.deepEqual(seen.failed, [], 'a finalize that waits was counted a failure');

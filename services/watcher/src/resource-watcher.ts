@@ -5,7 +5,7 @@
 import {
   classifyFailure,
   ErrorCodes,
-  explainRefusal,
+  explainRefused,
   FailureClasses,
   hasCode,
 } from '@kubebus/shared/errors';
@@ -121,7 +121,7 @@ export class ResourceWatcher {
         if (classifyFailure(error) === FailureClasses.Forbidden)
           // the watcher's own RBAC (a kind a new version watches): an admin must act
           log.error(
-            { refused: explainRefusal((error as Error).message), delayMs: delay },
+            { refused: explainRefused(error), delayMs: delay },
             'the watcher may not list or watch this resource; retrying until its RBAC allows it',
           );
         else log.warn({ err: error, delayMs: delay, reason }, 'watch interrupted; reconnecting');

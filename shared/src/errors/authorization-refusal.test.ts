@@ -8,6 +8,7 @@ import {
   authorizationRefusal,
   conciseRefusal,
   explainRefusal,
+  explainRefused,
   refusalAdvice,
 } from './authorization-refusal.js';
 import { classifyFailure } from './failure-class.js';
@@ -166,5 +167,20 @@ describe('an RBAC refusal', () => {
     // what it says is still an RBAC refusal (classified the same when thrown again)
     assert.equal(classifyFailure(apiErrorFrom(403, status(explained), {})), 'forbidden');
     assert.equal(explainRefusal('boom'), 'boom');
+  });
+});
+
+describe('an error RBAC refused somewhere in its causes', () => {
+  it('is shown with the refusal explained after its own message', () => {
+    const refusal = apiErrorFrom(403, status(notAllowed), {});
+    const wrapped = new Error('syncing the quota failed', { cause: refusal });
+    assert.match(
+      explainRefused(wrapped),
+      /^syncing the quota failed: the operator's RBAC does not let it patch limitranges in the namespace "team-a": apply the RBAC/,
+    );
+    assert.equal(explainRefused(refusal), explainRefusal(refusal.message));
+    // nothing refused: as it is
+    assert.equal(explainRefused(new Error('boom', { cause: new Error('x') })), 'boom');
+    assert.equal(explainRefused('text'), 'text');
   });
 });

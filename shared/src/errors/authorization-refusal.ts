@@ -121,3 +121,19 @@ export function explainRefusal(message: string, role?: GrantedRole): string {
   if (refusal === undefined) return message;
   return `${refusalAdvice(refusal, role)}${EXPLAINED}${conciseRefusal(message)}`;
 }
+
+/**
+ * An error as it is shown when RBAC refused it somewhere in its causes (a
+ * user's `new Error('sync failed', { cause })` around the apiserver's 403):
+ * the refusal explained, after the outer message; else the message as it is.
+ */
+export function explainRefused(error: unknown): string {
+  const outer = error instanceof Error ? error.message : String(error);
+  let e: unknown = error;
+  for (let depth = 0; e instanceof Error && depth < 8; depth++, e = e.cause) {
+    if (authorizationRefusal(e.message) === undefined && !e.message.includes(EXPLAINED)) continue;
+    const explained = explainRefusal(e.message);
+    return e === error ? explained : `${outer}: ${explained}`;
+  }
+  return outer;
+}

@@ -9,6 +9,7 @@ export {
   authorizationRefusal,
   conciseRefusal,
   explainRefusal,
+  explainRefused,
   refusalAdvice,
 } from './authorization-refusal.js';
 export type { AuthorizationRefusal, GrantedRole } from './authorization-refusal.js';

@@ -3,7 +3,7 @@
 // outcome → action switch, metrics and the reconcile-id logger — transport-free.
 import { randomUUID } from 'node:crypto';
 import { isAbandonedReconcile } from './abandoned.js';
-import { explainRefusal } from '../errors/authorization-refusal.js';
+import { explainRefused } from '../errors/authorization-refusal.js';
 import type { FailureClass } from '../errors/failure-class.js';
 import type { Logger } from '../obs/logger.js';
 import { spans as traceparentsOnly, type Spans } from '../obs/spans.js';
@@ -332,7 +332,7 @@ export class Controller {
             const streak = attempts.streak + 1;
             log[(streak & (streak - 1)) === 0 ? 'error' : 'debug'](
               {
-                refused: explainRefusal(errorMessage(action.error)),
+                refused: explainRefused(action.error),
                 code: (action.error as { code?: unknown }).code,
                 refusals: streak,
                 retryInMs: action.delayMs,

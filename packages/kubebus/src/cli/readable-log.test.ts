@@ -24,6 +24,21 @@ function logged(fields: Record<string, unknown>, msg: string): string {
 }
 
 describe('readableLine', () => {
+  it('names the object the logger carries when a call logs a field called namespace', async () => {
+    // a real child logger, as the runtime binds the object, and a ctx.log call of the operator's
+    const lines: string[] = [];
+    const log = pino(
+      { base: {}, timestamp: () => ',"time":"2026-12-01T22:50:01.250Z"' },
+      { write: (chunk: string) => lines.push(chunk.trim()) },
+    );
+    log
+      .child({ role: 'reconciler', namespace: '', name: 'gone' })
+      .info({ namespace: 'tenant-gone' }, 'finalize: deleting its namespace');
+    await new Promise((resolve) => setImmediate(resolve));
+    const line = readableLine(lines[0] ?? '', false);
+    assert.match(line, / gone finalize: deleting its namespace namespace="?tenant-gone"?$/);
+  });
+
   it('shows a retried reconcile as one line: attempt/budget, delay, message', () => {
     const line = readableLine(
       logged({ attempt: 3, maxAttempts: 10, retryInMs: 2_000 }, 'reconcile failed; will retry'),

@@ -72,6 +72,17 @@ function retryText(entry: Record<string, unknown>): string | undefined {
   return `retry${count} in ${formatAge(retryInMs)}: ${reason}`;
 }
 
+/** The first value of a string field named `key` in a JSON line, or undefined. */
+function firstString(json: string, key: string): string | undefined {
+  const match = new RegExp(`"${key}":("(?:[^"\\\\]|\\\\.)*")`).exec(json);
+  if (match?.[1] === undefined) return undefined;
+  try {
+    return JSON.parse(match[1]) as string;
+  } catch {
+    return undefined;
+  }
+}
+
 export function readableLine(json: string, colour: boolean): string {
   let entry: Record<string, unknown>;
   try {
@@ -82,9 +93,12 @@ export function readableLine(json: string, colour: boolean): string {
   const level = typeof entry['level'] === 'string' ? entry['level'] : 'info';
   const time = typeof entry['time'] === 'string' ? entry['time'].slice(11, 23) : '';
   const role = typeof entry['role'] === 'string' ? entry['role'] : '';
+  // the object's, bound first; a field of the same name a call adds comes later
+  // in the line and is what JSON.parse keeps: shown among the fields instead
+  const object = { namespace: firstString(json, 'namespace'), name: firstString(json, 'name') };
   const where =
-    typeof entry['namespace'] === 'string' && typeof entry['name'] === 'string'
-      ? `${entry['namespace'] === '' ? '' : `${entry['namespace']}/`}${entry['name']}`
+    object.namespace !== undefined && object.name !== undefined
+      ? `${object.namespace === '' ? '' : `${object.namespace}/`}${object.name}`
       : '';
   const retry = retryText(entry);
   const rest =
@@ -94,7 +108,11 @@ export function readableLine(json: string, colour: boolean): string {
           .filter(
             ([key]) =>
               !HIDDEN.has(key) &&
-              !(where !== '' && ['namespace', 'name', 'group', 'resource'].includes(key)),
+              !(
+                where !== '' &&
+                ['namespace', 'name', 'group', 'resource'].includes(key) &&
+                (key === 'namespace' || key === 'name' ? entry[key] === object[key] : true)
+              ),
           )
           .map(([key, value]) =>
             key === 'err' ? `error=${field(errorText(value))}` : `${key}=${field(value)}`,

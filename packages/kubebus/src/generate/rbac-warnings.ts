@@ -14,6 +14,6 @@ export function rbacWarnings(operator: Operator): string[] {
   );
   return owned.map(
     (kind) =>
-      `operator "${operator.name}" owns ${kind.kind}s but declares no \`rbac.bind\`: a binding to a role whose rules the reconciler does not hold itself is refused ("attempting to grant RBAC permissions not currently held"); declare the roles it grants, e.g. \`rbac: { bind: [{ kind: 'ClusterRole', name: 'edit' }] }\` (docs/operators.md, RBAC beyond what it owns)`,
+      `operator "${operator.name}" owns ${kind.kind}s but declares no \`rbac.bind\`: a binding to a role whose rules the reconciler does not hold itself is refused ("attempting to grant RBAC permissions not currently held"); declare the roles it grants, e.g. \`rbac: { bind: [{ kind: 'ClusterRole', name: 'edit' }] }\` — or nothing, if its \`rbac.rules\` hold every rule of the roles it grants (docs/operators.md, RBAC beyond what it owns)`,
   );
 }

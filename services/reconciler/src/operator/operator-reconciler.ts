@@ -13,7 +13,7 @@ import {
   type StaleReadOutcome,
   type StatusPublisher,
 } from '@kubebus/shared/bus';
-import { classifyFailure, explainRefusal, FailureClasses } from '@kubebus/shared/errors';
+import { classifyFailure, explainRefused, FailureClasses } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   hasFinalizer,
@@ -463,7 +463,7 @@ export class OperatorReconciler implements Reconciler {
     error: unknown,
     runtime: RuntimeContext,
   ): Promise<void> {
-    const message = explainRefusal(error instanceof Error ? error.message : String(error));
+    const message = explainRefused(error);
     if (alreadyForbidden(object, message)) return;
     try {
       await this.#publishStatus(recorded, forbiddenStatus(object, message), runtime);
