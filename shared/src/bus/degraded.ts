@@ -91,3 +91,18 @@ function retriesParked(body: Uint8Array | undefined, object: KubeObject): boolea
 export function leaveParked(request: ReconcileRequest, object: KubeObject): boolean {
   return isParked(object) && !retriesParked(request.body, object);
 }
+
+/**
+ * Whether the mark is of a change of the marked object itself (its own
+ * watch event, or a relist's), not of an object it owns or watches, a resync,
+ * a requeue, a re-drive or an upgrade.
+ */
+export function isOwnChange(body: Uint8Array | undefined): boolean {
+  if (body === undefined) return false;
+  try {
+    const mark = WorkMarkSchema.parse(JSON.parse(new TextDecoder().decode(body)));
+    return (mark.reason === 'watch' || mark.reason === 'relist') && mark.cause === undefined;
+  } catch {
+    return false;
+  }
+}

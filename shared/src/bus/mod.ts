@@ -75,6 +75,7 @@ export {
   DEAD_LETTERED,
   isParked,
   leaveParked,
+  isOwnChange,
   publishDegraded,
 } from './degraded.js';
 export { agree, agreementKeys, registeredPartitions, repartitioningBy } from './agreements.js';

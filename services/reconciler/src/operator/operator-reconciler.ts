@@ -6,6 +6,7 @@
 import {
   BatchingReader,
   leaveParked,
+  isOwnChange,
   serverAtLeast,
   type BusConnection,
   type ObjectReader,
@@ -57,6 +58,7 @@ import {
   forbiddenStatus,
   invalidSpecStatus,
   reconciledStatus,
+  stoppedByTerminal,
   terminalStatus,
   type Status,
 } from './status.js';
@@ -120,6 +122,15 @@ export class OperatorReconciler implements Reconciler {
     const { recorded, object } = read;
     if (object.metadata.deletionTimestamp !== undefined)
       return this.#finalize(recorded, object, runtime);
+    if (stoppedByTerminal(object) && isOwnChange(request.body)) {
+      // a TerminalError at this generation: its own status write (or any change of it
+      // that leaves the spec alone) starts no other round; a watched object's change does
+      runtime.log.debug('stopped by a TerminalError at this generation: waiting for a change');
+      return {
+        skipped:
+          'stopped by a TerminalError at this generation: waiting for a change of it or of what it watches',
+      };
+    }
     if (leaveParked(request, object)) {
       // dead-lettered at this generation: a spec change or a re-drive runs it again
       this.deps.onParked?.();

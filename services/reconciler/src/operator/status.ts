@@ -129,6 +129,22 @@ export function alreadyTerminal(object: KubeObject, message: string): boolean {
   return alreadyNotReady(object, TERMINAL, message);
 }
 
+/**
+ * Stopped by a TerminalError at its current generation, and not being
+ * deleted: a change of the object itself that leaves the spec alone (its own
+ * status write) does not run it again; a change of what it owns or watches,
+ * the resync or a new version does, as controller-runtime's events do.
+ */
+export function stoppedByTerminal(object: KubeObject): boolean {
+  if (object.metadata.deletionTimestamp !== undefined) return false;
+  const ready = conditionsOf(currentStatus(object)).find((c) => c.type === 'Ready');
+  return (
+    ready?.status === 'False' &&
+    ready.reason === TERMINAL &&
+    ready.observedGeneration === (object.metadata.generation ?? 0)
+  );
+}
+
 export const FORBIDDEN = 'Forbidden';
 
 /**
