@@ -3,7 +3,7 @@
 // delay, as reconcile's requeue does (ADR 0034), not as a failure, so waiting
 // on something slow never spends the retry budget nor dead-letters the object.
 import type { KubeObject } from '@kubebus/shared/events';
-import { withConditions, type Status } from './status.js';
+import { notReadyStatus, type Status } from './status.js';
 
 /**
  * The shortest wait: a finalize that asks for less must not spin, and a wait
@@ -32,25 +32,10 @@ export function finalizeWait(result: unknown): number | undefined {
  * asked again writes nothing new (and starts no reconcile of its own).
  */
 export function finalizingStatus(object: KubeObject, finalizer: string, now = new Date()): Status {
-  const status = object['status'];
-  const {
-    conditions: _old,
-    observedGeneration: _gen,
-    ...unchanged
-  } = typeof status === 'object' && status !== null ? (status as Status) : {};
-  return {
-    ...unchanged,
-    conditions: withConditions(
-      object,
-      [
-        {
-          type: 'Ready',
-          status: false,
-          reason: FINALIZING,
-          message: `finalize is not done: it runs again later, and the finalizer ${finalizer} stays until it is`,
-        },
-      ],
-      now,
-    ),
-  };
+  return notReadyStatus(
+    object,
+    FINALIZING,
+    `finalize is not done: it runs again later, and the finalizer ${finalizer} stays until it is`,
+    now,
+  );
 }

@@ -161,7 +161,13 @@ export function alreadyForbidden(object: KubeObject, message: string): boolean {
   return alreadyNotReady(object, FORBIDDEN, message);
 }
 
-function notReadyStatus(object: KubeObject, reason: string, message: string, now: Date): Status {
+/** Ready=False with the reason and message, the rest of the status as it is. */
+export function notReadyStatus(
+  object: KubeObject,
+  reason: string,
+  message: string,
+  now: Date,
+): Status {
   const { conditions: _old, observedGeneration: _gen, ...unchanged } = currentStatus(object);
   return {
     ...unchanged,
