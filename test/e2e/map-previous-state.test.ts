@@ -8,7 +8,7 @@ import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
-import { waitFor } from '../support/wait.js';
+import { untilQuiet, waitFor } from '../support/wait.js';
 
 const LABEL = 'test.kubebus.dev/listing';
 
@@ -74,19 +74,12 @@ describe('a watches map and the state an object leaves', { timeout: 300_000 }, (
       60_000,
     );
   /** No reconcile of these for a while: what each lists next, only a mark makes it. */
-  const quiet = async (...names: string[]) => {
-    const count = () => names.map((name) => reconciles.get(name) ?? 0).join(',');
-    let seen = count();
-    let since = Date.now();
-    await waitFor(
-      () => {
-        if (count() !== seen) [seen, since] = [count(), Date.now()];
-        return Date.now() - since >= 3_000;
-      },
+  const quiet = (...names: string[]) =>
+    untilQuiet(
+      () => names.map((name) => reconciles.get(name) ?? 0).join(','),
       `${names.join(', ')} to stop reconciling`,
-      60_000,
+      3_000,
     );
-  };
 
   it('takes a relabelled object off the primary it named before, and an unlabelled one off its last', async () => {
     await listing('ca');

@@ -11,7 +11,7 @@ import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
-import { waitFor } from '../support/wait.js';
+import { untilQuiet, waitFor } from '../support/wait.js';
 
 const Shelf = defineResource({
   group: 'test.kubebus.dev',
@@ -84,19 +84,13 @@ describe('an owned object and the owner it leaves', { timeout: 300_000 }, () => 
       30_000,
     );
   /** No reconcile of these for a while: what each lists next, only a mark makes it. */
-  const quiet = async (...names: string[]) => {
-    const count = () => names.map((name) => reconciles.get(name) ?? 0).join(',');
-    let seen = count();
-    let since = Date.now();
-    await waitFor(
-      () => {
-        if (count() !== seen) [seen, since] = [count(), Date.now()];
-        return Date.now() - since >= 2_000;
-      },
+  const quiet = (...names: string[]) =>
+    untilQuiet(
+      () => names.map((name) => reconciles.get(name) ?? 0).join(','),
       `${names.join(', ')} to stop reconciling`,
+      2_000,
       30_000,
     );
-  };
 
   it('reconciles the owner a child is moved away from, and the last owner of an orphan', async () => {
     const a = await shelf('a');

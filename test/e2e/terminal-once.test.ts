@@ -7,7 +7,7 @@ import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
-import { waitFor } from '../support/wait.js';
+import { untilQuiet } from '../support/wait.js';
 
 const Call = defineResource({
   group: 'terminal.test.kubebus.dev',
@@ -55,18 +55,7 @@ describe('a TerminalError and the status it leaves', { timeout: 300_000 }, () =>
       );
     });
   /** Until no reconcile has come for a while: the status write's own event has been handled. */
-  const quiet = async () => {
-    let seen = -1;
-    let since = Date.now();
-    await waitFor(
-      () => {
-        if (reconciles.length !== seen) [seen, since] = [reconciles.length, Date.now()];
-        return Date.now() - since > 3_000;
-      },
-      'no reconcile for 3 s',
-      60_000,
-    );
-  };
+  const quiet = () => untilQuiet(() => reconciles.length, 'no reconcile for 3 s', 3_000);
 
   it('runs once per generation: its own status write starts no second round', async () => {
     await env.apply(call(1));

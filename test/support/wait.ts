@@ -18,3 +18,26 @@ export async function waitFor(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/**
+ * Until `count` (what the watched work has done: reconciles so far) has not
+ * moved for `quietMs`: whatever comes next was caused by the test's next step.
+ */
+export async function untilQuiet(
+  count: () => string | number,
+  what: string,
+  quietMs: number,
+  timeoutMs = 60_000,
+): Promise<void> {
+  let seen = count();
+  let since = Date.now();
+  await waitFor(
+    () => {
+      const now = count();
+      if (now !== seen) [seen, since] = [now, Date.now()];
+      return Date.now() - since >= quietMs;
+    },
+    what,
+    timeoutMs,
+  );
+}
