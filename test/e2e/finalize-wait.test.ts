@@ -6,13 +6,11 @@
 // charged an attempt, keeps its finalizer and shows Ready=False/Finalizing;
 // once the hold is released the Namespace goes, and the Tenant after it.
 import { defineOperator, defineResource, kinds } from 'kubebus';
-import { connectionOf, readDeadLettersOf } from '@kubebus/cli/commands';
-import { readOutcomes } from '@kubebus/shared/bus';
-import { connect } from '@nats-io/transport-node';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
+import { busRecordOf } from '../support/bus-record.js';
 import { waitFor } from '../support/wait.js';
 
 const Tenant = defineResource({
@@ -69,17 +67,12 @@ describe('a finalize that waits', { timeout: 300_000 }, () => {
 
   /** The Tenant's failed reconciles and dead letters, as the bus has them. */
   const recorded = async () => {
-    const nc = await connect(connectionOf({}, env.natsEnv).options);
-    try {
-      const outcomes = await readOutcomes(nc, KEY);
-      return {
-        failed: outcomes.filter((o) => o.result === 'error' || o.result === 'dead_letter'),
-        attempts: Math.max(0, ...outcomes.map((o) => o.attempt)),
-        deadLetters: (await readDeadLettersOf(nc, KEY)).length,
-      };
-    } finally {
-      await nc.close();
-    }
+    const { outcomes, deadLetters } = await busRecordOf(env.natsEnv, KEY);
+    return {
+      failed: outcomes.filter((o) => o.result === 'error' || o.result === 'dead_letter'),
+      attempts: Math.max(0, ...outcomes.map((o) => o.attempt)),
+      deadLetters: deadLetters.length,
+    };
   };
 
   it('keeps the Tenant without a failure while its Namespace terminates, then lets it go', async () => {

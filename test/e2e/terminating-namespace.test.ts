@@ -5,13 +5,11 @@
 // retries past its attempt budget without a dead letter, and once the
 // Namespace is gone it makes it again, with its ConfigMap.
 import { defineOperator, defineResource, kinds } from 'kubebus';
-import { connectionOf, readDeadLettersOf } from '@kubebus/cli/commands';
-import { readOutcomes } from '@kubebus/shared/bus';
-import { connect } from '@nats-io/transport-node';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
+import { busRecordOf } from '../support/bus-record.js';
 import { waitFor } from '../support/wait.js';
 
 const Tenant = defineResource({
@@ -58,16 +56,11 @@ describe('a namespace being deleted', { timeout: 300_000 }, () => {
 
   /** The reconciles of the Tenant that failed, and its dead letters, as the bus has them. */
   const recorded = async () => {
-    const nc = await connect(connectionOf({}, env.natsEnv).options);
-    try {
-      const outcomes = await readOutcomes(nc, KEY);
-      return {
-        errors: outcomes.filter((outcome) => /being terminated/.test(outcome.error ?? '')).length,
-        deadLetters: (await readDeadLettersOf(nc, KEY)).length,
-      };
-    } finally {
-      await nc.close();
-    }
+    const { outcomes, deadLetters } = await busRecordOf(env.natsEnv, KEY);
+    return {
+      errors: outcomes.filter((outcome) => /being terminated/.test(outcome.error ?? '')).length,
+      deadLetters: deadLetters.length,
+    };
   };
 
   it('is waited out past the attempt budget, and the namespace made again once it is gone', async () => {

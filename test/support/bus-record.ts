@@ -1,0 +1,19 @@
+// What the bus has recorded of one object: its outcomes (every reconcile) and
+// its dead letters, read on a connection of their own, as `kubebus status`
+// and `kubebus dlq list` read them.
+import { connectionOf, readDeadLettersOf } from '@kubebus/cli/commands';
+import { readOutcomes } from '@kubebus/shared/bus';
+import type { ObjectKey } from '@kubebus/shared/kube';
+import { connect } from '@nats-io/transport-node';
+
+export async function busRecordOf(natsEnv: Readonly<Record<string, string>>, key: ObjectKey) {
+  const nc = await connect(connectionOf({}, natsEnv).options);
+  try {
+    return {
+      outcomes: await readOutcomes(nc, key),
+      deadLetters: await readDeadLettersOf(nc, key),
+    };
+  } finally {
+    await nc.close();
+  }
+}
