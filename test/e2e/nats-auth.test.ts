@@ -6,7 +6,7 @@
 // refused by the real server (ADR 0015) — deleting, creating or changing a
 // durable consumer, creating a stream (the RePublish escape), writing another
 // operator's status, leases, agreements, outcomes, dead letters, watch
-// cursors or delivery records, forging events.
+// cursors, delivery records or records of external calls, forging events.
 import {
   Buckets,
   Streams,
@@ -326,6 +326,9 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
         ),
       "clear another operator's delivery records": async (nc) =>
         (await new Kvm(nc).open(Buckets.deliveries)).put(`${OTHER}.0123abcd`, '{}'),
+      // a forged record would stop another operator's call (ctx.once) from being made
+      "record another operator's external call as made": async (nc) =>
+        (await new Kvm(nc).open(Buckets.performed)).put(`${OTHER}.0123abcd`, '{}'),
     };
     const roleOnly: Record<string, (nc: NatsConnection) => Promise<unknown>> = {
       'forge an event': (nc) =>
@@ -365,6 +368,7 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
         jetstream(nc).publish(subjects.deadLetter(origins.reconciler(OPERATOR), key), '{}'),
         jetstream(nc).publish(subjects.outcome(origins.reconciler(OPERATOR), key), '{}'),
         new Kvm(nc).open(Buckets.deliveries).then((kv) => kv.put(`${OPERATOR}.control`, '{}')),
+        new Kvm(nc).open(Buckets.performed).then((kv) => kv.put(`${OPERATOR}.control`, '{}')),
       ],
       'status-writer': (nc) => [
         jetstream(nc).publish(subjects.deadLetter(origins.statusWriter(OPERATOR), key), '{}'),

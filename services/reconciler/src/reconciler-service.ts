@@ -18,6 +18,7 @@ import {
   Buckets,
   HandedDownWrites,
   LaterRequeues,
+  PerformedCalls,
   laterConsumer,
   outcomeRecordsSince,
   ObjectReader,
@@ -119,6 +120,8 @@ export interface ReconcilerTools {
   readonly onStaleRead?: (outcome: StaleReadOutcome) => void;
   /** Events sent in the background (ADR 0029) */
   readonly events: EventRecorder;
+  /** ctx.once's records of the calls made (performed-calls.ts) */
+  readonly performed: PerformedCalls;
 }
 
 export interface ReconcilerPlan {
@@ -217,11 +220,17 @@ export async function startReconcilerService(deps: {
   const parkedSkips = parkedSkipsMetric(registry);
   // Events go in the background (ADR 0029): a reconcile never waits for one
   const events = backgroundEvents(client, log, registry);
+  const performed = new PerformedCalls(
+    await new Kvm(bus.nc).open(Buckets.performed),
+    config.controller,
+    log,
+  );
   const reconciler = deps.plan.build({
     reader,
     client,
     status,
     bus,
+    performed,
     fieldManager: config.fieldManager,
     instance: config.replicaId,
     applied: new AppliedObjects(),

@@ -10,8 +10,11 @@
 // revision never reconciled on its own (coalesced into a later one) is not
 // compared: there is nothing it came to.
 import {
+  Buckets,
+  PerformedCalls,
   ROLE_ORIGINS,
   originOf,
+  performedAsOf,
   readOutcomes,
   readRevisions,
   type ObjectReader,
@@ -35,6 +38,7 @@ import {
 } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics, startTrace, type Logger } from '@kubebus/shared/obs';
 import { keyString, type ObjectKey, type Reconciler } from '@kubebus/shared/runtime';
+import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { z } from 'zod';
 
@@ -61,6 +65,8 @@ export interface ReplayTools {
   readonly fieldManager: string;
   readonly instance: string;
   readonly applied: AppliedObjects;
+  /** ctx.once's records as they were at the revision: 'done' for a call made before it, else 'performed' (never made) */
+  readonly performed?: Pick<PerformedCalls, 'find' | 'record'>;
 }
 
 export interface ReplayStep {
@@ -340,6 +346,7 @@ export async function replay(deps: {
     return unsure;
   };
   const outcomes = await readOutcomes(deps.nc, deps.key);
+  const performed = await performedCallsOf(deps.nc, deps.controller, deps.log);
   const steps: ReplayStep[] = [];
   for (const [index, revision] of revisions.entries()) {
     if (deps.from !== undefined && revision.seq < deps.from) continue;
@@ -374,6 +381,9 @@ export async function replay(deps: {
       instance: 'replay',
       // every write of every revision is sent (as a dry run): nothing is remembered
       applied: new AppliedObjects(0),
+      ...(performed === undefined
+        ? {}
+        : { performed: performedAsOf(performed, new Date(event.time ?? Date.now())) }),
     });
     let error: string | undefined;
     let countable = false;
@@ -450,6 +460,21 @@ export async function replay(deps: {
     });
   }
   return steps;
+}
+
+/** ctx.once's records, read-only; undefined (every call answered 'done') where the bucket is not there. */
+async function performedCallsOf(
+  nc: NatsConnection,
+  controller: string,
+  log: Logger,
+): Promise<PerformedCalls | undefined> {
+  try {
+    const kv = await new Kvm(nc).open(Buckets.performed);
+    return new PerformedCalls(kv, controller, log, { renew: false });
+  } catch (error) {
+    log.debug({ err: error }, 'no records of external calls: replay answers every ctx.once "done"');
+    return undefined;
+  }
 }
 
 /**

@@ -91,3 +91,10 @@ export { AnsweredDeliveries } from './answered-deliveries.js';
 export { assess, deliveryRecordKey } from './unanswered-deliveries.js';
 export { ROLE_ORIGINS, originOf, originToken, origins } from './origins.js';
 export type { RoleOrigin } from './origins.js';
+export {
+  PERFORMED_MAX_AGE_MS,
+  PerformedCalls,
+  performedAsOf,
+  performedKey,
+} from './performed-calls.js';
+export type { PerformedRecord } from './performed-calls.js';

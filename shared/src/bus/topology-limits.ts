@@ -14,7 +14,9 @@
 //   have made room, so nothing acknowledged is lost. A mark for an object
 //   that already has one pending replaces it even then (one per subject).
 // - KV buckets (cursors, leases, agreements: discard new): a put is refused;
-//   history 1 keeps them at one small value per key.
+//   history 1 keeps them at one small value per key. The performed bucket
+//   (ctx.once's records, ~150 bytes each) has a size of its own: full, a
+//   record is refused and kept by the process that made the call (logged).
 import { JetStreamApiError } from '@nats-io/jetstream';
 
 export interface StorageLimits {
@@ -30,8 +32,10 @@ export interface StorageLimits {
   readonly deadLetterBytes: number;
   /** max_bytes of KUBEBUS_OUTCOMES */
   readonly outcomesBytes: number;
-  /** max_bytes of each KV bucket (cursors, leases, agreements) */
+  /** max_bytes of each KV bucket (cursors, leases, agreements, deliveries) */
   readonly bucketBytes: number;
+  /** max_bytes of the performed bucket: ctx.once's records, kept 30 days (~400,000 in 64 MiB) */
+  readonly performedBytes: number;
 }
 
 const KiB = 1024;
@@ -39,7 +43,7 @@ const MiB = 1024 * KiB;
 const GiB = 1024 * MiB;
 
 /**
- * The defaults, 2 GiB in all: below the test bed's and a small volume's
+ * The defaults, 2.12 GiB in all: below the test bed's and a small volume's
  * max_file_store (nats-server reserves each stream's max_bytes against it and
  * refuses a stream that does not fit). Size them to the volume with
  * `kubebus topology apply` (docs/security.md).
@@ -52,6 +56,7 @@ export const defaultStorageLimits: StorageLimits = {
   deadLetterBytes: 128 * KiB,
   outcomesBytes: 256 * MiB,
   bucketBytes: 16 * MiB,
+  performedBytes: 64 * MiB,
 };
 
 const UNITS: Readonly<Record<string, number>> = {
@@ -89,10 +94,11 @@ const LIMIT_NAMES: Readonly<Record<string, keyof StorageLimits>> = {
   'dlq-message': 'deadLetterBytes',
   outcomes: 'outcomesBytes',
   buckets: 'bucketBytes',
+  performed: 'performedBytes',
 };
 
 /**
- * A flag's value, `events=4GiB,work=512MiB,dlq=256MiB,dlq-message=128KiB,outcomes=…,status=…,buckets=…`,
+ * A flag's value, `events=4GiB,work=512MiB,dlq=256MiB,dlq-message=128KiB,outcomes=…,status=…,buckets=…,performed=…`,
  * over the defaults; throws with the offending part.
  */
 export function parseStorageLimits(

@@ -124,7 +124,7 @@ describe('NATS users', () => {
     );
   });
 
-  it("keeps each operator's status, leases, agreements, work, letters, outcomes, cursors and delivery records its own", () => {
+  it("keeps each operator's status, leases, agreements, work, letters, outcomes, cursors, delivery and call records its own", () => {
     const ours = {
       reconciler: [
         'kubebus.status.site.p0.g.r.ns.n',
@@ -134,6 +134,7 @@ describe('NATS users', () => {
         '$KV.kubebus_leases.site.work.lease.p0',
         '$KV.kubebus_agreements.site.sweep.p0',
         '$KV.kubebus_deliveries.site.0123abcd',
+        '$KV.kubebus_performed.site.0123abcd',
       ],
       'status-writer': [
         '$KV.kubebus_leases.site.status.lease.p0',

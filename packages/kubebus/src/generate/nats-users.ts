@@ -180,6 +180,8 @@ export function publishOf(
           `$KV.${Buckets.agreements}.${own}`,
           // which deliveries of its work it answered (answered-deliveries.ts)
           `$KV.${Buckets.deliveries}.${own}`,
+          // the external calls (ctx.once) it made (performed-calls.ts)
+          `$KV.${Buckets.performed}.${own}`,
         ],
         deny: [subjects.allEvents, ...CONSUMER_DENY],
       };

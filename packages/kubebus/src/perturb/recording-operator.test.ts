@@ -225,3 +225,40 @@ test('a declared external call is a write when made, counted per key; found done
   assert.deepEqual(wrapped.effectsOf('kbt-0'), { charge: 1 });
   assert.deepEqual(wrapped.effectsOf('kbt-1'), {}, 'per place');
 });
+
+test('a crash armed at a declared call comes after the call and before the runtime records it', async () => {
+  const made: string[] = [];
+  const recordedMade: string[] = [];
+  // the runtime's ctx.once: the call, then its record
+  const context = {
+    ...contextOf(new AbortController().signal, []),
+    once: async (key: string, effect: { perform(id: string): Promise<void> }) => {
+      await effect.perform(`op/u1/${key}`);
+      recordedMade.push(key);
+      return 'performed';
+    },
+  } as unknown as ReconcileContext<unknown>;
+  const charging = {
+    ...operator,
+    async reconcile(_object: unknown, ctx: ReconcileContext<unknown>) {
+      await ctx.once('charge', {
+        perform: (id) => {
+          made.push(id);
+          return Promise.resolve();
+        },
+      });
+      return {};
+    },
+  } as unknown as Operator;
+  const recording = new RecordingOperator(charging);
+  recording.step = 1;
+  const armed = recording.arm({ key: 'kbt-0', step: 1, k: 1, matches: () => true });
+  const dead = recording.incarnation();
+  const running = dead.reconcile(object(1), context).catch((e: unknown) => e);
+  assert.equal(await armed, 'crashed');
+  assert.deepEqual(made, ['op/u1/charge'], 'the call was made');
+  assert.deepEqual(recordedMade, [], 'and the crash came before its record');
+  assert.deepEqual(recording.effectsOf('kbt-0'), { charge: 1 });
+  recording.abandon();
+  assert.ok(isAbandonedReconcile(await running));
+});

@@ -273,12 +273,9 @@ export class RecordingOperator {
       what: string,
       write: () => Promise<T>,
       recorded: (result: T) => Promise<boolean>,
-      /** whether it wrote anything (a declared call found done did not) */
-      made: (result: T) => boolean = () => true,
     ): Promise<T> => {
       if (incarnation <= this.#dead) return this.#park(incarnation, ctx.signal);
       const result = await write();
-      if (!made(result)) return result;
       record.writes.push(what);
       const armed = this.#armed;
       if (armed?.taken !== record || record.writes.length !== armed.k) return result;
@@ -365,17 +362,21 @@ export class RecordingOperator {
               : seen === undefined;
           },
         ),
+      // the call itself is the write: a crash armed there comes after the call
+      // and before the runtime records it made (the window `done` closes)
       once: (key, effect) =>
-        written(
-          `once ${key}`,
-          async () => {
-            const result = await ctx.once(key, effect);
-            if (result === 'performed') this.#performed(record.key, key);
-            return result;
-          },
-          () => Promise.resolve(true),
-          (result) => result === 'performed',
-        ),
+        ctx.once(key, {
+          ...effect,
+          perform: (idempotencyKey) =>
+            written(
+              `once ${key}`,
+              async () => {
+                await effect.perform(idempotencyKey);
+                this.#performed(record.key, key);
+              },
+              () => Promise.resolve(true),
+            ),
+        }),
       event: (type, reason, message, options) =>
         written(
           `event ${type} ${reason}`,

@@ -6,7 +6,7 @@
 // revokes the reconcile (its partition's lease lost or no longer trusted,
 // the process stopping) the write is refused — a zombie reconcile writes
 // nothing more (ADR 0005).
-import type { ObjectReader, OwnWrites } from '@kubebus/shared/bus';
+import type { ObjectReader, OwnWrites, PerformedCalls } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   controllerReference,
@@ -30,6 +30,7 @@ import {
   TerminalError,
   type DesiredBody,
   type DesiredObject,
+  type OnceEffect,
   type Operator,
   type ReconcileContext,
   type Resource,
@@ -72,6 +73,12 @@ export interface ContextDeps {
   readonly events?: EventRecorder;
   /** the calls started and not yet settled: the reconcile ends with them (in-flight-calls.ts) */
   readonly calls?: InFlightCalls;
+  /**
+   * ctx.once's record of the calls made (performed-calls.ts); without it
+   * nothing is remembered, and replay answers 'done'. Replay's answers as of
+   * the replayed revision.
+   */
+  readonly performed?: Pick<PerformedCalls, 'find' | 'record'>;
 }
 
 export function operatorContext(
@@ -192,6 +199,27 @@ export function operatorContext(
 
   const isPrimary = (resource: Resource) => sameResource(resource, deps.operator.for);
 
+  /** the ctx.once calls of this reconcile by idempotency key */
+  const onceRunning = new Map<string, Promise<'performed' | 'done'>>();
+  const performOnce = async (
+    key: string,
+    idempotencyKey: string,
+    effect: OnceEffect,
+  ): Promise<'performed' | 'done'> => {
+    // made before, by any reconcile of this object (a retry, a restart, another replica)
+    if ((await deps.performed?.find(idempotencyKey)) !== undefined) return 'done';
+    // replay touches nothing outside Kubernetes: it answers what the reconcile would have
+    if (deps.dryRun) return deps.performed === undefined ? 'done' : 'performed';
+    if (effect.done !== undefined && (await effect.done(idempotencyKey))) {
+      await deps.performed?.record(idempotencyKey);
+      return 'done';
+    }
+    fenced(runtime);
+    await effect.perform(idempotencyKey);
+    await deps.performed?.record(idempotencyKey);
+    runtime.log.info({ effect: key }, 'external side effect performed');
+    return 'performed';
+  };
   const context: ReconcileContext<unknown> = {
     // one implementation for both forms (kind + body, or a whole object)
     apply,
@@ -272,14 +300,13 @@ export function operatorContext(
       return result;
     },
     async once(key, effect) {
-      // replay touches nothing outside Kubernetes
-      if (deps.dryRun) return 'done';
       const idempotencyKey = `${deps.operator.name}/${owner.metadata.uid}/${key}`;
-      if (effect.done !== undefined && (await effect.done(idempotencyKey))) return 'done';
-      fenced(runtime);
-      await effect.perform(idempotencyKey);
-      runtime.log.info({ effect: key }, 'external side effect performed');
-      return 'performed';
+      // the same key twice in one reconcile (Promise.all): the second waits for the first
+      const running = onceRunning.get(idempotencyKey);
+      if (running !== undefined) return running.then(() => 'done' as const);
+      const call = performOnce(key, idempotencyKey, effect);
+      onceRunning.set(idempotencyKey, call);
+      return call;
     },
     async event(type, reason, message, options) {
       // sent in the background, where a refusal is only logged: what the apiserver

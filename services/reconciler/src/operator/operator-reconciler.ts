@@ -11,6 +11,7 @@ import {
   type BusConnection,
   type ObjectReader,
   type OwnWrites,
+  type PerformedCalls,
   type StaleReadOutcome,
   type StatusPublisher,
 } from '@kubebus/shared/bus';
@@ -86,6 +87,8 @@ export interface OperatorReconcilerDeps {
   readonly bus?: BusConnection;
   /** Events sent in the background (ADR 0029); without it (replay) each is sent before the reconcile goes on */
   readonly events?: EventRecorder;
+  /** ctx.once's records of the calls made (performed-calls.ts); replay's, as of its revision */
+  readonly performed?: Pick<PerformedCalls, 'find' | 'record'>;
 }
 
 export class OperatorReconciler implements Reconciler {

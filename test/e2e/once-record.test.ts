@@ -1,0 +1,80 @@
+// ctx.once without `done` makes its call once per object and key: the record
+// of the call on the bus (performed-calls.ts) holds across later reconciles
+// (spec changes, its own status writes), a restart of the operator, and
+// replay, which answers each revision as the records were then. Before it,
+// every reconcile that reached ctx.once made the call again (a newcomer's
+// webhook operator made ~20 calls a second).
+import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import deliveries, { Delivery, made } from '../support/operators/deliveries.js';
+import { kubebusCli } from '../support/kubebus-cli.js';
+
+const OPERATOR_FILE = fileURLToPath(new URL('../support/operators/deliveries.ts', import.meta.url));
+
+describe('ctx.once remembers the calls it made', { timeout: 300_000 }, () => {
+  let env: TestEnvironment;
+
+  before(async () => {
+    env = await startTestEnvironment();
+    await env.install(Delivery);
+  });
+  after(() => env?.stop());
+
+  const delivery = (name: string, round: number) => ({
+    apiVersion: 'once.test.kubebus.dev/v1',
+    kind: 'Delivery',
+    metadata: { name },
+    spec: { round },
+  });
+  /** The object once a reconcile of `round` answered `answer`; its uid. */
+  const reconciledAt = async (name: string, round: number, answer: 'performed' | 'done') => {
+    const seen = await env.waitFor(
+      Delivery,
+      name,
+      (d) => d?.status?.round === round && d.status.answer === answer,
+    );
+    assert.ok(seen !== undefined);
+    return seen.metadata.uid;
+  };
+  const callsOf = (uid: string) =>
+    made.filter((key) => key === `deliveries/${uid}/announce`).length;
+
+  it('makes each object’s call once, across changes and a restart', async () => {
+    const first = await env.run(deliveries);
+    await env.apply(delivery('welcome', 1));
+    // its own status write reconciles it again: that one finds the call made
+    const uid = await reconciledAt('welcome', 1, 'done');
+    assert.equal(callsOf(uid), 1, made.join('\n'));
+
+    await env.apply(delivery('welcome', 2));
+    await reconciledAt('welcome', 2, 'done');
+    assert.equal(callsOf(uid), 1, 'a spec change does not call again');
+
+    // a new process remembers nothing of the last one's: the bus does
+    await first.stop();
+    await env.run(deliveries);
+    await env.apply(delivery('welcome', 3));
+    await reconciledAt('welcome', 3, 'done');
+    assert.equal(callsOf(uid), 1, 'a restarted operator does not call again');
+
+    // another object is another call
+    await env.apply(delivery('farewell', 1));
+    const other = await reconciledAt('farewell', 1, 'done');
+    assert.equal(callsOf(other), 1);
+    assert.equal(made.length, 2, made.join('\n'));
+  });
+
+  it('replays each revision as the records were then: no false alarm', async () => {
+    const result = await kubebusCli(['replay', OPERATOR_FILE, 'default/welcome'], {
+      ...env.natsEnv,
+      KUBECONFIG: env.kubeconfigPath,
+    });
+    // the first revision's reconcile made the call ('performed'), later ones found it
+    assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    assert.match(result.stdout, /: status same as recorded$/m);
+    assert.doesNotMatch(result.stdout, /differs/);
+    assert.equal(made.length, 2, 'replay makes no call');
+  });
+});
