@@ -4,6 +4,7 @@
 // able to renew (it must fence itself before the server expires its keys).
 import {
   leaseBucketOf,
+  leaseKey,
   PartitionLeases,
   PASS_IDLE_MS,
   type LeaseBucket,
@@ -58,6 +59,7 @@ describe('partition leases', { timeout: 120_000 }, () => {
     id: string,
     group: string,
     releasing: (p: number) => Promise<void>,
+    more: { readonly instance?: string; readonly log?: typeof silent } = {},
   ): Replica {
     const consuming = new Set<number>();
     const lost: number[] = [];
@@ -67,7 +69,8 @@ describe('partition leases', { timeout: 120_000 }, () => {
       partitions: PARTITIONS,
       renewEveryMs: RENEW,
       ttlMs: TTL,
-      log: silent,
+      log: more.log ?? silent,
+      ...(more.instance === undefined ? {} : { instance: more.instance }),
       onAcquired: async (p) => {
         consuming.add(p);
       },
@@ -95,6 +98,53 @@ describe('partition leases', { timeout: 120_000 }, () => {
       60_000,
     );
   }
+
+  it('shares the partitions of two live processes given one replica id, and says so', async () => {
+    const kv = await bucket('leases_same_id');
+    const lines: string[] = [];
+    const logged = createLogger({
+      service: 'test',
+      level: 'warn',
+      destination: { write: (line: string) => void lines.push(line) },
+    });
+    // two `kubebus run` on one host: one host name, two processes
+    const a = replica(kv, 'host', 'g9', async () => undefined, { instance: 'aaaa', log: logged });
+    await a.leases.start();
+    assert.equal(a.consuming.size, PARTITIONS);
+    const b = replica(kv, 'host', 'g9', async () => undefined, { instance: 'bbbb', log: logged });
+    await b.leases.start();
+    await neverOverlap(
+      a,
+      b,
+      () => a.consuming.size === PARTITIONS / 2 && b.consuming.size === PARTITIONS / 2,
+      'the two processes to share the partitions',
+    );
+    assert.deepEqual([a.leases.memberId, b.leases.memberId], ['host', 'host-bbbb']);
+    assert.equal(lines.length, 1, lines.join('\n'));
+    assert.match(
+      lines[0] ?? '',
+      /another live process is replica \\"host\\" of g9 .*takes part as \\"host-bbbb\\"; give each its own KUBEBUS_REPLICA_ID/,
+    );
+    // the leases say which process holds each partition
+    const holders = await Promise.all(
+      Array.from({ length: PARTITIONS }, async (_, p) =>
+        (await kv.kv.get(leaseKey('g9', p)))?.string(),
+      ),
+    );
+    assert.deepEqual([...new Set(holders)].sort(), ['host', 'host-bbbb']);
+    await Promise.all([a.leases.stop(), b.leases.stop()]);
+  });
+
+  it('takes over the replica id a process that died left', async () => {
+    const kv = await bucket('leases_dead_id');
+    // the member key of a process killed a moment ago: not renewed, it waits for its TTL
+    await kv.kv.put('g10.member.host', JSON.stringify({ at: new Date(), instance: 'dead' }));
+    const b = replica(kv, 'host', 'g10', async () => undefined, { instance: 'bbbb' });
+    await b.leases.start();
+    await waitFor(() => b.consuming.size === PARTITIONS, 'the restarted process to take them all');
+    assert.equal(b.leases.memberId, 'host');
+    await b.leases.stop();
+  });
 
   it('keeps renewing while a hand-over waits for running work longer than the TTL', async () => {
     const kv = await bucket('leases_handover');

@@ -8,6 +8,14 @@
 // - fencing: a replica trusts a lease only until half its TTL after the renewal
 //   was *sent*; past that it revokes the partition itself, so it has stopped
 //   long before the server can expire the key and give it to someone else.
+//
+// Two live processes given one replica id (two `kubebus run` on one host
+// share its name) would share one member key: each would count one member,
+// one would take every partition and the other idle, invisible to both and
+// to repartitioning. The member key says which process wrote it: a process
+// that finds another one renewing it takes part under a name of its own
+// (`<id>-<instance>`) and says so.
+import { randomBytes } from 'node:crypto';
 import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import type { Logger } from '../obs/logger.js';
 import type { LeaseBucket } from './lease-bucket.js';
@@ -43,7 +51,12 @@ export interface PartitionLeaseOptions {
   readonly onLost: (partition: number) => void;
   /** monotonic clock (ms); injectable for tests */
   readonly now?: () => number;
+  /** which process this is (default: one random name per process, shared by its roles) */
+  readonly instance?: string;
 }
+
+/** This process among others given the same replica id; its roles take part under one name. */
+const PROCESS_INSTANCE = randomBytes(4).toString('hex');
 
 interface Lease {
   revision: number;
@@ -63,6 +76,12 @@ export class PartitionLeases {
   #stopping = false;
 
   readonly #bucket: LeaseBucket;
+  /** this process, in its member key's value: another writing it is another process */
+  readonly #instance: string;
+  /** the name this replica takes part under: the replica id, unless another process has it */
+  #memberId: string;
+  /** the revision of the member key last seen (written by this process or found) */
+  #memberSeen: number | undefined;
 
   constructor(
     bucket: LeaseBucket,
@@ -76,6 +95,13 @@ export class PartitionLeases {
       );
     }
     this.#now = options.now ?? (() => performance.now());
+    this.#memberId = options.replicaId;
+    this.#instance = options.instance ?? PROCESS_INSTANCE;
+  }
+
+  /** The name this replica takes part under (the replica id, unless another live process has it). */
+  get memberId(): string {
+    return this.#memberId;
   }
 
   /** The partitions this replica holds now. */
@@ -133,14 +159,23 @@ export class PartitionLeases {
         await this.#renew();
         return;
       }
+      // a key another process still writes: not this one's to take part under
+      if (await this.#memberKeyTaken()) {
+        await this.#renew();
+        return;
+      }
       const sentAt = this.#now();
-      await Promise.all([
-        this.#bucket.kv.put(this.#memberKey(), new Date().toISOString()),
+      const [written] = await Promise.all([
+        this.#bucket.kv.put(
+          this.#memberKey(),
+          JSON.stringify({ at: new Date().toISOString(), instance: this.#instance }),
+        ),
         this.#renew(),
       ]);
+      this.#memberSeen = written;
       if (this.#now() - sentAt > this.options.ttlMs / 2) return; // too slow to trust a new lease
       const members = await this.#members();
-      const fairShare = shareOf(this.options.partitions, members, this.options.replicaId);
+      const fairShare = shareOf(this.options.partitions, members, this.#memberId);
       const keep = this.held.filter((partition) => !this.#releasing.has(partition));
       if (keep.length > fairShare) {
         // Hand-overs wait for running work; they run beside the renewals, never in front.
@@ -169,7 +204,7 @@ export class PartitionLeases {
         try {
           const revision = await this.#bucket.kv.update(
             this.#leaseKey(partition),
-            this.options.replicaId,
+            this.#memberId,
             lease.revision,
           );
           if (this.#held.get(partition) !== lease) return; // fenced or released meanwhile
@@ -188,7 +223,7 @@ export class PartitionLeases {
 
   async #acquire(fairShare: number, members: string[]): Promise<void> {
     // Start at a replica-specific offset so replicas do not race for the same keys.
-    const offset = Math.max(0, members.indexOf(this.options.replicaId));
+    const offset = Math.max(0, members.indexOf(this.#memberId));
     const start = Math.floor((offset * this.options.partitions) / Math.max(1, members.length));
     for (let i = 0; i < this.options.partitions && this.#held.size < fairShare; i++) {
       const partition = (start + i) % this.options.partitions;
@@ -196,7 +231,7 @@ export class PartitionLeases {
       const sentAt = this.#now();
       let revision: number;
       try {
-        revision = await this.#bucket.kv.create(this.#leaseKey(partition), this.options.replicaId);
+        revision = await this.#bucket.kv.create(this.#leaseKey(partition), this.#memberId);
       } catch {
         continue; // held by another replica
       }
@@ -241,18 +276,57 @@ export class PartitionLeases {
   async #members(): Promise<string[]> {
     // A set: a key updated while the listing runs can be listed twice, and a
     // member counted twice would shrink everyone's share (needless hand-overs).
-    const members = new Set([this.options.replicaId]);
+    const members = new Set([this.#memberId]);
     const prefix = `${this.options.group}.member.`;
     for (const key of await this.#bucket.keysUnder(prefix)) members.add(key.slice(prefix.length));
     return [...members].sort();
   }
 
+  /**
+   * Whether another process holds this replica's member key. Its own key is
+   * written by this process; another's value found there is a live process
+   * if it was written since this one last looked — a process that died
+   * leaves its key only until the TTL, unrenewed, and is waited out one
+   * round. A live one found, this replica takes a name of its own.
+   */
+  async #memberKeyTaken(): Promise<boolean> {
+    const entry = await this.#bucket.kv.get(this.#memberKey());
+    if (entry === null || entry.operation !== 'PUT') return false;
+    const writer = instanceOf(entry.string());
+    if (writer === this.#instance) return false;
+    const seen = this.#memberSeen;
+    this.#memberSeen = entry.revision;
+    // first sight of another's key: live only if it is written again by the next round
+    if (seen === undefined) return true;
+    if (entry.revision === seen) return false;
+    const shared = this.#memberId;
+    this.#memberId = `${this.options.replicaId}-${this.#instance}`;
+    this.#memberSeen = undefined;
+    this.options.log.warn(
+      { replicaId: this.options.replicaId, memberId: this.#memberId, group: this.options.group },
+      `another live process is replica "${shared}" of ${this.options.group} (two processes on one host share its name): this one takes part as "${this.#memberId}"; give each its own KUBEBUS_REPLICA_ID`,
+    );
+    return false;
+  }
+
   #memberKey(): string {
-    return `${this.options.group}.member.${this.options.replicaId}`;
+    return `${this.options.group}.member.${this.#memberId}`;
   }
 
   #leaseKey(partition: number): string {
     return leaseKey(this.options.group, partition);
+  }
+}
+
+/** The process that wrote a member key's value; undefined for a value without one (an older version's). */
+function instanceOf(value: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return typeof parsed === 'object' && parsed !== null && 'instance' in parsed
+      ? String(parsed.instance)
+      : undefined;
+  } catch {
+    return undefined;
   }
 }
 
