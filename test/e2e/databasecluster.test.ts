@@ -488,18 +488,22 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
     const ready = condition(await read('poison', 'stuck'), 'Ready');
     assert.equal(ready?.status, 'False');
     assert.equal(ready?.reason, 'RetryBudgetSpent');
+    let redriveHint = '';
     await waitFor(async () => {
       const events = await bed
         .kubeConfig()
         .makeApiClient(EventsV1Api)
         .listNamespacedEvent({ namespace: 'poison' });
-      return events.items.some(
+      const warning = events.items.find(
         (event) =>
           event.type === 'Warning' &&
           event.reason === 'RetryBudgetSpent' &&
           event.regarding?.name === 'stuck' &&
           /no Secrets here/.test(event.note ?? ''),
       );
+      redriveHint =
+        /after the fix: (kubebus dlq redrive \d+)$/.exec(warning?.note ?? '')?.[1] ?? '';
+      return warning !== undefined;
     }, 'the Warning Event of the dead letter');
     // The Degraded write changes the object; that change is seen and skipped,
     // not a second round of retries ending in a second letter.
@@ -518,6 +522,11 @@ describe('DatabaseCluster operator', { timeout: 900_000 }, () => {
       )
       .filter((l) => l.key.name === 'stuck');
     assert.equal(letters.length, 1, 'one letter');
+    // the Event names the letter to re-drive by its sequence
+    const stuckSeqs = (await readStream(nc, Streams.deadLetters, 'kubebus.dlq.databasecluster.>'))
+      .filter((m) => new TextDecoder().decode(m.data).includes('"name":"stuck"'))
+      .map((m) => m.seq);
+    assert.equal(redriveHint, `kubebus dlq redrive ${String(stuckSeqs[0])}`);
     assert.equal(letters[0]?.code, 'KUBEBUS_KUBE_API');
     assert.equal(
       letters[0]?.attempts,

@@ -502,6 +502,8 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
       );
       assert.equal(missing?.code, 1);
       assert.match(missing?.stdout ?? '', /not found/);
+      // with a kubeconfig given, its Events are not missing for want of one
+      assert.doesNotMatch(missing?.stdout ?? '', /set KUBECONFIG/);
 
       // replay: the recorded revisions of hello, re-run as a dry run, agree with what was recorded
       const replayed = await cli(['replay', 'operator.ts', 'default/hello']);

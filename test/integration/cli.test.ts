@@ -98,6 +98,10 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
       lines.some((line) => / delete rv /.test(line)),
       result.stdout,
     );
+    // a name nothing on the bus knows (misspelt): said, and not a success
+    const unknown = kubebus('history', `widgets.${TEST_GROUP}`, 'default/w.none');
+    assert.equal(unknown.status, 1, unknown.stderr);
+    assert.match(unknown.stdout, /^no recorded history: nothing on the bus names this object/);
   });
 
   it('lists, inspects and re-drives dead letters', async () => {

@@ -14,5 +14,6 @@ export async function historyCommand(ref: ObjectRef, context: BusContext): Promi
   print(context, { revisions, outcomes, letters }, () =>
     formatHistory(revisions, letters, outcomes),
   );
-  return 'ok';
+  // nothing on the bus names it: a misspelt name, or a kind no operator records
+  return revisions.length + letters.length + outcomes.length === 0 ? 'problem' : 'ok';
 }

@@ -115,5 +115,7 @@ export function formatHistory(
     );
   }
   // every field is printed terminal-safe above; the whole once more, as a net
-  return lines.length === 0 ? 'no recorded history\n' : safeText(`${lines.join('\n')}\n`);
+  return lines.length === 0
+    ? 'no recorded history: nothing on the bus names this object (check its name and namespace, and that an operator watches its kind)\n'
+    : safeText(`${lines.join('\n')}\n`);
 }

@@ -171,7 +171,8 @@ export async function readStatus(
     if (object !== undefined) found = 'bus';
     if (last !== undefined && opOf(last.event) === 'delete') deletedAt = last.event.time ?? '';
   }
-  let events: ObjectStatus['events'] = 'set KUBECONFIG to see its Events';
+  let events: ObjectStatus['events'] =
+    client === undefined ? 'set KUBECONFIG to see its Events' : 'none: the object is not found';
   if (client !== undefined && object?.metadata?.uid !== undefined) {
     const list = await client
       .request<{ items?: KubeEvent[] }>(

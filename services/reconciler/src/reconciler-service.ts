@@ -280,7 +280,7 @@ export async function startReconcilerService(deps: {
     attempts: number,
     summary: string,
   ): Promise<void> {
-    await publishDeadLetter(
+    const seq = await publishDeadLetter(
       js,
       deadLetter({
         origin: config.controller,
@@ -305,7 +305,7 @@ export async function startReconcilerService(deps: {
     events.record(object, {
       type: 'Warning',
       reason: DEAD_LETTERED,
-      note: `${message}; after the fix: kubebus dlq redrive`,
+      note: `${message}; after the fix: kubebus dlq redrive ${String(seq)}`,
       action: 'Reconcile',
       reportingController: `kubebus.dev/${config.controller}`,
       reportingInstance: config.replicaId.slice(0, 128),
@@ -495,7 +495,7 @@ export async function startReconcilerService(deps: {
                   ...(traceparent === undefined ? {} : { traceparent }),
                 }),
                 `${config.controller}/${msgId}`,
-              ),
+              ).then(() => undefined),
           },
           log,
         )

@@ -59,15 +59,17 @@ export async function publishDeadLetter(
   js: JetStreamClient,
   record: DeadLetter,
   msgId?: string,
-): Promise<void> {
+): Promise<number> {
   const subject = subjects.deadLetter(record.origin, record.key);
   const headers = natsHeaders();
   headers.set('content-type', 'application/json');
   if (record.traceparent !== undefined) headers.set('traceparent', record.traceparent);
-  await js.publish(subject, JSON.stringify(record), {
+  // its sequence: what `kubebus dlq redrive <seq>` names it by
+  const ack = await js.publish(subject, JSON.stringify(record), {
     headers,
     ...(msgId ? { msgID: msgId } : {}),
   });
+  return ack.seq;
 }
 
 /** Parks a message that is not a valid request, with the reason and (up to 64 KiB of) its payload. */
