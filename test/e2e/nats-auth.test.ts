@@ -17,6 +17,7 @@ import {
   leaseGroups,
   leaseKey,
   origins,
+  performedBucketOf,
   streamConfigs,
   subjects,
 } from '@kubebus/shared/bus';
@@ -134,7 +135,7 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
     assert.equal(applied.status, 0, applied.stderr);
     assert.match(applied.stdout, /^KUBEBUS_EVENTS +created/m);
     await watcher.waitReady();
-    // streams but no consumers yet: the reconciler may not create its own, says so, and waits
+    // streams but no consumers or performed bucket yet: the reconciler may not create its own, says so, and waits
     const reconciler = await pipeline.reconciler(
       {
         KUBEBUS_NATS_USER: 'reconciler',
@@ -148,7 +149,7 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
         reconciler
           .logs()
           .some((line) =>
-            /^waiting for the consumers KUBEBUS_WORK\/databasecluster_p0.*run `kubebus topology apply <operator>`.*as the NATS admin/.test(
+            /^waiting for (the consumers KUBEBUS_WORK\/databasecluster_p0|KV_kubebus_performed_databasecluster).*run `kubebus topology apply <operator>`.*as the NATS admin/.test(
               String(line['msg']),
             ),
           ),
@@ -163,6 +164,8 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
     );
     assert.equal(consumers.status, 0, consumers.stderr);
     assert.match(consumers.stdout, /^KUBEBUS_WORK\/databasecluster_p0 +created/m);
+    // and its records of external calls (ctx.once, ADR 0035)
+    assert.match(consumers.stdout, /^KV_kubebus_performed_databasecluster +created/m);
     assert.match(
       consumers.stdout,
       new RegExp(
@@ -326,9 +329,14 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
         ),
       "clear another operator's delivery records": async (nc) =>
         (await new Kvm(nc).open(Buckets.deliveries)).put(`${OTHER}.0123abcd`, '{}'),
-      // a forged record would stop another operator's call (ctx.once) from being made
-      "record another operator's external call as made": async (nc) =>
-        (await new Kvm(nc).open(Buckets.performed)).put(`${OTHER}.0123abcd`, '{}'),
+      // a forged record would stop another operator's call (ctx.once) from being made,
+      // a purge would make it again
+      "record another operator's external call as made": (nc) =>
+        jetstream(nc).publish(`$KV.${performedBucketOf(OTHER)}.0123abcd.0123abcd`, '{}', {
+          timeout: 2_000,
+        }),
+      "purge another operator's records of external calls": async (nc) =>
+        (await jetstreamManager(nc)).streams.purge(`KV_${performedBucketOf(OTHER)}`),
     };
     const roleOnly: Record<string, (nc: NatsConnection) => Promise<unknown>> = {
       'forge an event': (nc) =>
@@ -368,7 +376,14 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
         jetstream(nc).publish(subjects.deadLetter(origins.reconciler(OPERATOR), key), '{}'),
         jetstream(nc).publish(subjects.outcome(origins.reconciler(OPERATOR), key), '{}'),
         new Kvm(nc).open(Buckets.deliveries).then((kv) => kv.put(`${OPERATOR}.control`, '{}')),
-        new Kvm(nc).open(Buckets.performed).then((kv) => kv.put(`${OPERATOR}.control`, '{}')),
+        new Kvm(nc)
+          .open(performedBucketOf(OPERATOR))
+          .then((kv) => kv.put('0123abcd.0123abcd', '{}')),
+        jetstreamManager(nc).then((jsm) =>
+          jsm.streams.purge(`KV_${performedBucketOf(OPERATOR)}`, {
+            filter: `$KV.${performedBucketOf(OPERATOR)}.0123abcd.>`,
+          }),
+        ),
       ],
       'status-writer': (nc) => [
         jetstream(nc).publish(subjects.deadLetter(origins.statusWriter(OPERATOR), key), '{}'),

@@ -1,122 +1,142 @@
 // ctx.once's records of the external calls made (performed-calls.ts) on a
-// real nats-server: what one process records another finds, per controller;
-// a record past half its age is written again; one the bucket refuses is kept
-// by the process that made the call; replay sees the records as they were.
+// real nats-server: the operator's own bucket, made by the topology step with
+// its consumers; what one process records another finds; a gone object's
+// records purged without touching another's; a claim the bucket refuses
+// makes no call, a record it refuses is kept by the process that made the
+// call; replay sees the records as they were at a revision.
 import {
-  Buckets,
-  PERFORMED_MAX_AGE_MS,
   PerformedCalls,
-  applyTopology,
+  applyBucket,
   defaultTopology,
+  openOperatorBucket,
   performedAsOf,
+  performedBucketConfig,
+  performedBucketOf,
   performedKey,
 } from '@kubebus/shared/bus';
 import { createLogger } from '@kubebus/shared/obs';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { standaloneNats, type StandaloneNats } from '../support/standalone-nats.js';
-import { waitFor } from '../support/wait.js';
 
 const silent = createLogger({ service: 'performed-calls-test', level: 'silent' });
+const object = (name: string) => ({
+  group: 'test.kubebus.dev',
+  resource: 'mails',
+  namespace: 'ns',
+  name,
+});
 
 describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
   let nats: StandaloneNats;
+  let jsm: JetStreamManager;
   let kv: KV;
+  const calls = () => PerformedCalls.of(kv, jsm, 'mailer', silent);
 
   before(async () => {
     nats = await standaloneNats('performed-calls');
-    await applyTopology(nats.nc, defaultTopology, 'apply');
-    kv = await new Kvm(nats.nc).open(Buckets.performed);
+    jsm = await jetstreamManager(nats.nc);
+    kv = await openOperatorBucket(
+      nats.nc,
+      performedBucketConfig('mailer', defaultTopology),
+      silent,
+    );
   });
   after(() => nats?.stop());
 
-  it('is a bounded bucket whose records expire after 30 days', async () => {
+  it('is the operator’s own bucket, bounded, whose records do not expire', async () => {
     const status = await kv.status();
-    assert.equal(status.ttl, PERFORMED_MAX_AGE_MS);
+    assert.equal(status.bucket, performedBucketOf('mailer'));
+    assert.equal(status.ttl, 0);
     assert.equal(status.history, 1);
     assert.equal(status.max_bytes, defaultTopology.limits.performedBytes);
+    // the topology step finds it as it made it
+    const again = await applyBucket(
+      nats.nc,
+      jsm,
+      performedBucketConfig('mailer', defaultTopology),
+      'check',
+    );
+    assert.equal(again.result, 'unchanged');
   });
 
-  it('finds what another process recorded, and only under its controller', async () => {
+  it('finds what another process claimed and made, by object and key', async () => {
+    const first = calls();
     const key = 'mailer/uid-1/welcome';
-    const first = new PerformedCalls(kv, 'mailer', silent);
-    assert.equal(await first.find(key), undefined);
-    const before = Date.now();
-    await first.record(key);
-    // a restart, another replica: nothing of the first process' memory
-    const second = new PerformedCalls(
-      await new Kvm(nats.nc).open(Buckets.performed),
-      'mailer',
-      silent,
-    );
-    const found = await second.find(key);
-    assert.ok(found !== undefined);
-    assert.ok(Math.abs(found.at.getTime() - before) < 60_000, found.at.toISOString());
-    // the same key under another controller is another call
-    assert.equal(await new PerformedCalls(kv, 'billing', silent).find(key), undefined);
-    assert.match(performedKey('mailer', key), /^mailer\.[0-9a-f]{40}$/);
+    assert.equal(await first.find(object('a'), key), undefined);
+    const claimed = await first.claim(object('a'), key);
+    // a process that stops here leaves a claim: the next one knows the call may be made
+    assert.equal((await calls().find(object('a'), key))?.state, 'claimed');
+    await first.made(object('a'), key, 'perform', claimed);
+    const found = await calls().find(object('a'), key);
+    assert.deepEqual(found, { state: 'made', at: claimed.at, by: 'perform' });
+    // the same key of another object is another call
+    assert.equal(await calls().find(object('b'), key), undefined);
     // keys no subject token could hold are recorded all the same
     const odd = 'mailer/uid-1/to: a.b@example.com > *';
-    await first.record(odd);
-    assert.ok((await second.find(odd)) !== undefined);
+    await first.made(object('a'), odd, 'done');
+    assert.equal((await calls().find(object('a'), odd))?.by, 'done');
+    assert.match(performedKey(object('a'), odd), /^[0-9a-f]{32}\.[0-9a-f]{40}$/);
   });
 
-  it('writes a record again when it is found past half its age', async () => {
-    const maxAgeMs = 400;
-    const calls = new PerformedCalls(kv, 'renewing', silent, { maxAgeMs });
-    const key = 'renewing/uid-2/charge';
-    await calls.record(key);
-    const first = await kv.get(performedKey('renewing', key));
-    assert.ok(first !== null);
-    await waitFor(
-      () => Promise.resolve(Date.now() - first.created.getTime() > maxAgeMs / 2),
-      'the record to pass half its age',
-    );
-    assert.ok((await calls.find(key)) !== undefined);
-    await waitFor(
-      async () => ((await kv.get(performedKey('renewing', key)))?.revision ?? 0) > first.revision,
-      'the record to be written again',
-    );
-    // a reader that may not write (replay) leaves it alone
-    const renewed = await kv.get(performedKey('renewing', key));
-    assert.ok(renewed !== null);
-    const reader = new PerformedCalls(kv, 'renewing', silent, { maxAgeMs: 1, renew: false });
-    assert.ok((await reader.find(key)) !== undefined);
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal((await kv.get(performedKey('renewing', key)))?.revision, renewed.revision);
+  it('purges a gone object’s records, and only its', async () => {
+    const mailer = calls();
+    for (const key of ['mailer/uid-2/one', 'mailer/uid-3/two'])
+      await mailer.made(object('gone'), key, 'perform');
+    await mailer.made(object('kept'), 'mailer/uid-4/one', 'perform');
+    const before = (await jsm.streams.info(`KV_${performedBucketOf('mailer')}`)).state.messages;
+    await mailer.forget(object('gone'));
+    assert.equal(await mailer.find(object('gone'), 'mailer/uid-2/one'), undefined);
+    assert.equal(await mailer.find(object('gone'), 'mailer/uid-3/two'), undefined);
+    assert.equal((await mailer.find(object('kept'), 'mailer/uid-4/one'))?.state, 'made');
+    // nothing left behind: no delete markers
+    const afterPurge = (await jsm.streams.info(`KV_${performedBucketOf('mailer')}`)).state.messages;
+    assert.equal(afterPurge, before - 2);
   });
 
-  it('keeps in the process a record the bucket refused, and says so', async () => {
+  it('makes no call whose claim the bucket refuses; keeps a refused record in the process', async () => {
     // a bucket too small for one more record
-    const tiny = await new Kvm(nats.nc).create('performed_tiny', { history: 1, max_bytes: 512 });
+    const tiny = await new Kvm(nats.nc).create('performed_tiny', { history: 1, max_bytes: 600 });
     const lines: string[] = [];
     const logged = createLogger({
       service: 'performed-calls-test',
       level: 'error',
       destination: { write: (line: string) => void lines.push(line) },
     });
-    const calls = new PerformedCalls(tiny, 'full', logged);
-    for (let i = 0; lines.length === 0 && i < 50; i++) await calls.record(`full/uid/${String(i)}`);
-    assert.equal(lines.length, 1, 'the refusal is logged once');
-    const refused = JSON.parse(lines[0] ?? '{}') as { idempotencyKey: string; msg: string };
-    assert.match(refused.msg, /could not be recorded on the bus/);
-    assert.ok((await calls.find(refused.idempotencyKey)) !== undefined, 'kept in the process');
+    const full = new PerformedCalls(tiny, undefined, logged);
+    let refusedAt = -1;
+    for (let i = 0; i < 50 && refusedAt < 0; i++)
+      await full.claim(object('t'), `k/${String(i)}`).catch(() => (refusedAt = i));
+    assert.ok(refusedAt > 0, 'the bucket refused a claim');
+    // the record of a call made: refused, kept here, said once
+    await full.made(object('t'), 'k/made', 'perform');
+    assert.equal(lines.length, 1, lines.join('\n'));
+    assert.match(lines[0] ?? '', /could not be recorded on the bus/);
+    assert.equal((await full.find(object('t'), 'k/made'))?.state, 'made', 'kept in the process');
     assert.equal(
-      await new PerformedCalls(tiny, 'full', silent).find(refused.idempotencyKey),
+      await new PerformedCalls(tiny, undefined, silent).find(object('t'), 'k/made'),
       undefined,
       'another process does not know of it',
     );
   });
 
   it('answers replay as the records were at a revision', async () => {
-    const calls = new PerformedCalls(kv, 'replayed', silent);
-    const key = 'replayed/uid-3/deliver';
+    const mailer = calls();
+    const key = 'mailer/uid-5/deliver';
     const earlier = new Date(Date.now() - 60_000);
-    await calls.record(key);
+    const claimed = await mailer.claim(object('r'), key);
+    await mailer.made(object('r'), key, 'perform', claimed);
     const later = new Date(Date.now() + 60_000);
-    assert.equal(await performedAsOf(calls, earlier).find(key), undefined, 'made after it');
-    assert.ok((await performedAsOf(calls, later).find(key)) !== undefined, 'made before it');
+    assert.equal(await performedAsOf(mailer, earlier).find(object('r'), key), undefined);
+    assert.equal((await performedAsOf(mailer, later).find(object('r'), key))?.state, 'made');
+    // one the receiver had (done) was made whatever the revision
+    await mailer.made(object('r'), 'mailer/uid-5/asked', 'done');
+    assert.equal(
+      (await performedAsOf(mailer, earlier).find(object('r'), 'mailer/uid-5/asked'))?.by,
+      'done',
+    );
   });
 
   it('fails a lookup it cannot make instead of answering "not made"', async () => {
@@ -124,6 +144,9 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
       get: () => Promise.reject(new Error('no responders')),
       put: () => Promise.reject(new Error('no responders')),
     } as unknown as KV;
-    await assert.rejects(new PerformedCalls(broken, 'x', silent).find('x/u/k'), /no responders/);
+    await assert.rejects(
+      new PerformedCalls(broken, undefined, silent).find(object('x'), 'x/u/k'),
+      /no responders/,
+    );
   });
 });

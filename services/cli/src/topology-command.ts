@@ -2,7 +2,9 @@
 // the NATS admin user), or say what is missing or differs — a problem (exit 1)
 // if anything is.
 import {
+  applyBucket,
   applyConsumers,
+  performedBucketConfig,
   applyTopology,
   Buckets,
   defaultTopology,
@@ -38,6 +40,19 @@ export async function topologyCommand(
   if (options.consumers !== undefined && options.consumers.length > 0) {
     const jsm = await jetstreamManager(context.nc);
     changes.push(...(await applyConsumers(jsm, options.consumers, options.mode)));
+    // the operator's records of its external calls (ctx.once, ADR 0035)
+    if (options.controller !== undefined)
+      changes.push(
+        await applyBucket(
+          context.nc,
+          jsm,
+          performedBucketConfig(options.controller, {
+            ...defaultTopology,
+            replicas: options.replicas,
+          }),
+          options.mode,
+        ),
+      );
     if (options.mode === 'apply') {
       // the durables and intents of the layout before per-operator subjects (ADR 0015)
       changes.push(...(await removeLegacyLayout(jsm)));

@@ -19,6 +19,8 @@ import {
   HandedDownWrites,
   LaterRequeues,
   PerformedCalls,
+  openOperatorBucket,
+  performedBucketConfig,
   laterConsumer,
   outcomeRecordsSince,
   ObjectReader,
@@ -47,6 +49,8 @@ import { ErrorCodes, isKubebusError } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   AppliedObjects,
+  MAX_NOTE_BYTES,
+  truncateUtf8,
   type EventRecorder,
   type KubeClient,
   listPages,
@@ -220,8 +224,16 @@ export async function startReconcilerService(deps: {
   const parkedSkips = parkedSkipsMetric(registry);
   // Events go in the background (ADR 0029): a reconcile never waits for one
   const events = backgroundEvents(client, log, registry);
-  const performed = new PerformedCalls(
-    await new Kvm(bus.nc).open(Buckets.performed),
+  const performed = PerformedCalls.of(
+    await openOperatorBucket(
+      bus.nc,
+      performedBucketConfig(config.controller, {
+        ...defaultTopology,
+        replicas: config.streamReplicas,
+      }),
+      log,
+    ),
+    jsm,
     config.controller,
     log,
   );
@@ -300,12 +312,14 @@ export async function startReconcilerService(deps: {
     const object = await reader.read(item.key);
     if (object === undefined) return;
     const message = `${summary}${reason}`;
+    const redrive = `; after the fix: kubebus dlq redrive ${String(seq)}`;
     await publishDegraded(status, item.key, object, message, item.traceparent);
     // one Warning Event per dead letter: what `kubectl describe` and `kubectl events` show
     events.record(object, {
       type: 'Warning',
       reason: DEAD_LETTERED,
-      note: `${message}; after the fix: kubebus dlq redrive ${String(seq)}`,
+      // the hint last and whole: a long reason is what is cut
+      note: `${truncateUtf8(message, MAX_NOTE_BYTES - Buffer.byteLength(redrive))}${redrive}`,
       action: 'Reconcile',
       reportingController: `kubebus.dev/${config.controller}`,
       reportingInstance: config.replicaId.slice(0, 128),

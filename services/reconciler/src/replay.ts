@@ -10,11 +10,11 @@
 // revision never reconciled on its own (coalesced into a later one) is not
 // compared: there is nothing it came to.
 import {
-  Buckets,
   PerformedCalls,
   ROLE_ORIGINS,
   originOf,
   performedAsOf,
+  performedBucketOf,
   readOutcomes,
   readRevisions,
   type ObjectReader,
@@ -66,7 +66,7 @@ export interface ReplayTools {
   readonly instance: string;
   readonly applied: AppliedObjects;
   /** ctx.once's records as they were at the revision: 'done' for a call made before it, else 'performed' (never made) */
-  readonly performed?: Pick<PerformedCalls, 'find' | 'record'>;
+  readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'forget'>;
 }
 
 export interface ReplayStep {
@@ -469,8 +469,8 @@ async function performedCallsOf(
   log: Logger,
 ): Promise<PerformedCalls | undefined> {
   try {
-    const kv = await new Kvm(nc).open(Buckets.performed);
-    return new PerformedCalls(kv, controller, log, { renew: false });
+    const kv = await new Kvm(nc).open(performedBucketOf(controller));
+    return new PerformedCalls(kv, undefined, log);
   } catch (error) {
     log.debug({ err: error }, 'no records of external calls: replay answers every ctx.once "done"');
     return undefined;

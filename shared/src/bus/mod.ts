@@ -7,7 +7,15 @@ export {
   partitionOf,
   subjects,
 } from './subjects.js';
-export { Buckets, Streams, bucketConfigs, defaultTopology, streamConfigs } from './topology.js';
+export {
+  Buckets,
+  Streams,
+  bucketConfigs,
+  defaultTopology,
+  performedBucketConfig,
+  performedBucketOf,
+  streamConfigs,
+} from './topology.js';
 export type { BucketConfig, TopologyOptions } from './topology.js';
 export {
   defaultStorageLimits,
@@ -16,7 +24,13 @@ export {
   parseStorageLimits,
 } from './topology-limits.js';
 export type { StorageLimits } from './topology-limits.js';
-export { applyTopology, isPermissionRefusal, openJetStream } from './topology-apply.js';
+export {
+  applyBucket,
+  applyTopology,
+  isPermissionRefusal,
+  openJetStream,
+  openOperatorBucket,
+} from './topology-apply.js';
 export type { TopologyChange, TopologyMode } from './topology-apply.js';
 export { applyConsumers, openConsumers } from './consumer-apply.js';
 export { LEGACY_STATUS_SUBJECTS, removeLegacyLayout } from './legacy-layout.js';
@@ -91,10 +105,5 @@ export { AnsweredDeliveries } from './answered-deliveries.js';
 export { assess, deliveryRecordKey } from './unanswered-deliveries.js';
 export { ROLE_ORIGINS, originOf, originToken, origins } from './origins.js';
 export type { RoleOrigin } from './origins.js';
-export {
-  PERFORMED_MAX_AGE_MS,
-  PerformedCalls,
-  performedAsOf,
-  performedKey,
-} from './performed-calls.js';
+export { PerformedCalls, performedAsOf, performedKey } from './performed-calls.js';
 export type { PerformedRecord } from './performed-calls.js';

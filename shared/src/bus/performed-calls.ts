@@ -1,115 +1,182 @@
-// The external calls (ctx.once) a controller has made, recorded on the bus by
-// idempotency key: a reconcile that reaches the same ctx.once again — a
-// retry, a later change, the resync, a restart, another replica — finds the
-// record and does not call again (ADR 0035). The record is written right
-// after the call returns: a process that dies between the two calls again
-// when its work is redelivered, the window `done` (asking the receiver) closes.
+// The external calls (ctx.once) an operator made, recorded on the bus by
+// object and idempotency key in the operator's own bucket (ADR 0035): a
+// reconcile that reaches the same ctx.once again — a retry, a later change,
+// the resync, a restart, another replica — finds the record and does not
+// call again.
 //
-// Records expire with the bucket's max age: what a deleted object's calls left
-// goes without a delete. A live object's record is written again when a
-// reconcile finds it past half that age, so it outlives any object that is
-// reconciled at least that often (the resync is hours).
+// A call is claimed before it is made and recorded made right after: a
+// claim the bucket refuses (NATS away, the bucket full) makes no call; a
+// claim found without its record is a process that stopped in between, the
+// window `done` (asking the receiver) closes. When an object is gone for
+// good, its records go with it (one purge by subject, no markers left): the
+// bucket holds the records of live objects only.
 import { createHash } from 'node:crypto';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
+import { z } from 'zod';
 import type { Logger } from '../obs/logger.js';
+import type { ObjectKey } from '../runtime/object-key.js';
+import { performedBucketOf } from './topology.js';
+import { isPermissionRefusal } from './topology-apply.js';
 
-/** The default max age of a record, and so of the bucket (topology.ts). */
-export const PERFORMED_MAX_AGE_MS = 30 * 24 * 3_600_000;
-
-/** What this process remembers of the calls it made when the bucket refused a record. */
+/** What this process remembers of the calls it made when the bucket refused their record. */
 const REMEMBERED_LOCALLY = 10_000;
 
-/** The bucket key of a call: the controller's prefix (its NATS user may write only there), then a digest. */
-export function performedKey(controller: string, idempotencyKey: string): string {
-  const digest = createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40);
-  return `${controller}.${digest}`;
+const RecordSchema = z.object({
+  state: z.enum(['claimed', 'made']),
+  /** when the call was claimed: what replay compares a revision's time with */
+  at: z.iso.datetime(),
+  /** made by `perform`, or found made by the receiver (`done`) */
+  by: z.enum(['perform', 'done']).optional(),
+});
+export type PerformedRecord = z.infer<typeof RecordSchema>;
+
+/** The subject token of an object: its records are purged together when it is gone. */
+function objectToken(object: ObjectKey): string {
+  return createHash('sha256')
+    .update(`${object.group}/${object.resource}/${object.namespace}/${object.name}`)
+    .digest('hex')
+    .slice(0, 32);
 }
 
-export interface PerformedRecord {
-  /** when the record was written */
-  readonly at: Date;
+/** The bucket key of a call: `<object>.<call>`, digests (keys are the operator's, any text). */
+export function performedKey(object: ObjectKey, idempotencyKey: string): string {
+  const call = createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40);
+  return `${objectToken(object)}.${call}`;
 }
 
 export class PerformedCalls {
   /** calls made whose record the bucket refused: this process does not make them again */
-  readonly #unrecorded = new Map<string, Date>();
+  readonly #unrecorded = new Map<string, PerformedRecord>();
 
   constructor(
     private readonly kv: Pick<KV, 'get' | 'put'>,
-    private readonly controller: string,
+    /** purges an object's records; undefined for a reader (replay) */
+    private readonly purge: ((object: ObjectKey) => Promise<void>) | undefined,
     private readonly log: Logger,
-    private readonly options: {
-      readonly maxAgeMs?: number;
-      /** false for a reader that may not write (replay, under the CLI's user) */
-      readonly renew?: boolean;
-    } = {},
   ) {}
 
-  /**
-   * The record of the call under `idempotencyKey`, or undefined when none was
-   * made. Throws when the bucket cannot be read: not knowing is not "not made".
-   */
-  async find(idempotencyKey: string): Promise<PerformedRecord | undefined> {
-    const local = this.#unrecorded.get(idempotencyKey);
-    if (local !== undefined) return { at: local };
-    const key = performedKey(this.controller, idempotencyKey);
-    const entry = await this.kv.get(key);
-    if (entry === null || entry.operation !== 'PUT') return undefined;
-    const at = entry.created;
-    // kept alive while its object is: written again past half its age
-    const maxAgeMs = this.options.maxAgeMs ?? PERFORMED_MAX_AGE_MS;
-    if (this.options.renew !== false && Date.now() - at.getTime() > maxAgeMs / 2)
-      void this.kv.put(key, recordValue(idempotencyKey)).catch((error: unknown) => {
-        this.log.debug({ err: error }, 'could not renew the record of an external call');
-      });
-    return { at };
+  /** Over an operator's bucket, with the JetStream manager that purges it. */
+  static of(kv: KV, jsm: Pick<JetStreamManager, 'streams'>, controller: string, log: Logger) {
+    const bucket = performedBucketOf(controller);
+    return new PerformedCalls(
+      kv,
+      async (object) => {
+        await jsm.streams.purge(`KV_${bucket}`, {
+          filter: `$KV.${bucket}.${objectToken(object)}.>`,
+        });
+      },
+      log,
+    );
   }
 
   /**
-   * The call under `idempotencyKey` was made. A record the bucket refuses
-   * (NATS away, the bucket full) is kept in this process instead and logged:
-   * another process may make the call again.
+   * The record of the call, or undefined when none was claimed. Throws when
+   * the bucket cannot be read: not knowing is not "not made".
    */
-  async record(idempotencyKey: string): Promise<void> {
+  async find(object: ObjectKey, idempotencyKey: string): Promise<PerformedRecord | undefined> {
+    const key = performedKey(object, idempotencyKey);
+    const local = this.#unrecorded.get(key);
+    if (local !== undefined) {
+      // the bucket may take it now (NATS back)
+      void this.#write(key, local).then(
+        () => this.#unrecorded.delete(key),
+        () => undefined,
+      );
+      return local;
+    }
+    const entry = await this.kv.get(key);
+    if (entry === null || entry.operation !== 'PUT') return undefined;
+    const parsed = RecordSchema.safeParse(safeJson(entry.string()));
+    // unreadable: a record all the same (written by a later version, say)
+    return parsed.success ? parsed.data : { state: 'made', at: entry.created.toISOString() };
+  }
+
+  /** The call is about to be made: recorded first, or not made (throws). */
+  async claim(object: ObjectKey, idempotencyKey: string): Promise<PerformedRecord> {
+    const record: PerformedRecord = { state: 'claimed', at: new Date().toISOString() };
     try {
-      await this.kv.put(performedKey(this.controller, idempotencyKey), recordValue(idempotencyKey));
-      this.#unrecorded.delete(idempotencyKey);
+      await this.#write(performedKey(object, idempotencyKey), record);
     } catch (error) {
-      this.#remember(idempotencyKey);
+      // NATS users of an older version: say what to apply, not a bare violation
+      if (isPermissionRefusal(error))
+        throw new Error(
+          'the NATS user may not record external calls (ctx.once) in its performed bucket: apply the NATS users `kubebus generate` writes for this version',
+          { cause: error },
+        );
+      throw error;
+    }
+    return record;
+  }
+
+  /**
+   * The call was made (by `perform`, or the receiver had it: `done`). A record
+   * the bucket refuses is kept in this process instead and logged: another
+   * process finds the claim and asks `done`, or calls again.
+   */
+  async made(
+    object: ObjectKey,
+    idempotencyKey: string,
+    by: 'perform' | 'done',
+    claimed?: PerformedRecord,
+  ): Promise<void> {
+    const key = performedKey(object, idempotencyKey);
+    const record: PerformedRecord = {
+      state: 'made',
+      at: claimed?.at ?? new Date().toISOString(),
+      by,
+    };
+    try {
+      await this.#write(key, record);
+    } catch (error) {
+      if (this.#unrecorded.size >= REMEMBERED_LOCALLY) {
+        const oldest = this.#unrecorded.keys().next();
+        if (oldest.done !== true) this.#unrecorded.delete(oldest.value);
+      }
+      this.#unrecorded.set(key, record);
       this.log.error(
         { err: error, idempotencyKey },
-        'an external call was made but could not be recorded on the bus: this process will not make it again, another replica may',
+        'an external call was made but could not be recorded on the bus: this process will not make it again, another replica finds it claimed',
       );
     }
   }
 
-  #remember(idempotencyKey: string): void {
-    if (this.#unrecorded.size >= REMEMBERED_LOCALLY) {
-      const oldest = this.#unrecorded.keys().next();
-      if (oldest.done !== true) this.#unrecorded.delete(oldest.value);
-    }
-    this.#unrecorded.set(idempotencyKey, new Date());
+  /** The object is gone: its records go (a re-created object is another uid, other calls). */
+  async forget(object: ObjectKey): Promise<void> {
+    await this.purge?.(object);
+  }
+
+  async #write(key: string, record: PerformedRecord): Promise<void> {
+    await this.kv.put(key, JSON.stringify(record));
   }
 }
 
-/** The key itself, for `nats kv get` readers; bounded (the key is the operator's). */
-function recordValue(idempotencyKey: string): string {
-  return JSON.stringify({ key: idempotencyKey.slice(0, 512) });
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * The records as they were at `then`: what a reconcile of a revision recorded
- * then found made. Writes nothing (replay makes no call, and records none).
+ * The records as a reconcile of a revision at `then` found them: a call made
+ * by `perform` is 'made' for a revision after its claim, not one before (that
+ * revision's reconcile made it); one the receiver answered `done` for is made
+ * either way. Writes nothing (replay makes no call, and records none).
  */
 export function performedAsOf(
   calls: Pick<PerformedCalls, 'find'>,
   then: Date,
-): Pick<PerformedCalls, 'find' | 'record'> {
+): Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'forget'> {
   return {
-    find: async (idempotencyKey) => {
-      const found = await calls.find(idempotencyKey);
-      return found !== undefined && found.at < then ? found : undefined;
+    find: async (object, idempotencyKey) => {
+      const found = await calls.find(object, idempotencyKey);
+      if (found === undefined || found.by === 'done') return found;
+      return Date.parse(found.at) < then.getTime() ? found : undefined;
     },
-    record: () => Promise.resolve(),
+    claim: () => Promise.resolve({ state: 'claimed', at: new Date().toISOString() }),
+    made: () => Promise.resolve(),
+    forget: () => Promise.resolve(),
   };
 }

@@ -14,7 +14,7 @@ import {
   type JetStreamManager,
   type StreamConfig,
 } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
+import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -143,7 +143,7 @@ async function applyStream(
   );
 }
 
-async function applyBucket(
+export async function applyBucket(
   nc: NatsConnection,
   jsm: JetStreamManager,
   bucket: BucketConfig,
@@ -218,6 +218,27 @@ export async function openJetStream(
     log.warn(
       { missing, attempt },
       `waiting for ${missing.join(', ')}: this NATS user may not create streams; run \`kubebus topology apply\` (the topology Job) as the NATS admin user`,
+    );
+    await sleep(backoffDelay({ baseMs: 1_000, capMs: 15_000 }, attempt));
+  }
+}
+
+/**
+ * One of an operator's buckets (performedBucketConfig), once it exists:
+ * created here where the user may, else waited for, saying what to run.
+ */
+export async function openOperatorBucket(
+  nc: NatsConnection,
+  bucket: BucketConfig,
+  log: Logger,
+): Promise<KV> {
+  const jsm = await jetstreamManager(nc);
+  for (let attempt = 1; ; attempt++) {
+    const { result } = await applyBucket(nc, jsm, bucket, 'where-allowed');
+    if (result !== 'missing') return new Kvm(nc).open(bucket.name);
+    log.warn(
+      { missing: `KV_${bucket.name}`, attempt },
+      `waiting for KV_${bucket.name}: this NATS user may not create it; run \`kubebus topology apply <operator>\` (the topology Job) as the NATS admin user`,
     );
     await sleep(backoffDelay({ baseMs: 1_000, capMs: 15_000 }, attempt));
   }

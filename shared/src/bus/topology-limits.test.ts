@@ -22,11 +22,11 @@ describe('storage limits', () => {
     }
   });
 
-  it('sum to less than 2.2 GiB by default, within the kubebus account’s 3 GB (nats-server reserves them against max_file)', () => {
+  it('sum to less than 2.1 GiB by default (nats-server reserves them against max_file_store)', () => {
     const total =
       streamConfigs(defaultTopology).reduce((sum, s) => sum + (s.max_bytes ?? 0), 0) +
       bucketConfigs(defaultTopology).reduce((sum, b) => sum + b.max_bytes, 0);
-    assert.ok(total < 2.2 * 1024 ** 3, String(total));
+    assert.ok(total < 2.1 * 1024 ** 3, String(total));
   });
 
   it('are sized from settings', () => {

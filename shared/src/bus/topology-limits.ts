@@ -14,9 +14,9 @@
 //   have made room, so nothing acknowledged is lost. A mark for an object
 //   that already has one pending replaces it even then (one per subject).
 // - KV buckets (cursors, leases, agreements: discard new): a put is refused;
-//   history 1 keeps them at one small value per key. The performed bucket
-//   (ctx.once's records, ~150 bytes each) has a size of its own: full, a
-//   record is refused and kept by the process that made the call (logged).
+//   history 1 keeps them at one small value per key. An operator's performed
+//   bucket (ctx.once's records, ~150 bytes each) has a size of its own: full,
+//   a claim is refused and no call made (retried as transient).
 import { JetStreamApiError } from '@nats-io/jetstream';
 
 export interface StorageLimits {
@@ -34,7 +34,7 @@ export interface StorageLimits {
   readonly outcomesBytes: number;
   /** max_bytes of each KV bucket (cursors, leases, agreements, deliveries) */
   readonly bucketBytes: number;
-  /** max_bytes of the performed bucket: ctx.once's records, kept 30 days (~400,000 in 64 MiB) */
+  /** max_bytes of each operator's performed bucket: ctx.once's records of its live objects (~400,000 in 64 MiB) */
   readonly performedBytes: number;
 }
 
@@ -43,7 +43,7 @@ const MiB = 1024 * KiB;
 const GiB = 1024 * MiB;
 
 /**
- * The defaults, 2.12 GiB in all: below the test bed's and a small volume's
+ * The defaults, 2.06 GiB shared and 64 MiB per operator: below the test bed's and a small volume's
  * max_file_store (nats-server reserves each stream's max_bytes against it and
  * refuses a stream that does not fit). Size them to the volume with
  * `kubebus topology apply` (docs/security.md).

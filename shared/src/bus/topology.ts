@@ -1,7 +1,6 @@
 // The streams and KV buckets of kubebus, declared once so every service and the
 // CLI agree on them (topology-apply.ts creates and checks them).
 import { DiscardPolicy, RetentionPolicy, StorageType, type StreamConfig } from '@nats-io/jetstream';
-import { PERFORMED_MAX_AGE_MS } from './performed-calls.js';
 import { subjects } from './subjects.js';
 import { defaultStorageLimits, type StorageLimits } from './topology-limits.js';
 
@@ -22,8 +21,6 @@ export const Buckets = {
   agreements: 'kubebus_agreements',
   /** which deliveries of a work mark were answered: the rest killed their process (answered-deliveries.ts) */
   deliveries: 'kubebus_deliveries',
-  /** the external calls (ctx.once) each controller made, by idempotency key (performed-calls.ts) */
-  performed: 'kubebus_performed',
 } as const;
 
 export interface TopologyOptions {
@@ -37,8 +34,6 @@ export interface TopologyOptions {
   readonly duplicateWindowMs: number;
   /** lease lifetime: a reconciler that stops renewing loses its partitions after it */
   readonly leaseTtlMs: number;
-  /** how long a record of an external call (ctx.once) is kept unless renewed (performed-calls.ts) */
-  readonly performedMaxAgeMs: number;
   /** max_bytes of every stream and bucket, max_msg_size of the DLQ (topology-limits.ts) */
   readonly limits: StorageLimits;
 }
@@ -50,7 +45,6 @@ export const defaultTopology: TopologyOptions = {
   deadLettersMaxAgeMs: 30 * 24 * 3_600_000,
   duplicateWindowMs: 10 * 60_000,
   leaseTtlMs: 15_000,
-  performedMaxAgeMs: PERFORMED_MAX_AGE_MS,
   limits: defaultStorageLimits,
 };
 
@@ -140,12 +134,24 @@ export function bucketConfigs(options: TopologyOptions): BucketConfig[] {
     { name: Buckets.leases, ...common, ttl: options.leaseTtlMs },
     // a record outlives any retry delay; a message settled removes its own
     { name: Buckets.deliveries, ...common, ttl: options.eventsMaxAgeMs },
-    // a deleted object's records expire; a live one's are renewed (ADR 0035)
-    {
-      name: Buckets.performed,
-      ...common,
-      ttl: options.performedMaxAgeMs,
-      max_bytes: options.limits.performedBytes,
-    },
   ];
+}
+
+/** An operator's bucket of records of its external calls: its NATS user alone may write and purge it. */
+export const performedBucketOf = (controller: string) => `kubebus_performed_${controller}`;
+
+/**
+ * An operator's records of its external calls (ctx.once, ADR 0035): a bucket
+ * of its own, made with its durable consumers by `kubebus topology apply
+ * <operator>`, so its NATS user may purge a gone object's records and a
+ * tenant churning one operator's objects fills that operator's bucket only.
+ * No TTL: an object's records live as long as it does.
+ */
+export function performedBucketConfig(controller: string, options: TopologyOptions): BucketConfig {
+  return {
+    name: performedBucketOf(controller),
+    history: 1,
+    replicas: options.replicas,
+    max_bytes: options.limits.performedBytes,
+  };
 }

@@ -134,13 +134,13 @@ export interface ReconcileContext<Deps = undefined> extends RuntimeContext {
    * (`side-effects-once`), and `kubebus replay` never makes it ('done').
    * `perform` gets an idempotency key, `<operator>/<uid>/<key>`: the same on
    * every retry, restart and replica, for the receiver to know a call again.
-   * A call made is recorded on the bus: a later reconcile of the object that
-   * reaches the same key (a retry, a change, a restart, another replica)
-   * answers 'done' without calling. The record is written right after
-   * `perform` returns: a process that dies in between calls again. With
-   * `done`, the receiver is asked first and the call made only if it has not
-   * had it: the one way that crash does not repeat it. A `perform` that
-   * throws records nothing: the retry calls again.
+   * A call is claimed on the bus before it is made and recorded made after:
+   * a later reconcile of the object that reaches the same key (a retry, a
+   * change, a restart, another replica) answers 'done' without calling. A
+   * reconcile that stops between the call and its record (a crash) leaves a
+   * claim: the next calls again. With `done`, the receiver is asked before
+   * any call the bus has no record of: the one way that crash does not
+   * repeat it.
    */
   once(key: string, effect: OnceEffect): Promise<'performed' | 'done'>;
   /**

@@ -180,7 +180,7 @@ export interface EventSend {
 }
 
 /** events.k8s.io/v1's limit on an Event's note, in bytes */
-const MAX_NOTE_BYTES = 1024;
+export const MAX_NOTE_BYTES = 1024;
 
 /** A new Event's name, as client-go's recorder makes it: the object's name and a unique part. */
 export function newEventName(object: KubeObject): string {

@@ -31,6 +31,7 @@ export type { ListPage, WatchEvent, WatchOptions, WatchScope } from './list-watc
 export { findCondition, setCondition } from './conditions.js';
 export type { Condition, ConditionInput, ConditionStatus } from './conditions.js';
 export {
+  MAX_NOTE_BYTES,
   apply,
   controllerReference,
   createIfAbsent,
@@ -40,6 +41,7 @@ export {
   recordEvent,
   setFinalizer,
   releaseFinalizer,
+  truncateUtf8,
 } from './apply.js';
 export type { ApplyBody, ApplyOptions, EventInput, EventSend, OwnerReference } from './apply.js';
 export { PerResourceThrottle, TokenBucket, resourceOfPath } from './rate-limiter.js';

@@ -19,7 +19,7 @@ export interface JetStreamLimits {
 export const SERVER_STORES = { maxMemoryStore: '256MB', maxFileStore: '8GB' } as const;
 
 /**
- * kubebus' own account: its streams and buckets reserve 2.11 GiB by default
+ * kubebus' own account: its streams and buckets reserve 2.06 GiB by default, and 64 MiB per operator (its performed bucket)
  * (docs/security.md, Bounded storage), room to raise them, and an operator's
  * durable consumers (a few dozen) plus one-pass reads per stream, each gone
  * 10 s after it (one-pass.ts, ADR 0032). nats-server

@@ -134,7 +134,8 @@ describe('NATS users', () => {
         '$KV.kubebus_leases.site.work.lease.p0',
         '$KV.kubebus_agreements.site.sweep.p0',
         '$KV.kubebus_deliveries.site.0123abcd',
-        '$KV.kubebus_performed.site.0123abcd',
+        '$KV.kubebus_performed_site.0123abcd.0123abcd',
+        '$JS.API.STREAM.PURGE.KV_kubebus_performed_site',
       ],
       'status-writer': [
         '$KV.kubebus_leases.site.status.lease.p0',
@@ -152,7 +153,7 @@ describe('NATS users', () => {
     for (const [role, subjects] of Object.entries(ours) as [Role, readonly string[]][])
       for (const subject of subjects) {
         assert.ok(mayPublish(publishOf(site, role), subject), `${role} ${subject}`);
-        const theirs = subject.replace(/\.site([._])/, '.plain$1');
+        const theirs = subject.replace(/([._])site($|[._])/, '$1plain$2');
         assert.notEqual(theirs, subject);
         assert.ok(!mayPublish(publishOf(site, role), theirs), `${role} ${theirs}`);
       }

@@ -11,6 +11,7 @@
 //   keeps its external state in an account of its own (stateAccountOf).
 import {
   Buckets,
+  performedBucketOf,
   Streams,
   agreementKeys,
   durableNames,
@@ -180,8 +181,9 @@ export function publishOf(
           `$KV.${Buckets.agreements}.${own}`,
           // which deliveries of its work it answered (answered-deliveries.ts)
           `$KV.${Buckets.deliveries}.${own}`,
-          // the external calls (ctx.once) it made (performed-calls.ts)
-          `$KV.${Buckets.performed}.${own}`,
+          // the external calls (ctx.once) it made, in its own bucket; a gone object's purged (ADR 0035)
+          `$KV.${performedBucketOf(name)}.>`,
+          `$JS.API.STREAM.PURGE.KV_${performedBucketOf(name)}`,
         ],
         deny: [subjects.allEvents, ...CONSUMER_DENY],
       };

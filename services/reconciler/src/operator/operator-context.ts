@@ -78,7 +78,7 @@ export interface ContextDeps {
    * nothing is remembered, and replay answers 'done'. Replay's answers as of
    * the replayed revision.
    */
-  readonly performed?: Pick<PerformedCalls, 'find' | 'record'>;
+  readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made'>;
 }
 
 export function operatorContext(
@@ -206,17 +206,29 @@ export function operatorContext(
     idempotencyKey: string,
     effect: OnceEffect,
   ): Promise<'performed' | 'done'> => {
+    const { performed } = deps;
     // made before, by any reconcile of this object (a retry, a restart, another replica)
-    if ((await deps.performed?.find(idempotencyKey)) !== undefined) return 'done';
+    const found = await performed?.find(primary, idempotencyKey);
+    if (found?.state === 'made') return 'done';
     // replay touches nothing outside Kubernetes: it answers what the reconcile would have
-    if (deps.dryRun) return deps.performed === undefined ? 'done' : 'performed';
+    if (deps.dryRun) return performed === undefined || found !== undefined ? 'done' : 'performed';
+    if (found?.state === 'claimed')
+      runtime.log.warn(
+        { effect: key },
+        effect.done === undefined
+          ? 'an external call may have been made already (its reconcile stopped between the call and its record): calling again; declare `done` to ask the receiver first'
+          : 'an external call may have been made already (its reconcile stopped between the call and its record): asking the receiver',
+      );
     if (effect.done !== undefined && (await effect.done(idempotencyKey))) {
-      await deps.performed?.record(idempotencyKey);
+      await performed?.made(primary, idempotencyKey, 'done');
       return 'done';
     }
     fenced(runtime);
+    // claimed first: a claim the bus refuses makes no call (the reconcile is retried)
+    const claimed = await performed?.claim(primary, idempotencyKey);
+    fenced(runtime);
     await effect.perform(idempotencyKey);
-    await deps.performed?.record(idempotencyKey);
+    await performed?.made(primary, idempotencyKey, 'perform', claimed);
     runtime.log.info({ effect: key }, 'external side effect performed');
     return 'performed';
   };

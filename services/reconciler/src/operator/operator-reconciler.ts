@@ -88,7 +88,7 @@ export interface OperatorReconcilerDeps {
   /** Events sent in the background (ADR 0029); without it (replay) each is sent before the reconcile goes on */
   readonly events?: EventRecorder;
   /** ctx.once's records of the calls made (performed-calls.ts); replay's, as of its revision */
-  readonly performed?: Pick<PerformedCalls, 'find' | 'record'>;
+  readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'forget'>;
 }
 
 export class OperatorReconciler implements Reconciler {
@@ -119,8 +119,11 @@ export class OperatorReconciler implements Reconciler {
 
   async reconcile(request: ReconcileRequest, runtime: WorkerContext): Promise<RuntimeResult> {
     const read = await this.#read(request);
-    // gone: owned objects are garbage-collected
-    if (read === undefined) return { skipped: 'the object no longer exists' };
+    if (read === undefined) {
+      // gone: owned objects are garbage-collected, the records of its external calls purged
+      if (this.deps.dryRun !== true) await this.deps.performed?.forget(request.key);
+      return { skipped: 'the object no longer exists' };
+    }
     // what the reconcile sees: the status with this process' own pending intent in place
     const { recorded, object } = read;
     if (object.metadata.deletionTimestamp !== undefined)
