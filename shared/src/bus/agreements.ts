@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { ErrorCodes, KubebusError } from '../errors/mod.js';
 import type { Logger } from '../obs/logger.js';
 import type { LeaseBucket } from './lease-bucket.js';
-import { leaseGroups } from './partition-leases.js';
+import { PROCESS_INSTANCE, leaseGroups, memberInstanceOf } from './partition-leases.js';
 
 const AgreementSchema = z.object({
   partitions: z.number().int().positive(),
@@ -131,7 +131,12 @@ export function repartitioningBy(
         const prefix = `${group}.member.`;
         for (const key of await leases.keysUnder(prefix)) {
           const replica = key.slice(prefix.length);
-          if (replica !== replicaId) alive.push(`${group.slice(controller.length + 1)} ${replica}`);
+          const role = group.slice(controller.length + 1);
+          if (replica !== replicaId) alive.push(`${role} ${replica}`);
+          // under this process' own name: another process given the same id, or one that
+          // died a moment ago (its key waits for the TTL); either may still act
+          else if (!(await isThisProcess(leases, key)))
+            alive.push(`${role} ${replica} (another process under this replica id)`);
         }
       }
       return alive;
@@ -156,4 +161,10 @@ async function refusalToRepartition(
   if (!(sinceRegistered >= repartitioning.settleMs))
     return `${said}, registered less than ${Math.ceil(repartitioning.settleMs / 1_000)} s ago: its process may still be starting. Use ${registered.partitions}, or start this one again once every process with ${registered.partitions} has stopped`;
   return undefined;
+}
+
+/** Whether this process wrote the member key (partition-leases.ts). */
+async function isThisProcess(leases: LeaseBucket, key: string): Promise<boolean> {
+  const entry = await leases.kv.get(key);
+  return entry !== null && memberInstanceOf(entry.string()) === PROCESS_INSTANCE;
 }

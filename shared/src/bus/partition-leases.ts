@@ -56,7 +56,7 @@ export interface PartitionLeaseOptions {
 }
 
 /** This process among others given the same replica id; its roles take part under one name. */
-const PROCESS_INSTANCE = randomBytes(4).toString('hex');
+export const PROCESS_INSTANCE = randomBytes(4).toString('hex');
 
 interface Lease {
   revision: number;
@@ -80,8 +80,10 @@ export class PartitionLeases {
   readonly #instance: string;
   /** the name this replica takes part under: the replica id, unless another process has it */
   #memberId: string;
-  /** the revision of the member key last seen (written by this process or found) */
+  /** the revision of the member key this process last wrote */
   #memberSeen: number | undefined;
+  /** another process' value found in the member key: its revision, and since when (monotonic) */
+  #foreign: { revision: number; since: number } | undefined;
 
   constructor(
     bucket: LeaseBucket,
@@ -159,20 +161,22 @@ export class PartitionLeases {
         await this.#renew();
         return;
       }
-      // a key another process still writes: not this one's to take part under
-      if (await this.#memberKeyTaken()) {
-        await this.#renew();
-        return;
-      }
-      const sentAt = this.#now();
-      const [written] = await Promise.all([
-        this.#bucket.kv.put(
-          this.#memberKey(),
-          JSON.stringify({ at: new Date().toISOString(), instance: this.#instance }),
-        ),
+      // a key another process still writes: not this one's to take part under.
+      // Asked beside the renewals, never in front of them (a slow or failed get
+      // must not fence what is held)
+      const [taken] = await Promise.all([
+        this.#memberKeyTaken().catch((error: unknown) => {
+          this.options.log.debug({ err: error }, 'could not read this replica’s member key');
+          return true;
+        }),
         this.#renew(),
       ]);
-      this.#memberSeen = written;
+      if (taken) return;
+      const sentAt = this.#now();
+      this.#memberSeen = await this.#bucket.kv.put(
+        this.#memberKey(),
+        JSON.stringify({ at: new Date().toISOString(), instance: this.#instance }),
+      );
       if (this.#now() - sentAt > this.options.ttlMs / 2) return; // too slow to trust a new lease
       const members = await this.#members();
       const fairShare = shareOf(this.options.partitions, members, this.#memberId);
@@ -285,23 +289,36 @@ export class PartitionLeases {
   /**
    * Whether another process holds this replica's member key. Its own key is
    * written by this process; another's value found there is a live process
-   * if it was written since this one last looked — a process that died
-   * leaves its key only until the TTL, unrenewed, and is waited out one
-   * round. A live one found, this replica takes a name of its own.
+   * if it is written again while this one watches — a process that died
+   * leaves its key only until the TTL, unrenewed, and is waited out for a few
+   * renewals. A live one found, this replica takes a name of its own.
    */
   async #memberKeyTaken(): Promise<boolean> {
     const entry = await this.#bucket.kv.get(this.#memberKey());
     if (entry === null || entry.operation !== 'PUT') return false;
-    const writer = instanceOf(entry.string());
-    if (writer === this.#instance) return false;
-    const seen = this.#memberSeen;
-    this.#memberSeen = entry.revision;
-    // first sight of another's key: live only if it is written again by the next round
-    if (seen === undefined) return true;
-    if (entry.revision === seen) return false;
+    if (memberInstanceOf(entry.string()) === this.#instance) {
+      this.#foreign = undefined;
+      return false;
+    }
+    const foreign = this.#foreign;
+    // written over this process' own since it last wrote: another renews it
+    const overwritten = this.#memberSeen !== undefined && entry.revision !== this.#memberSeen;
+    if (!overwritten && foreign?.revision !== entry.revision) {
+      // first sight, or written again while watched
+      this.#foreign = { revision: entry.revision, since: this.#now() };
+      if (foreign === undefined) return true;
+    } else if (!overwritten && foreign !== undefined) {
+      // not renewed for a few rounds: a process that died; its key is this one's
+      if (this.#now() - foreign.since > 2.5 * this.options.renewEveryMs) {
+        this.#foreign = undefined;
+        return false;
+      }
+      return true;
+    }
     const shared = this.#memberId;
     this.#memberId = `${this.options.replicaId}-${this.#instance}`;
     this.#memberSeen = undefined;
+    this.#foreign = undefined;
     this.options.log.warn(
       { replicaId: this.options.replicaId, memberId: this.#memberId, group: this.options.group },
       `another live process is replica "${shared}" of ${this.options.group} (two processes on one host share its name): this one takes part as "${this.#memberId}"; give each its own KUBEBUS_REPLICA_ID`,
@@ -319,7 +336,7 @@ export class PartitionLeases {
 }
 
 /** The process that wrote a member key's value; undefined for a value without one (an older version's). */
-function instanceOf(value: string): string | undefined {
+export function memberInstanceOf(value: string): string | undefined {
   try {
     const parsed: unknown = JSON.parse(value);
     return typeof parsed === 'object' && parsed !== null && 'instance' in parsed
