@@ -65,6 +65,7 @@ import {
 } from './status.js';
 import { CALLS_BOUND_MS, InFlightCalls, endingWith } from './in-flight-calls.js';
 import { finalizeWait, finalizingStatus } from './finalize-wait.js';
+import { RETRYING, retryAnnounced, retryNote } from './retry-event.js';
 
 export interface OperatorReconcilerDeps {
   readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
@@ -178,6 +179,19 @@ export class OperatorReconciler implements Reconciler {
       // retried until an admin applies the operator's RBAC: what to apply, on the object
       else if (classifyFailure(error) === FailureClasses.Forbidden && !runtime.signal.aborted)
         await this.#reportForbidden(recorded, object, error, runtime);
+      // a failure that repeats shows on the object (kubectl describe) before its letter does
+      else if (
+        !runtime.signal.aborted &&
+        this.deps.dryRun !== true &&
+        retryAnnounced(runtime.attempt)
+      )
+        await this.#event(
+          object,
+          'Warning',
+          RETRYING,
+          retryNote(runtime.attempt, error),
+          'Reconcile',
+        );
       throw error;
     }
     let status: Status | undefined;
