@@ -47,7 +47,8 @@ export const runtimeMetrics = perRegistry((registry: Registry) => {
     }),
     depth: new Gauge({
       name: 'workqueue_depth',
-      help: 'Current depth of workqueue',
+      // controller-runtime's name; the backlog itself waits in the stream
+      help: 'Work delivered to this process and not yet reconciled; what waits in the stream is kubebus_consumer_pending',
       labelNames: ['name', 'controller'],
       registers,
     }),
