@@ -165,10 +165,13 @@ export class PartitionLeases {
       // Asked beside the renewals, never in front of them (a slow or failed get
       // must not fence what is held)
       const [taken] = await Promise.all([
-        this.#memberKeyTaken().catch((error: unknown) => {
-          this.options.log.debug({ err: error }, 'could not read this replica’s member key');
-          return true;
-        }),
+        answeredWithin(this.#memberKeyTaken(), this.options.renewEveryMs / 2).catch(
+          (error: unknown) => {
+            // unknown: taken part in as before; a bus that cannot answer fails the put below
+            this.options.log.debug({ err: error }, 'could not read this replica’s member key');
+            return false;
+          },
+        ),
         this.#renew(),
       ]);
       if (taken) return;
@@ -300,14 +303,17 @@ export class PartitionLeases {
       this.#foreign = undefined;
       return false;
     }
+    const seen = this.#memberSeen;
+    // older than this process' own write: a replica behind its leader answered
+    if (seen !== undefined && entry.revision <= seen) return false;
     const foreign = this.#foreign;
-    // written over this process' own since it last wrote: another renews it
-    const overwritten = this.#memberSeen !== undefined && entry.revision !== this.#memberSeen;
-    if (!overwritten && foreign?.revision !== entry.revision) {
-      // first sight, or written again while watched
-      this.#foreign = { revision: entry.revision, since: this.#now() };
-      if (foreign === undefined) return true;
-    } else if (!overwritten && foreign !== undefined) {
+    // written over this process' own since it last wrote, or again while watched: live
+    const live = seen !== undefined || (foreign !== undefined && entry.revision > foreign.revision);
+    if (!live) {
+      if (foreign === undefined) {
+        this.#foreign = { revision: entry.revision, since: this.#now() };
+        return true;
+      }
       // not renewed for a few rounds: a process that died; its key is this one's
       if (this.#now() - foreign.since > 2.5 * this.options.renewEveryMs) {
         this.#foreign = undefined;
@@ -332,6 +338,21 @@ export class PartitionLeases {
 
   #leaseKey(partition: number): string {
     return leaseKey(this.options.group, partition);
+  }
+}
+
+/** `answer`, or false (not known to be taken) if it does not come within `ms`. */
+async function answeredWithin(answer: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(false);
+    }, ms);
+  });
+  try {
+    return await Promise.race([answer, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
