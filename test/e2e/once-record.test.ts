@@ -10,6 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import deliveries, { Delivery, made } from '../support/operators/deliveries.js';
 import { kubebusCli } from '../support/kubebus-cli.js';
+import { waitFor } from '../support/wait.js';
+import { performedBucketOf, performedKey } from '@kubebus/shared/bus';
+import { Kvm } from '@nats-io/kv';
+import { connect } from '@nats-io/transport-node';
+import { connectionOf } from '@kubebus/cli/commands';
 
 const OPERATOR_FILE = fileURLToPath(new URL('../support/operators/deliveries.ts', import.meta.url));
 
@@ -64,6 +69,20 @@ describe('ctx.once remembers the calls it made', { timeout: 300_000 }, () => {
     const other = await reconciledAt('farewell', 1, 'done');
     assert.equal(callsOf(other), 1);
     assert.equal(made.length, 2, made.join('\n'));
+
+    // deleted, its record goes with it; the other object's stays
+    const nc = await connect(connectionOf({}, env.natsEnv).options);
+    try {
+      const kv = await new Kvm(nc).open(performedBucketOf('deliveries'));
+      const recordOf = async (objectUid: string) =>
+        kv.get(performedKey(objectUid, `deliveries/${objectUid}/announce`));
+      assert.equal((await recordOf(other))?.operation, 'PUT');
+      await env.delete(Delivery, 'farewell');
+      await waitFor(async () => (await recordOf(other)) === null, 'its record to be purged');
+      assert.equal((await recordOf(uid))?.operation, 'PUT');
+    } finally {
+      await nc.close();
+    }
   });
 
   it('replays each revision as the records were then: no false alarm', async () => {

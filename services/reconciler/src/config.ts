@@ -76,6 +76,11 @@ export const ReconcilerConfigSchema = z
     /** how long a read waits for the bus to record this process' own write before one GET instead (ADR 0019) */
     KUBEBUS_READ_YOUR_WRITES_WAIT: durationMs('2s'),
     /**
+     * How old another reconcile's claim of an external call (ctx.once) must
+     * be before it is taken over: longer than a call may run (ADR 0035).
+     */
+    KUBEBUS_ONCE_CLAIM_TIMEOUT: durationMs('60s'),
+    /**
      * The NATS user of the operator's own state account (ADR 0015): `setup`'s
      * object stores and buckets live there, out of reach of kubebus' subjects.
      * Unset: setup gets the process's connection (kubebus dev, the test kit).
@@ -129,6 +134,7 @@ export const ReconcilerConfigSchema = z
     },
     consume: env.KUBEBUS_CONSUME === 'true',
     readYourWritesWaitMs: env.KUBEBUS_READ_YOUR_WRITES_WAIT,
+    onceClaimTimeoutMs: env.KUBEBUS_ONCE_CLAIM_TIMEOUT,
     ...(env.KUBEBUS_STATE_NATS_USER === undefined
       ? {}
       : {

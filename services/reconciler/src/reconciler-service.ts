@@ -236,6 +236,7 @@ export async function startReconcilerService(deps: {
     jsm,
     config.controller,
     log,
+    config.onceClaimTimeoutMs,
   );
   const reconciler = deps.plan.build({
     reader,

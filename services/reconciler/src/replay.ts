@@ -66,7 +66,7 @@ export interface ReplayTools {
   readonly instance: string;
   readonly applied: AppliedObjects;
   /** ctx.once's records as they were at the revision: 'done' for a call made before it, else 'performed' (never made) */
-  readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'forget'>;
+  readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'release' | 'forget'>;
 }
 
 export interface ReplayStep {

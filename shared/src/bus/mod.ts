@@ -105,5 +105,11 @@ export { AnsweredDeliveries } from './answered-deliveries.js';
 export { assess, deliveryRecordKey } from './unanswered-deliveries.js';
 export { ROLE_ORIGINS, originOf, originToken, origins } from './origins.js';
 export type { RoleOrigin } from './origins.js';
-export { PerformedCalls, performedAsOf, performedKey } from './performed-calls.js';
-export type { PerformedRecord } from './performed-calls.js';
+export {
+  CLAIM_TAKEOVER_MS,
+  CallInFlight,
+  PerformedCalls,
+  performedAsOf,
+  performedKey,
+} from './performed-calls.js';
+export type { Claim, PerformedRecord } from './performed-calls.js';

@@ -121,6 +121,8 @@ export interface BucketConfig {
   readonly history: number;
   readonly replicas: number;
   readonly ttl?: number;
+  /** false: every read from the stream's leader, never a replica behind it */
+  readonly allow_direct?: boolean;
   /** the bucket's stream's max_bytes (KV buckets discard new: a put past it is refused) */
   readonly max_bytes: number;
 }
@@ -152,6 +154,8 @@ export function performedBucketConfig(controller: string, options: TopologyOptio
     name: performedBucketOf(controller),
     history: 1,
     replicas: options.replicas,
+    // a replica behind its leader would answer "no record" for a call just made
+    allow_direct: false,
     max_bytes: options.limits.performedBytes,
   };
 }

@@ -1,18 +1,36 @@
 // What `kubebus generate` cannot derive and the operator may have forgotten:
 // a binding it owns grants a role, and RBAC refuses the binding unless the
-// reconciler holds every rule of that role or may `bind` it. kubebus dev and
-// the test kit run as an admin, so the refusal first shows in a cluster.
+// reconciler holds every rule of that role or may `bind` it; a role it owns
+// is refused the same way unless it holds every rule it writes or may
+// `escalate` it. kubebus dev and the test kit run as an admin, so the
+// refusal first shows in a cluster.
 import { kinds, type Operator } from '@kubebus/shared/definition';
 
 const BINDINGS = [kinds.RoleBinding, kinds.ClusterRoleBinding];
+const ROLES = [kinds.Role, kinds.ClusterRole];
 
 /** One line per likely gap in the operator's declared RBAC; none when it declares what it grants. */
 export function rbacWarnings(operator: Operator): string[] {
-  if ((operator.rbac?.bind ?? []).length > 0) return [];
-  const owned = (operator.owns ?? []).filter((kind) =>
-    BINDINGS.some((binding) => binding.group === kind.group && binding.plural === kind.plural),
+  return [...bindingWarnings(operator), ...roleWarnings(operator)];
+}
+
+function ownedOf(operator: Operator, among: readonly { group: string; plural: string }[]) {
+  return (operator.owns ?? []).filter((kind) =>
+    among.some((known) => known.group === kind.group && known.plural === kind.plural),
   );
-  return owned.map(
+}
+
+function roleWarnings(operator: Operator): string[] {
+  if ((operator.rbac?.escalate ?? []).length > 0) return [];
+  return ownedOf(operator, ROLES).map(
+    (kind) =>
+      `operator "${operator.name}" owns ${kind.kind}s but declares no \`rbac.escalate\`: a role with a rule the reconciler does not hold itself is refused ("attempting to grant RBAC permissions not currently held"); declare the roles it writes, e.g. \`rbac: { escalate: [{ kind: '${kind.kind}', name: 'tenant-reader' }] }\` — or nothing, if its \`rbac.rules\` hold every rule the roles get (docs/operators.md, RBAC beyond what it owns)`,
+  );
+}
+
+function bindingWarnings(operator: Operator): string[] {
+  if ((operator.rbac?.bind ?? []).length > 0) return [];
+  return ownedOf(operator, BINDINGS).map(
     (kind) =>
       `operator "${operator.name}" owns ${kind.kind}s but declares no \`rbac.bind\`: a binding to a role whose rules the reconciler does not hold itself is refused ("attempting to grant RBAC permissions not currently held"); declare the roles it grants, e.g. \`rbac: { bind: [{ kind: 'ClusterRole', name: 'edit' }] }\` — or nothing, if its \`rbac.rules\` hold every rule of the roles it grants (docs/operators.md, RBAC beyond what it owns)`,
   );

@@ -92,7 +92,9 @@ export class BedDriver {
     if (this.#running === undefined)
       this.#running = await this.environment.run(this.recording.incarnation(), {
         logLevel: 'silent',
-        env: this.options.env ?? {},
+        // the incarnation before this one is stopped: a call it claimed is not under way
+        // (a handover's second instance keeps the default: its zombie may still be calling)
+        env: { KUBEBUS_ONCE_CLAIM_TIMEOUT: '1s', ...this.options.env },
         roles: this.#reconcilerRoles,
       });
     await this.releaseWatcher();

@@ -78,7 +78,7 @@ export interface ContextDeps {
    * nothing is remembered, and replay answers 'done'. Replay's answers as of
    * the replayed revision.
    */
-  readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made'>;
+  readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'release'>;
 }
 
 export function operatorContext(
@@ -207,28 +207,36 @@ export function operatorContext(
     effect: OnceEffect,
   ): Promise<'performed' | 'done'> => {
     const { performed } = deps;
+    const { uid } = owner.metadata;
     // made before, by any reconcile of this object (a retry, a restart, another replica)
-    const found = await performed?.find(primary, idempotencyKey);
+    const found = await performed?.find(uid, idempotencyKey);
     if (found?.state === 'made') return 'done';
     // replay touches nothing outside Kubernetes: it answers what the reconcile would have
-    if (deps.dryRun) return performed === undefined || found !== undefined ? 'done' : 'performed';
-    if (found?.state === 'claimed')
+    if (deps.dryRun) return performed === undefined ? 'done' : 'performed';
+    fenced(runtime);
+    // claimed first, one claimant wins: a claim the bus refuses makes no call (retried)
+    const claim = await performed?.claim(uid, idempotencyKey);
+    if (claim?.state === 'made') return 'done';
+    if (claim?.tookOver === true)
       runtime.log.warn(
         { effect: key },
         effect.done === undefined
-          ? 'an external call may have been made already (its reconcile stopped between the call and its record): calling again; declare `done` to ask the receiver first'
-          : 'an external call may have been made already (its reconcile stopped between the call and its record): asking the receiver',
+          ? 'an external call may have been made already (a reconcile stopped between the call and its record): calling again; declare `done` to ask the receiver first'
+          : 'an external call may have been made already (a reconcile stopped between the call and its record): asking the receiver',
       );
     if (effect.done !== undefined && (await effect.done(idempotencyKey))) {
-      await performed?.made(primary, idempotencyKey, 'done');
+      await performed?.made(uid, idempotencyKey, 'done', claim);
       return 'done';
     }
     fenced(runtime);
-    // claimed first: a claim the bus refuses makes no call (the reconcile is retried)
-    const claimed = await performed?.claim(primary, idempotencyKey);
-    fenced(runtime);
-    await effect.perform(idempotencyKey);
-    await performed?.made(primary, idempotencyKey, 'perform', claimed);
+    try {
+      await effect.perform(idempotencyKey);
+    } catch (error) {
+      // failed: the retry is a first try, not a takeover
+      if (claim !== undefined) await performed?.release(uid, idempotencyKey, claim);
+      throw error;
+    }
+    await performed?.made(uid, idempotencyKey, 'perform', claim);
     runtime.log.info({ effect: key }, 'external side effect performed');
     return 'performed';
   };

@@ -89,7 +89,7 @@ export interface OperatorReconcilerDeps {
   /** Events sent in the background (ADR 0029); without it (replay) each is sent before the reconcile goes on */
   readonly events?: EventRecorder;
   /** ctx.once's records of the calls made (performed-calls.ts); replay's, as of its revision */
-  readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'forget'>;
+  readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'release' | 'forget'>;
 }
 
 export class OperatorReconciler implements Reconciler {
@@ -121,7 +121,8 @@ export class OperatorReconciler implements Reconciler {
   async reconcile(request: ReconcileRequest, runtime: WorkerContext): Promise<RuntimeResult> {
     const read = await this.#read(request);
     if (read === undefined) {
-      // gone: owned objects are garbage-collected, the records of its external calls purged
+      // gone: owned objects are garbage-collected, the records of its external calls
+      // purged where the bus recorded its deletion
       if (this.deps.dryRun !== true) await this.deps.performed?.forget(request.key);
       return { skipped: 'the object no longer exists' };
     }
