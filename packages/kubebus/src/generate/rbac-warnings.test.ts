@@ -41,4 +41,24 @@ describe('the RBAC kubebus generate warns of', () => {
     assert.deepEqual(rbacWarnings(tenants([kinds.Namespace, kinds.RoleBinding], true)), []);
     assert.deepEqual(rbacWarnings(tenants([kinds.Namespace, kinds.ConfigMap])), []);
   });
+
+  it('is a role owned without `rbac.escalate`, one line per role kind', () => {
+    const warnings = rbacWarnings(tenants([kinds.Namespace, kinds.Role, kinds.ClusterRole]));
+    assert.equal(warnings.length, 2, warnings.join('\n'));
+    assert.match(
+      warnings[0] ?? '',
+      /^operator "tenants" owns Roles but declares no `rbac.escalate`: .* e\.g\. `rbac: \{ escalate: \[\{ kind: 'Role', name: 'tenant-reader' \}\] \}`/,
+    );
+    assert.match(warnings[1] ?? '', /owns ClusterRoles but declares no `rbac.escalate`/);
+    const declared = defineOperator({
+      name: 'tenants',
+      for: Tenant,
+      owns: [kinds.Role],
+      rbac: { escalate: [{ kind: 'Role', name: 'tenant-reader' }] },
+      async reconcile() {
+        return undefined;
+      },
+    });
+    assert.deepEqual(rbacWarnings(declared), []);
+  });
 });
