@@ -90,6 +90,9 @@ export function classifyFailure(error: unknown): FailureClass {
       if (status >= 500 && typeof shape.message === 'string' && isSchemaMismatch(shape.message))
         return 'object';
       if (status === 0 || status === 408 || status === 429 || status >= 500) return 'transient';
+      // the operator's own credentials (a rotated token, read again on the next try:
+      // client.ts), never the object's fault
+      if (status === 401) return 'transient';
       // the namespace it writes into is not there yet (applied after the object, as
       // GitOps tools may): waited out like a dependency, as controller-runtime requeues
       if (status === 404 && shape.details?.kind === 'namespaces') return 'transient';

@@ -133,4 +133,18 @@ describe('an apiserver error', () => {
     assert.equal(noAnswer(bare).status, 0);
     assert.equal(classifyFailure(noAnswer(bare)), 'transient');
   });
+
+  it('waits out a 401: the operator’s credentials (a rotated token), not the object', () => {
+    const unauthorized = apiErrorFrom(
+      401,
+      JSON.stringify({
+        kind: 'Status',
+        reason: 'Unauthorized',
+        message: 'Unauthorized',
+        code: 401,
+      }),
+      {},
+    );
+    assert.equal(classifyFailure(unauthorized), 'transient');
+  });
 });
