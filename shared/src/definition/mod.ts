@@ -7,6 +7,7 @@ export {
   defineResource,
   isCustomResource,
   resource,
+  pluralOf,
   resourceName,
 } from './resource.js';
 export type {

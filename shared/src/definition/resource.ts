@@ -55,7 +55,7 @@ export interface ResourceBasics {
   readonly group: string;
   /** the kind, in PascalCase */
   readonly kind: string;
-  /** default: the kind in lower case with an "s" */
+  /** default: the kind in lower case, made plural as kubebuilder does (`Policy` → `policies`, `Ingress` → `ingresses`) */
   readonly plural?: string;
   readonly scope: Scope;
   readonly shortNames?: readonly string[];
@@ -160,7 +160,7 @@ export function defineResource(
       `version "${version.name}" must look like v1, v1alpha1 or v2beta3`,
     );
   check(KIND.test(single.kind), `kind "${single.kind}" must be PascalCase letters and digits`);
-  const plural = single.plural ?? `${single.kind.toLowerCase()}s`;
+  const plural = single.plural ?? pluralOf(single.kind);
   check(
     /^[a-z][a-z0-9]*$/.test(plural),
     `plural "${plural}" must be lower-case letters and digits`,
@@ -240,6 +240,18 @@ export function isCustomResource(value: Resource): value is CustomResource {
 /** "v1" or "group/version" */
 export function apiVersionOf(resource: Pick<Resource, 'group' | 'version'>): string {
   return resource.group === '' ? resource.version : `${resource.group}/${resource.version}`;
+}
+
+/**
+ * A kind's resource name as kubebuilder makes it (English plurals, lower
+ * case): what `kubectl get <plural>` takes and the CRD is named by. Kinds
+ * with irregular plurals name theirs (`plural`).
+ */
+export function pluralOf(kind: string): string {
+  const word = kind.toLowerCase();
+  if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
+  if (/(s|x|z|ch|sh)$/.test(word)) return `${word}es`;
+  return `${word}s`;
 }
 
 /** kubectl's "plural.version.group" (core resources: "plural.version"). */
