@@ -75,7 +75,18 @@ describe('ctx.once remembers the calls it made', { timeout: 300_000 }, () => {
     try {
       const kv = await new Kvm(nc).open(performedBucketOf('deliveries'));
       const recordOf = async (objectUid: string) =>
-        kv.get(performedKey(objectUid, `deliveries/${objectUid}/announce`));
+        kv.get(
+          performedKey({
+            object: {
+              group: 'once.test.kubebus.dev',
+              resource: 'deliveries',
+              namespace: 'default',
+              name: objectUid === uid ? 'welcome' : 'farewell',
+            },
+            uid: objectUid,
+            idempotencyKey: `deliveries/${objectUid}/announce`,
+          }),
+        );
       assert.equal((await recordOf(other))?.operation, 'PUT');
       await env.delete(Delivery, 'farewell');
       await waitFor(async () => (await recordOf(other)) === null, 'its record to be purged');

@@ -45,6 +45,11 @@ const keyOf = (name: string) => ({
   namespace: 'ns',
   name,
 });
+const ref = (name: string, uid: string, idempotencyKey: string) => ({
+  object: keyOf(name),
+  uid,
+  idempotencyKey,
+});
 
 describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
   let nats: StandaloneNats;
@@ -85,64 +90,71 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
   });
 
   it('lets one claimant make a call, and another process find it made', async () => {
-    const key = 'mailer/uid-1/welcome';
+    const call = ref('a', 'uid-1', 'mailer/uid-1/welcome');
     const first = calls();
-    assert.equal(await first.find('uid-1', key), undefined);
-    const claim = await first.claim('uid-1', key);
+    assert.equal(await first.find(call), undefined);
+    const claim = await first.claim(call);
     assert.equal(claim.state, 'claimed');
-    // another reconcile meanwhile (a moved partition, a Knative pod): the call is under way
-    await assert.rejects(calls().claim('uid-1', key), CallInFlight);
-    assert.equal((await calls().find('uid-1', key))?.state, 'claimed');
-    await first.made('uid-1', key, 'perform', claim);
-    const found = await calls().find('uid-1', key);
+    // another reconcile meanwhile (a moved partition, a Knative pod): the call is under way,
+    // looked at again once the claim may be taken over
+    await assert.rejects(
+      calls().claim(call),
+      (error) => error instanceof CallInFlight && error.waitMs > 50_000,
+    );
+    assert.equal((await calls().find(call))?.state, 'claimed');
+    await first.made(call, 'perform', claim);
+    const found = await calls().find(call);
     assert.deepEqual(found, { state: 'made', at: claim.record.at, by: 'perform' });
     // made: a late claimant is told so, and makes nothing
-    assert.equal((await calls().claim('uid-1', key)).state, 'made');
+    assert.equal((await calls().claim(call)).state, 'made');
     // the same key of another life of the object is another call
-    assert.equal(await calls().find('uid-2', key), undefined);
+    assert.equal(await calls().find({ ...call, uid: 'uid-2' }), undefined);
     // keys no subject token could hold are recorded all the same
-    const odd = 'mailer/uid-1/to: a.b@example.com > *';
-    await first.made('uid-1', odd, 'done');
-    assert.equal((await calls().find('uid-1', odd))?.by, 'done');
-    assert.match(performedKey('uid-1', odd), /^[0-9a-f]{32}\.[0-9a-f]{40}$/);
+    const odd = ref('a', 'uid-1', 'mailer/uid-1/to: a.b@example.com > *');
+    await first.made(odd, 'done');
+    assert.equal((await calls().find(odd))?.by, 'done');
+    assert.match(performedKey(odd), /^[0-9a-f]{24}\.[0-9a-f]{24}\.[0-9a-f]{40}$/);
   });
 
-  it('takes over an old claim once; a failed call releases its claim', async () => {
-    const key = 'mailer/uid-3/charge';
+  it('takes over an old claim once, and the taken-over claim is young again', async () => {
+    const call = ref('c', 'uid-3', 'mailer/uid-3/charge');
     // a reconcile that stopped between its call and its record
-    const stopped = await calls().claim('uid-3', key);
+    const stopped = await calls().claim(call);
     const takers = [calls(0), calls(0)];
-    const taken = await Promise.allSettled(takers.map((c) => c.claim('uid-3', key)));
-    const won = taken.filter((t) => t.status === 'fulfilled');
+    const taken = await Promise.allSettled(takers.map((c) => c.claim(call)));
+    const won = taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
     assert.equal(won.length, 1, 'one takes it over');
-    const claim = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<PerformedCalls['claim']>>>)
-      .value;
-    assert.ok(claim.state === 'claimed' && claim.tookOver);
-    assert.equal(claim.record.at, stopped.record.at, 'the first claim’s time is kept');
+    const claim = won[0];
+    assert.ok(claim?.state === 'claimed' && claim.tookOver);
+    assert.equal(claim.record.at, stopped.record.at, 'replay’s time is the first claim’s');
+    // the taker is calling now: a third reconcile waits, whatever the first claim's time
+    await assert.rejects(calls().claim(call), CallInFlight);
     // the call failed: the next try is a first claim, not a takeover
-    await takers[0]?.release('uid-3', key, claim);
-    const next = await calls().claim('uid-3', key);
+    await takers[0]?.release(call, claim);
+    const next = await calls().claim(call);
     assert.ok(next.state === 'claimed' && !next.tookOver);
   });
 
   it('purges the records of an object the bus recorded deleted, and only those', async () => {
     const mailer = calls();
-    await mailer.made('uid-gone', 'mailer/uid-gone/one', 'perform');
-    await mailer.made('uid-gone', 'mailer/uid-gone/two', 'perform');
-    await mailer.made('uid-kept', 'mailer/uid-kept/one', 'perform');
-    await mailer.made('uid-new', 'mailer/uid-new/one', 'perform');
+    const gone = [ref('gone', 'uid-gone', 'one'), ref('gone', 'uid-gone', 'two')];
+    const kept = ref('kept', 'uid-kept', 'one');
+    const newLife = ref('gone', 'uid-new', 'one');
+    // a forged deletion naming another object's uid reaches none of that object's records
+    const elsewhere = ref('elsewhere', 'uid-gone', 'one');
+    for (const call of [...gone, kept, newLife, elsewhere]) await mailer.made(call, 'perform');
     // not recorded deleted (a read that found nothing, say): nothing goes
     await recordRevision(jsm, mails, mail('kept', 'uid-kept'), 'add');
     await mailer.forget(keyOf('kept'));
     await mailer.forget(keyOf('never-recorded'));
-    assert.equal((await mailer.find('uid-kept', 'mailer/uid-kept/one'))?.state, 'made');
+    assert.equal((await mailer.find(kept))?.state, 'made');
     // recorded deleted: that life's records go; a new life of the name is not touched
     await recordRevision(jsm, mails, mail('gone', 'uid-gone'), 'delete');
     const before = await messages();
     await mailer.forget(keyOf('gone'));
-    assert.equal(await mailer.find('uid-gone', 'mailer/uid-gone/one'), undefined);
-    assert.equal(await mailer.find('uid-gone', 'mailer/uid-gone/two'), undefined);
-    assert.equal((await mailer.find('uid-new', 'mailer/uid-new/one'))?.state, 'made');
+    for (const call of gone) assert.equal(await mailer.find(call), undefined);
+    assert.equal((await mailer.find(newLife))?.state, 'made');
+    assert.equal((await mailer.find(elsewhere))?.state, 'made');
     assert.equal(await messages(), before - 2, 'no delete markers left behind');
   });
 
@@ -157,17 +169,18 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
     const full = new PerformedCalls(tiny, undefined, logged);
     let refusedAt = -1;
     for (let i = 0; i < 50 && refusedAt < 0; i++)
-      await full.claim('t', `k/${String(i)}`).catch((error: unknown) => {
+      await full.claim(ref('t', 't', `k/${String(i)}`)).catch((error: unknown) => {
         assert.ok(!(error instanceof CallInFlight), String(error));
         refusedAt = i;
       });
     assert.ok(refusedAt > 0, 'the bucket refused a claim');
-    await full.made('t', 'k/made', 'perform');
+    const made = ref('t', 't', 'k/made');
+    await full.made(made, 'perform');
     assert.equal(lines.length, 1, lines.join('\n'));
     assert.match(lines[0] ?? '', /could not be recorded on the bus/);
-    assert.equal((await full.find('t', 'k/made'))?.state, 'made', 'kept in the process');
+    assert.equal((await full.find(made))?.state, 'made', 'kept in the process');
     assert.equal(
-      await new PerformedCalls(tiny, undefined, silent).find('t', 'k/made'),
+      await new PerformedCalls(tiny, undefined, silent).find(made),
       undefined,
       'another process does not know of it',
     );
@@ -175,24 +188,19 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
 
   it('answers replay as the records were at a revision', async () => {
     const mailer = calls();
-    const key = 'mailer/uid-5/deliver';
+    const call = ref('r', 'uid-5', 'mailer/uid-5/deliver');
     const earlier = new Date(Date.now() - 60_000);
-    const claim = await mailer.claim('uid-5', key);
+    const claim = await mailer.claim(call);
     // a claim alone is not a call made
-    assert.equal(
-      await performedAsOf(mailer, new Date(Date.now() + 60_000)).find('uid-5', key),
-      undefined,
-    );
-    await mailer.made('uid-5', key, 'perform', claim);
+    assert.equal(await performedAsOf(mailer, new Date(Date.now() + 60_000)).find(call), undefined);
+    await mailer.made(call, 'perform', claim);
     const later = new Date(Date.now() + 60_000);
-    assert.equal(await performedAsOf(mailer, earlier).find('uid-5', key), undefined);
-    assert.equal((await performedAsOf(mailer, later).find('uid-5', key))?.state, 'made');
+    assert.equal(await performedAsOf(mailer, earlier).find(call), undefined);
+    assert.equal((await performedAsOf(mailer, later).find(call))?.state, 'made');
     // one the receiver had (done) was made whatever the revision
-    await mailer.made('uid-5', 'mailer/uid-5/asked', 'done');
-    assert.equal(
-      (await performedAsOf(mailer, earlier).find('uid-5', 'mailer/uid-5/asked'))?.by,
-      'done',
-    );
+    const asked = ref('r', 'uid-5', 'mailer/uid-5/asked');
+    await mailer.made(asked, 'done');
+    assert.equal((await performedAsOf(mailer, earlier).find(asked))?.by, 'done');
   });
 
   it('fails a lookup it cannot make instead of answering "not made"', async () => {
@@ -201,7 +209,7 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
       put: () => Promise.reject(new Error('no responders')),
     } as unknown as KV;
     await assert.rejects(
-      new PerformedCalls(broken, undefined, silent).find('x', 'x/u/k'),
+      new PerformedCalls(broken, undefined, silent).find(ref('x', 'x', 'x/u/k')),
       /no responders/,
     );
   });

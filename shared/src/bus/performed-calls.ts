@@ -12,7 +12,7 @@
 // an object's deletion, its records go (one purge by subject, no markers):
 // the bucket holds the records of live objects.
 import { createHash } from 'node:crypto';
-import type { JetStreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { z } from 'zod';
 import { opOf } from '../events/kube-event.js';
@@ -53,20 +53,44 @@ export type Claim =
     }
   | { readonly state: 'made'; readonly record: PerformedRecord };
 
-/** Another reconcile claimed the call a moment ago: it may be making it. Retried, not counted. */
+/**
+ * Another reconcile claimed the call a moment ago: it may be making it.
+ * Looked at again once its claim may be taken over (`waitMs`), not counted.
+ */
 export class CallInFlight extends Error {
   override readonly name = 'CallInFlight';
+  constructor(
+    message: string,
+    readonly waitMs: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
 }
 
-/** The subject token of an object's life (its uid): its records are purged together. */
-function objectToken(uid: string): string {
-  return createHash('sha256').update(uid).digest('hex').slice(0, 32);
+/** A call: the object (its key and this life's uid) and the idempotency key. */
+export interface CallRef {
+  readonly object: ObjectKey;
+  readonly uid: string;
+  readonly idempotencyKey: string;
 }
 
-/** The bucket key of a call: `<uid digest>.<call digest>` (keys are the operator's, any text). */
-export function performedKey(uid: string, idempotencyKey: string): string {
-  const call = createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40);
-  return `${objectToken(uid)}.${call}`;
+const digest = (text: string, length: number) =>
+  createHash('sha256').update(text).digest('hex').slice(0, length);
+
+/**
+ * The subject tokens of an object's life: its key, then its uid. Its records
+ * are purged together, and only a life of that key: a deletion event naming
+ * another object's uid purges nothing of it.
+ */
+function lifeTokens(object: ObjectKey, uid: string): string {
+  const key = `${object.group}/${object.resource}/${object.namespace}/${object.name}`;
+  return `${digest(key, 24)}.${digest(uid, 24)}`;
+}
+
+/** The bucket key of a call: `<key digest>.<uid digest>.<call digest>` (keys are any text). */
+export function performedKey(call: CallRef): string {
+  return `${lifeTokens(call.object, call.uid)}.${digest(call.idempotencyKey, 40)}`;
 }
 
 export class PerformedCalls {
@@ -102,7 +126,7 @@ export class PerformedCalls {
         const uid = last === null ? undefined : deletedUid(last.data, last.header);
         if (uid === undefined) return;
         await jsm.streams.purge(`KV_${bucket}`, {
-          filter: `$KV.${bucket}.${objectToken(uid)}.>`,
+          filter: `$KV.${bucket}.${lifeTokens(key, uid)}.>`,
         });
       },
       log,
@@ -114,8 +138,8 @@ export class PerformedCalls {
    * The record of the call, or undefined when none was claimed. Throws when
    * the bucket cannot be read: not knowing is not "not made".
    */
-  async find(uid: string, idempotencyKey: string): Promise<PerformedRecord | undefined> {
-    const key = performedKey(uid, idempotencyKey);
+  async find(call: CallRef): Promise<PerformedRecord | undefined> {
+    const key = performedKey(call);
     const local = this.#unrecorded.get(key);
     if (local !== undefined) {
       // the bucket may take it now (NATS back)
@@ -133,43 +157,59 @@ export class PerformedCalls {
    * Claims the call before it is made: one reconcile wins. Answers the claim,
    * or the record if the call was made meanwhile; throws CallInFlight for a
    * young claim of another reconcile, and any refusal of the bucket (no call
-   * is made then).
+   * is made then). A claim's age is the server's: the time it was last
+   * written (a takeover writes it again), not a claimant's clock.
    */
-  async claim(uid: string, idempotencyKey: string): Promise<Claim> {
-    const key = performedKey(uid, idempotencyKey);
+  async claim(call: CallRef): Promise<Claim> {
+    const key = performedKey(call);
     const record: PerformedRecord = { state: 'claimed', at: new Date().toISOString() };
-    try {
-      const revision = await this.kv.create(key, JSON.stringify(record));
-      return { state: 'claimed', record, revision, tookOver: false };
-    } catch (error) {
-      const entry = await this.kv.get(key).catch(() => null);
-      if (entry === null || entry.operation !== 'PUT') throw explained(error);
+    for (let tries = 1; ; tries++) {
+      try {
+        const revision = await this.kv.create(key, JSON.stringify(record));
+        return { state: 'claimed', record, revision, tookOver: false };
+      } catch (error) {
+        if (!isContention(error)) throw explained(error);
+      }
+      const entry = await this.kv.get(key);
+      // released or purged between the two: claimed again, once
+      if (entry === null || entry.operation !== 'PUT') {
+        if (tries < 2) continue;
+        throw new CallInFlight(`the external call ${call.idempotencyKey} is contended`, 500);
+      }
       const found = recordOf(entry);
       if (found.state === 'made') return { state: 'made', record: found };
-      if (Date.now() - Date.parse(found.at) < this.takeoverMs)
+      const age = Date.now() - entry.created.getTime();
+      if (age < this.takeoverMs)
         throw new CallInFlight(
-          `the external call ${idempotencyKey} was claimed ${found.at} by another reconcile, which may be making it: retried`,
+          `the external call ${call.idempotencyKey} was claimed ${String(Math.round(age / 1000))} s ago by another reconcile, which may be making it`,
+          this.takeoverMs - age + 250,
         );
-      // a reconcile that stopped between the call and its record: taken over, once
+      // a reconcile that stopped between the call and its record: taken over by one
       const takenOver: PerformedRecord = { state: 'claimed', at: found.at };
-      const revision = await this.kv
-        .update(key, JSON.stringify(takenOver), entry.revision)
-        .catch((raced: unknown) => {
-          throw new CallInFlight(`the external call ${idempotencyKey} was taken over meanwhile`, {
-            cause: raced,
-          });
-        });
-      return { state: 'claimed', record: takenOver, revision, tookOver: true };
+      try {
+        const revision = await this.kv.update(key, JSON.stringify(takenOver), entry.revision);
+        return { state: 'claimed', record: takenOver, revision, tookOver: true };
+      } catch (error) {
+        if (!isContention(error)) throw explained(error);
+        throw new CallInFlight(
+          `the external call ${call.idempotencyKey} was taken over by another reconcile meanwhile`,
+          this.takeoverMs,
+          { cause: error },
+        );
+      }
     }
   }
 
-  /** The call failed (`perform` threw): its claim goes, so the retry is a first try. */
-  async release(uid: string, idempotencyKey: string, claim: Claim): Promise<void> {
+  /** The call failed before it was made (`perform` threw): its claim goes, the retry is a first try. */
+  async release(call: CallRef, claim: Claim): Promise<void> {
     if (claim.state !== 'claimed') return;
     await this.kv
-      .delete(performedKey(uid, idempotencyKey), { previousSeq: claim.revision })
+      .delete(performedKey(call), { previousSeq: claim.revision })
       .catch((error: unknown) => {
-        this.log.debug({ err: error }, 'could not release the claim of a failed external call');
+        this.log.warn(
+          { err: error, idempotencyKey: call.idempotencyKey },
+          'could not release the claim of a failed external call: the retry waits for it to age',
+        );
       });
   }
 
@@ -178,13 +218,8 @@ export class PerformedCalls {
    * the bucket refuses is kept in this process instead and logged: another
    * process finds the claim, waits it out, and asks `done` or calls again.
    */
-  async made(
-    uid: string,
-    idempotencyKey: string,
-    by: 'perform' | 'done',
-    claim?: Claim,
-  ): Promise<void> {
-    const key = performedKey(uid, idempotencyKey);
+  async made(call: CallRef, by: 'perform' | 'done', claim?: Claim): Promise<void> {
+    const key = performedKey(call);
     const record: PerformedRecord = {
       state: 'made',
       at: claim?.record.at ?? new Date().toISOString(),
@@ -199,7 +234,7 @@ export class PerformedCalls {
       }
       this.#unrecorded.set(key, record);
       this.log.error(
-        { err: error, idempotencyKey },
+        { err: error, idempotencyKey: call.idempotencyKey },
         'an external call was made but could not be recorded on the bus: this process will not make it again, another replica finds it claimed',
       );
     }
@@ -232,6 +267,15 @@ function recordOf(entry: { string(): string; created: Date }): PerformedRecord {
   const parsed = RecordSchema.safeParse(safeJson(entry.string()));
   // unreadable: a record all the same (written by a later version, say)
   return parsed.success ? parsed.data : { state: 'made', at: entry.created.toISOString() };
+}
+
+/** Another writer got there first (compare-and-set): JetStream's "wrong last sequence". */
+function isContention(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
 }
 
 /** A bucket refusal as the operator's admin can act on it. */
@@ -274,8 +318,8 @@ export function performedAsOf(
 ): Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'release' | 'forget'> {
   const refused = () => Promise.reject(new Error('replay makes no external call'));
   return {
-    find: async (uid, idempotencyKey) => {
-      const found = await calls.find(uid, idempotencyKey);
+    find: async (call) => {
+      const found = await calls.find(call);
       if (found?.state !== 'made') return undefined;
       if (found.by === 'done') return found;
       return Date.parse(found.at) < then.getTime() ? found : undefined;

@@ -320,6 +320,12 @@ export class Controller {
         if (action.error === undefined) {
           this.#failures.delete(id);
           log.debug({ requeueAfterMs: action.delayMs }, 'reconciled; requeue requested');
+        } else if (action.waiting === true) {
+          // not a failure: the backoff does not grow, nothing is counted as an error
+          log.info(
+            { reason: errorMessage(action.error).slice(0, 300), retryInMs: action.delayMs },
+            'waiting for something under way elsewhere; will look again',
+          );
         } else {
           this.#streak.set(id, attempts.streak + 1);
           metrics.reconcileErrors.inc({ controller: name });
@@ -369,7 +375,7 @@ export class Controller {
             ? undefined
             : {
                 attempts: action.transient === true ? attempt - 1 : attempt,
-                streak: attempts.streak + 1,
+                streak: action.waiting === true ? attempts.streak : attempts.streak + 1,
               },
         );
         return;

@@ -130,4 +130,14 @@ describe('outcome → action', () => {
     assert.deepEqual(action, { kind: 'terminal', error });
     assert.equal(resultLabel(action), 'terminal_error');
   });
+
+  it('waits out what an error says is under way, for the time it names, however long the streak', () => {
+    const inFlight = Object.assign(new Error('claimed by another reconcile'), { waitMs: 42_000 });
+    const wrapped = new Error('ctx.once failed', { cause: inFlight });
+    for (const error of [inFlight, wrapped])
+      assert.deepEqual(
+        decide({ ok: false, error }, { attempt: 4, streak: 9 }, policy, undefined, always),
+        { kind: 'retry', delayMs: 42_000, error, transient: true, waiting: true },
+      );
+  });
 });

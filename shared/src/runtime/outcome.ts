@@ -25,6 +25,8 @@ export type Action =
       readonly transient?: true;
       /** the operator's own RBAC refused the request: waited out like a dependency, an admin's to fix */
       readonly forbidden?: true;
+      /** waiting for something under way (another reconcile's external call): after the time it named, no backoff */
+      readonly waiting?: true;
       /** after an error that counts: the attempts it has in all (object failures get fewer) */
       readonly budget?: number;
     }
@@ -63,6 +65,10 @@ export function decide(
   }
   const { error } = outcome;
   if (isTerminalError(error)) return { kind: 'terminal', error };
+  // something under way elsewhere says when to look again: a wait, not a failure
+  const waitMs = waitOf(error);
+  if (waitMs !== undefined)
+    return { kind: 'retry', delayMs: waitMs, error, transient: true, waiting: true };
   const delayMs = backoffDelay(policy, attempts.streak, random);
   const failureClass = classify(error);
   if (failureClass === 'transient') return { kind: 'retry', delayMs, error, transient: true };
@@ -89,4 +95,18 @@ export function resultLabel(action: Action): ResultLabel {
     case 'dead-letter':
       return 'dead_letter';
   }
+}
+
+/** How long an error asks to be waited out (`waitMs` on it or a cause), if it does. */
+function waitOf(error: unknown): number | undefined {
+  for (
+    let e: unknown = error, depth = 0;
+    typeof e === 'object' && e !== null && depth < 8;
+    depth++
+  ) {
+    const waitMs = (e as { waitMs?: unknown }).waitMs;
+    if (typeof waitMs === 'number' && Number.isFinite(waitMs) && waitMs >= 0) return waitMs;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
 }

@@ -36,6 +36,7 @@ import {
   type Resource,
   type RuntimeContext,
 } from '@kubebus/shared/definition';
+import { isAbandonedReconcile } from '@kubebus/shared/runtime';
 import { refOf, type KnownResources } from './known-resources.js';
 import { labelSelector } from './label-selector.js';
 import type { ObjectLister } from './object-lister.js';
@@ -207,15 +208,15 @@ export function operatorContext(
     effect: OnceEffect,
   ): Promise<'performed' | 'done'> => {
     const { performed } = deps;
-    const { uid } = owner.metadata;
+    const call = { object: primary, uid: owner.metadata.uid, idempotencyKey };
     // made before, by any reconcile of this object (a retry, a restart, another replica)
-    const found = await performed?.find(uid, idempotencyKey);
+    const found = await performed?.find(call);
     if (found?.state === 'made') return 'done';
     // replay touches nothing outside Kubernetes: it answers what the reconcile would have
     if (deps.dryRun) return performed === undefined ? 'done' : 'performed';
     fenced(runtime);
     // claimed first, one claimant wins: a claim the bus refuses makes no call (retried)
-    const claim = await performed?.claim(uid, idempotencyKey);
+    const claim = await performed?.claim(call);
     if (claim?.state === 'made') return 'done';
     if (claim?.tookOver === true)
       runtime.log.warn(
@@ -224,19 +225,21 @@ export function operatorContext(
           ? 'an external call may have been made already (a reconcile stopped between the call and its record): calling again; declare `done` to ask the receiver first'
           : 'an external call may have been made already (a reconcile stopped between the call and its record): asking the receiver',
       );
-    if (effect.done !== undefined && (await effect.done(idempotencyKey))) {
-      await performed?.made(uid, idempotencyKey, 'done', claim);
-      return 'done';
-    }
-    fenced(runtime);
     try {
+      if (effect.done !== undefined && (await effect.done(idempotencyKey))) {
+        await performed?.made(call, 'done', claim);
+        return 'done';
+      }
+      fenced(runtime);
       await effect.perform(idempotencyKey);
     } catch (error) {
-      // failed: the retry is a first try, not a takeover
-      if (claim !== undefined) await performed?.release(uid, idempotencyKey, claim);
+      // not made (the receiver said no, or the call failed): the retry is a first try. A
+      // reconcile revoked meanwhile may have had its call made: its claim stays, to age
+      if (claim !== undefined && !runtime.signal.aborted && !isAbandonedReconcile(error))
+        await performed?.release(call, claim);
       throw error;
     }
-    await performed?.made(uid, idempotencyKey, 'perform', claim);
+    await performed?.made(call, 'perform', claim);
     runtime.log.info({ effect: key }, 'external side effect performed');
     return 'performed';
   };

@@ -180,11 +180,13 @@ export class OperatorReconciler implements Reconciler {
       // retried until an admin applies the operator's RBAC: what to apply, on the object
       else if (classifyFailure(error) === FailureClasses.Forbidden && !runtime.signal.aborted)
         await this.#reportForbidden(recorded, object, error, runtime);
-      // a failure that repeats shows on the object (kubectl describe) before its letter does
+      // a counted failure that repeats shows on the object (kubectl describe) before its
+      // letter does; a wait ("not now": the attempt does not advance) is the logs'
       else if (
         !runtime.signal.aborted &&
         this.deps.dryRun !== true &&
-        retryAnnounced(runtime.attempt)
+        retryAnnounced(runtime.attempt) &&
+        classifyFailure(error) !== FailureClasses.Transient
       )
         await this.#event(
           object,
