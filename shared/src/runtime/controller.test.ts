@@ -180,6 +180,9 @@ describe('controller work loop', () => {
       reconcilerFunc(async ({ key }: { key: ObjectKey }) => {
         if (key.name === 'periodic') return { requeueAfterMs: 60_000 };
         if (key.name === 'unavailable') throw new KubeApiError(503, 'ServiceUnavailable', 'down');
+        // something under way elsewhere (another reconcile's external call) names its wait
+        if (key.name === 'waiting')
+          throw Object.assign(new Error('claimed by another reconcile'), { waitMs: 42_000 });
         throw new Error('boom');
       }),
       options({
@@ -195,12 +198,15 @@ describe('controller work loop', () => {
     controller.dispatch(apart('third', { attempts: 2, streak: 2 }));
     // transient failures never count against the budget, only the streak
     controller.dispatch(apart('unavailable', { attempts: 1, streak: 4 }));
+    // a wait: the time it names, neither the budget nor the streak touched
+    controller.dispatch(apart('waiting', { attempts: 1, streak: 4 }));
     await until(() => controller.idle);
     assert.deepEqual(fates.sort(), [
       'failing later:5 {"attempts":1,"streak":1}',
       'periodic later:60000',
       'term:dead-lettered',
       'unavailable later:5 {"attempts":1,"streak":5}',
+      'waiting later:42000 {"attempts":1,"streak":4}',
     ]);
     assert.deepEqual(parked, ['third after 3']);
   });
