@@ -25,6 +25,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { recordRevision } from '../support/recorded-revision.js';
 import { standaloneNats, type StandaloneNats } from '../support/standalone-nats.js';
+import { waitFor } from '../support/wait.js';
 
 const silent = createLogger({ service: 'performed-calls-test', level: 'silent' });
 const mails = {
@@ -118,9 +119,17 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
 
   it('takes over an old claim once, and the taken-over claim is young again', async () => {
     const call = ref('c', 'uid-3', 'mailer/uid-3/charge');
-    // a reconcile that stopped between its call and its record
+    // a reconcile that stopped between its call and its record, its claim older than the timeout
     const stopped = await calls().claim(call);
-    const takers = [calls(0), calls(0)];
+    const TAKEOVER_MS = 2_000;
+    await waitFor(
+      async () =>
+        Date.now() - ((await kv.get(performedKey(call)))?.created.getTime() ?? Date.now()) >
+        TAKEOVER_MS,
+      'the claim to age past the timeout',
+    );
+    // two at once: the one that takes it over makes it young again, the other waits
+    const takers = [calls(TAKEOVER_MS), calls(TAKEOVER_MS)];
     const taken = await Promise.allSettled(takers.map((c) => c.claim(call)));
     const won = taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
     assert.equal(won.length, 1, 'one takes it over');
