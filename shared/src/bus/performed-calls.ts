@@ -19,6 +19,7 @@ import { opOf } from '../events/kube-event.js';
 import { decodeNatsMessage } from '../events/nats-binding.js';
 import type { Logger } from '../obs/logger.js';
 import type { ObjectKey } from '../runtime/object-key.js';
+import { jsonOf } from './json-message.js';
 import { subjects } from './subjects.js';
 import { Streams, performedBucketOf } from './topology.js';
 import { isPermissionRefusal } from './topology-apply.js';
@@ -263,8 +264,8 @@ export class PerformedCalls {
   }
 }
 
-function recordOf(entry: { string(): string; created: Date }): PerformedRecord {
-  const parsed = RecordSchema.safeParse(safeJson(entry.string()));
+function recordOf(entry: { value: Uint8Array; created: Date }): PerformedRecord {
+  const parsed = RecordSchema.safeParse(jsonOf(entry.value));
   // unreadable: a record all the same (written by a later version, say)
   return parsed.success ? parsed.data : { state: 'made', at: entry.created.toISOString() };
 }
@@ -295,14 +296,6 @@ function deletedUid(
 ): string | undefined {
   const decoded = decodeNatsMessage(data, headers);
   return decoded.ok && opOf(decoded.event) === 'delete' ? decoded.event.kbuid : undefined;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /**
