@@ -113,8 +113,9 @@ export function classifyFailure(error: unknown): FailureClass {
     }
     if (typeof shape.code === 'string' && NETWORK_CODES.has(shape.code)) return 'transient';
     if (typeof shape.name === 'string' && NATS_UNAVAILABLE.has(shape.name)) return 'transient';
-    // another reconcile is making the object's external call (ctx.once, ADR 0035): waited out
-    if (shape.name === 'CallInFlight') return 'transient';
+    // something under way elsewhere names its wait (another reconcile's external call,
+    // ADR 0035): not the object's fault, waited out (outcome.ts waits the time it names)
+    if (typeof (e as { waitMs?: unknown }).waitMs === 'number') return 'transient';
     // JetStream API errors from the server side (503 no leader, 500 "no suitable
     // peers for placement, peer offline"): the cluster is degraded, not the object.
     if (

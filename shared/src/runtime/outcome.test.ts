@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError } from '../kube/api-error.js';
+import { classifyFailure } from '../errors/failure-class.js';
 import { decide, resultLabel, type RetryPolicy } from './outcome.js';
 import { TerminalError } from '../definition/terminal-error.js';
 
@@ -134,6 +135,8 @@ describe('outcome → action', () => {
   it('waits out what an error says is under way, for the time it names, however long the streak', () => {
     const inFlight = Object.assign(new Error('claimed by another reconcile'), { waitMs: 42_000 });
     const wrapped = new Error('ctx.once failed', { cause: inFlight });
+    // not the object's fault: no Event, no budget (a wait, whatever wraps it)
+    assert.equal(classifyFailure(wrapped), 'transient');
     for (const error of [inFlight, wrapped])
       assert.deepEqual(
         decide({ ok: false, error }, { attempt: 4, streak: 9 }, policy, undefined, always),
