@@ -155,11 +155,9 @@ export async function startReconcilerService(deps: {
   readonly statusWriter?: InProcessStatusWriter;
 }): Promise<RunningReconciler> {
   const { config, bus, log, registry } = deps;
-  const { js, jsm } = await openJetStream(
-    bus.nc,
-    { ...defaultTopology, replicas: config.streamReplicas },
-    log,
-  );
+  // the streams and buckets as this process declares them, its operator's among them
+  const topology = { ...defaultTopology, replicas: config.streamReplicas };
+  const { js, jsm } = await openJetStream(bus.nc, topology, log);
   // the watcher publishes to the work partitions, the status writers consume the status ones
   const agreements = await new Kvm(bus.nc).open(Buckets.agreements);
   const registeredBy = `reconciler ${config.replicaId}`;
@@ -225,14 +223,7 @@ export async function startReconcilerService(deps: {
   // Events go in the background (ADR 0029): a reconcile never waits for one
   const events = backgroundEvents(client, log, registry);
   const performed = PerformedCalls.of(
-    await openOperatorBucket(
-      bus.nc,
-      performedBucketConfig(config.controller, {
-        ...defaultTopology,
-        replicas: config.streamReplicas,
-      }),
-      log,
-    ),
+    await openOperatorBucket(bus.nc, performedBucketConfig(config.controller, topology), log),
     jsm,
     config.controller,
     log,
