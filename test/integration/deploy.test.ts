@@ -340,6 +340,23 @@ describe('deploy/', { timeout: 300_000 }, () => {
       helm(['template', 'x', CHART, '--namespace', namespace, '--set', 'reconciler.replicas=5']),
     );
     assert.equal(find(scaled, 'Deployment', objectName('reconciler')).spec['replicas'], 5);
+    // nats.storage sizes the streams in the topology step (a comma is escaped for --set)
+    const sized = parseManifests(
+      helm([
+        'template',
+        'x',
+        CHART,
+        '--namespace',
+        namespace,
+        '--set-string',
+        'nats.storage=events=4GiB\\,performed=128MiB',
+      ]),
+    );
+    assert.ok(
+      containersOf(find(sized, 'Job', `kubebus-${OPERATOR}-topology`))[0]?.args?.includes(
+        '--storage=events=4GiB,performed=128MiB',
+      ),
+    );
     // image.digest pins the image (what a release sets; check-pinned-images.ts --release)
     const digest = `sha256:${'0'.repeat(64)}`;
     const pinned = parseManifests(

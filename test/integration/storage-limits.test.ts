@@ -35,9 +35,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { natsConfig, natsUrl, startNats } from '../bed/nats.js';
 import type { ServerProcess } from '../bed/process.js';
+import { kubebusCli } from '../support/kubebus-cli.js';
 import { waitFor } from '../support/wait.js';
 
 const KiB = 1024;
@@ -48,10 +50,12 @@ describe('bounded storage', { timeout: 180_000 }, () => {
   let server: ServerProcess;
   let nc: NatsConnection;
   let jsm: JetStreamManager;
+  let url: string;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kubebus-storage-'));
     const config = await natsConfig(dir);
+    url = natsUrl(config);
     server = await startNats(config);
     nc = await connect({ servers: natsUrl(config) });
     jsm = await jetstreamManager(nc);
@@ -121,6 +125,40 @@ describe('bounded storage', { timeout: 180_000 }, () => {
         ?.result,
       'differs',
     );
+  });
+
+  it('sizes streams and buckets with `kubebus topology apply --storage`, and checks against the sizes given', async () => {
+    const MiB = 1024 * KiB;
+    const operator = fileURLToPath(
+      new URL('../../examples/databasecluster/operator.ts', import.meta.url),
+    );
+    const at = ['--server', url];
+    const sizes = '--storage=events=512MiB, buckets=2MiB,performed=1MiB';
+    const applied = await kubebusCli(['topology', 'apply', operator, sizes, ...at], {});
+    assert.equal(applied.status, 0, applied.stderr);
+    const maxBytes = async (stream: string) => (await jsm.streams.info(stream)).config.max_bytes;
+    assert.equal(await maxBytes(Streams.events), 512 * MiB);
+    assert.equal(await maxBytes(`KV_${Buckets.cursors}`), 2 * MiB);
+    assert.equal(await maxBytes('KV_kubebus_performed_databasecluster'), 1 * MiB);
+    // what the flag does not name keeps its default
+    assert.equal(await maxBytes(Streams.work), defaultStorageLimits.workBytes);
+    const same = await kubebusCli(['topology', 'check', operator, sizes, ...at], {});
+    assert.equal(same.status, 0, same.stdout + same.stderr);
+    // checked against the defaults, the sized ones differ
+    const defaults = await kubebusCli(['topology', 'check', operator, ...at, '-o', 'json'], {});
+    assert.equal(defaults.status, 1, defaults.stderr);
+    const differing = (JSON.parse(defaults.stdout) as { stream: string; result: string }[])
+      .filter(({ result }) => result === 'differs')
+      .map(({ stream }) => stream);
+    assert.ok(differing.includes(Streams.events), defaults.stdout);
+    assert.ok(differing.includes('KV_kubebus_performed_databasecluster'), defaults.stdout);
+    assert.ok(!differing.includes(Streams.work), defaults.stdout);
+    // a size it cannot read is one line, and nothing is changed
+    const wrong = await kubebusCli(['topology', 'apply', '--storage', 'events=lots', ...at], {});
+    assert.equal(wrong.status, 2);
+    assert.equal(wrong.stderr.trim().split('\n').length, 1, wrong.stderr);
+    assert.match(wrong.stderr, /--storage: events=lots: expected a size such as 512MiB/);
+    assert.equal(await maxBytes(Streams.events), 512 * MiB);
   });
 
   it('keeps dead letters small: reasons and payloads are cut, and a larger message is refused', async () => {

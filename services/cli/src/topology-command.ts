@@ -11,6 +11,7 @@ import {
   removeLegacyLayout,
   removeRetiredPartitions,
   type DurableConsumerSpec,
+  type StorageLimits,
   type TopologyMode,
 } from '@kubebus/shared/bus';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -22,6 +23,8 @@ export interface TopologyOptions {
   readonly mode: TopologyMode;
   /** stream and bucket replicas: 1 on one server, 3 or 5 in a NATS cluster */
   readonly replicas: 1 | 3 | 5;
+  /** each stream's and bucket's max_bytes (`--storage`); unset: the defaults */
+  readonly limits?: StorageLimits;
   /** an operator's durable consumers (`topology apply <operator>`): after the streams */
   readonly consumers?: readonly DurableConsumerSpec[];
   /** the operator those consumers are of */
@@ -32,11 +35,12 @@ export async function topologyCommand(
   options: TopologyOptions,
   context: BusContext,
 ): Promise<CommandOutcome> {
-  const changes = await applyTopology(
-    context.nc,
-    { ...defaultTopology, replicas: options.replicas },
-    options.mode,
-  );
+  const topology = {
+    ...defaultTopology,
+    replicas: options.replicas,
+    limits: options.limits ?? defaultTopology.limits,
+  };
+  const changes = await applyTopology(context.nc, topology, options.mode);
   if (options.consumers !== undefined && options.consumers.length > 0) {
     const jsm = await jetstreamManager(context.nc);
     changes.push(...(await applyConsumers(jsm, options.consumers, options.mode)));
@@ -46,10 +50,7 @@ export async function topologyCommand(
         await applyBucket(
           context.nc,
           jsm,
-          performedBucketConfig(options.controller, {
-            ...defaultTopology,
-            replicas: options.replicas,
-          }),
+          performedBucketConfig(options.controller, topology),
           options.mode,
         ),
       );

@@ -46,7 +46,7 @@ const GiB = 1024 * MiB;
  * The defaults, 2.06 GiB shared and 64 MiB per operator: below the test bed's and a small volume's
  * max_file_store (nats-server reserves each stream's max_bytes against it and
  * refuses a stream that does not fit). Size them to the volume with
- * `kubebus topology apply` (docs/security.md).
+ * `kubebus topology apply --storage` (docs/security.md).
  */
 export const defaultStorageLimits: StorageLimits = {
   eventsBytes: 1 * GiB,

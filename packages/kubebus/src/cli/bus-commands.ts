@@ -12,7 +12,13 @@ import {
 } from '@kubebus/cli/commands';
 import type { DurableConsumerSpec } from '@kubebus/shared/bus';
 import type { Environment } from '@kubebus/shared/config';
-import { letterFilterOf, objectRefOf, replicasOf, sequenceOf } from './bus-options.js';
+import {
+  letterFilterOf,
+  objectRefOf,
+  replicasOf,
+  sequenceOf,
+  storageLimitsOf,
+} from './bus-options.js';
 import { withBus } from './bus-session.js';
 import type { CommandSpec, Options } from './command-spec.js';
 import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
@@ -48,11 +54,16 @@ const LETTER_FILTERS: Options = {
   limit: { type: 'string', value: 'n', help: 'at most this many' },
 };
 
-const REPLICAS: Options = {
+const TOPOLOGY: Options = {
   replicas: {
     type: 'string',
     value: '1|3|5',
     help: 'stream and bucket replicas: 1 on one server, 3 or 5 in a cluster',
+  },
+  storage: {
+    type: 'string',
+    value: 'name=size,…',
+    help: 'sizes over the defaults, e.g. events=4GiB,performed=128MiB (docs/security.md)',
   },
 };
 
@@ -178,13 +189,17 @@ export const BUS_COMMANDS: readonly CommandSpec[] = [
       "create or update the streams and buckets and, given an operator, its roles'",
       "durable consumers, as the NATS admin user (the roles' own users may not)",
     ],
-    options: REPLICAS,
+    options: TOPOLOGY,
     shared: BUS,
     run: async (line, host) => {
       const replicas = replicasOf(line);
+      const limits = storageLimitsOf(line);
       const consumers = await operatorConsumersOf(line, host.env);
       return withBus(line, host, (context) =>
-        topologyCommand({ mode: 'apply', replicas, ...consumers }, context),
+        topologyCommand(
+          { mode: 'apply', replicas, ...(limits === undefined ? {} : { limits }), ...consumers },
+          context,
+        ),
       );
     },
   },
@@ -194,13 +209,17 @@ export const BUS_COMMANDS: readonly CommandSpec[] = [
     arguments: '[operator module]',
     takes: { min: 0, max: 1 },
     summary: ['say what is missing or differs; exit 1 if anything is'],
-    options: REPLICAS,
+    options: TOPOLOGY,
     shared: BUS,
     run: async (line, host) => {
       const replicas = replicasOf(line);
+      const limits = storageLimitsOf(line);
       const consumers = await operatorConsumersOf(line, host.env);
       return withBus(line, host, (context) =>
-        topologyCommand({ mode: 'check', replicas, ...consumers }, context),
+        topologyCommand(
+          { mode: 'check', replicas, ...(limits === undefined ? {} : { limits }), ...consumers },
+          context,
+        ),
       );
     },
   },

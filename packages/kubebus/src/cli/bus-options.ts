@@ -6,6 +6,7 @@ import {
   type ObjectRef,
   type OutputFormat,
 } from '@kubebus/cli/commands';
+import { parseStorageLimits, type StorageLimits } from '@kubebus/shared/bus';
 import { stringOption, usageError, type CommandLine } from './commands.js';
 
 /** -o table|json|yaml, or --json. */
@@ -81,4 +82,15 @@ export function replicasOf(line: CommandLine): 1 | 3 | 5 {
   const text = stringOption(line, 'replicas') ?? '1';
   const replicas = ([1, 3, 5] as const).find((n) => String(n) === text);
   return replicas ?? usageError(`--replicas "${text}" is not 1, 3 or 5; give one of those`);
+}
+
+/** --storage events=4GiB,work=512MiB,…: the sizes given over the defaults; unset or empty, the defaults. */
+export function storageLimitsOf(line: CommandLine): StorageLimits | undefined {
+  const text = stringOption(line, 'storage');
+  if (text === undefined || text.trim() === '') return undefined;
+  try {
+    return parseStorageLimits(text);
+  } catch (error) {
+    return usageError(`--storage: ${(error as Error).message}`);
+  }
 }

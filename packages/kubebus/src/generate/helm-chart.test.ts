@@ -26,6 +26,7 @@ describe('helmChartFiles', () => {
       'tls',
       'credentialsSecret',
       'streamReplicas',
+      'storage',
     ]);
     for (const key of ['watcher', 'reconciler', 'statusWriter']) {
       assert.equal(typeof values[key]?.['replicas'], 'number', key);

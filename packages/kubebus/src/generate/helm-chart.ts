@@ -68,6 +68,7 @@ function helmSettings(module: string, watchNamespaces: readonly string[]): Packa
       topology: block('.Values.topology.resources'),
     },
     streamReplicas: value('.Values.nats.streamReplicas | quote'),
+    storage: value('.Values.nats.storage'),
     watchNamespaces,
     extraLabels: {
       'helm.sh/chart': `${value('.Chart.Name')}-${value('.Chart.Version')}`,
@@ -127,6 +128,11 @@ nats:
   credentialsSecret: ${DEFAULT_NATS_SECRET}
   # replicas of kubebus' streams and buckets: 1 on one NATS server, 3 in a cluster
   streamReplicas: 1
+  # the streams' and buckets' sizes over the defaults, to fit the NATS volume:
+  # events=1GiB,work=256MiB,status=256MiB,dlq=256MiB,dlq-message=128KiB,
+  # outcomes=256MiB,buckets=16MiB,performed=64MiB (per operator). Raise the
+  # NATS accounts' max_file with them (docs/security.md, "Bounded storage")
+  storage: ""
 
 # replicas and resources per role; watchers run active-active, reconcilers share
 # the work partitions through leases

@@ -54,6 +54,8 @@ export function topologyJobOf(
                 settings.module,
                 '--replicas',
                 String(settings.streamReplicas),
+                // the streams' and buckets' sizes, to fit NATS' volume (docs/security.md)
+                ...(settings.storage === undefined ? [] : [`--storage=${settings.storage}`]),
               ],
               env: natsEnv(settings, 'admin'),
               resources: settings.resources.topology,
