@@ -167,6 +167,29 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
     assert.equal(await messages(), before - 2, 'no delete markers left behind');
   });
 
+  it('purges an earlier life of the name when a new one claims a call (its deletion never reconciled as gone)', async () => {
+    const mailer = calls();
+    const earlier = [ref('again', 'uid-old', 'one'), ref('again', 'uid-old', 'two')];
+    const sameUidElsewhere = ref('other', 'uid-old', 'one');
+    for (const call of [...earlier, sameUidElsewhere]) await mailer.made(call, 'perform');
+    // the name re-created before the deletion was reconciled: the bus' last record is the new life
+    await recordRevision(jsm, mails, mail('again', 'uid-new'), 'add');
+    const first = ref('again', 'uid-new', 'one');
+    const claim = await mailer.claim(first);
+    assert.ok(claim.state === 'claimed' && !claim.tookOver, 'a first claim of the new life');
+    for (const call of earlier) assert.equal(await mailer.find(call), undefined);
+    assert.equal((await mailer.find(first))?.state, 'claimed', 'its own claim stays');
+    assert.equal(
+      (await mailer.find(sameUidElsewhere))?.state,
+      'made',
+      'another name is not touched',
+    );
+    // the new life's later claims leave its own records alone
+    await mailer.made(first, 'perform', claim);
+    await mailer.claim(ref('again', 'uid-new', 'two'));
+    assert.equal((await mailer.find(first))?.state, 'made');
+  });
+
   it('makes no call whose claim the bucket refuses; keeps a refused record in the process', async () => {
     const tiny = await new Kvm(nats.nc).create('performed_tiny', { history: 1, max_bytes: 600 });
     const lines: string[] = [];

@@ -9,8 +9,10 @@
 // young claim of another reconcile is a call in flight, waited for; an old
 // one is a reconcile that stopped between the call and its record, taken
 // over — the window `done` (asking the receiver) closes. When the bus records
-// an object's deletion, its records go (one purge by subject, no markers):
-// the bucket holds the records of live objects.
+// an object's deletion, its records go (one purge by subject, no markers),
+// and a new life of its name that claims a call purges any earlier life's
+// (a deletion whose reconcile found the name re-created): the bucket holds
+// the records of live objects.
 import { createHash } from 'node:crypto';
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
@@ -85,8 +87,19 @@ const digest = (text: string, length: number) =>
  * another object's uid purges nothing of it.
  */
 function lifeTokens(object: ObjectKey, uid: string): string {
-  const key = `${object.group}/${object.resource}/${object.namespace}/${object.name}`;
-  return `${digest(key, 24)}.${digest(uid, 24)}`;
+  return `${objectToken(object)}.${digest(uid, 24)}`;
+}
+
+function objectToken(object: ObjectKey): string {
+  return digest(`${object.group}/${object.resource}/${object.namespace}/${object.name}`, 24);
+}
+
+/** How the records of lives that are over leave the bucket (`PerformedCalls.of`). */
+export interface LifePurges {
+  /** the object the bus recorded deleted: the records of the life it deleted */
+  deleted(key: ObjectKey): Promise<void>;
+  /** a life of the name claims a call: the records of any other life of the name */
+  earlier(call: CallRef): Promise<void>;
 }
 
 /** The bucket key of a call: `<key digest>.<uid digest>.<call digest>` (keys are any text). */
@@ -100,8 +113,8 @@ export class PerformedCalls {
 
   constructor(
     private readonly kv: Pick<KV, 'get' | 'put' | 'create' | 'update' | 'delete'>,
-    /** purges the records of an object the bus recorded deleted; undefined for a reader (replay) */
-    private readonly purge: ((key: ObjectKey) => Promise<void>) | undefined,
+    /** purges the records of lives that are over; undefined for a reader (replay) */
+    private readonly purge: LifePurges | undefined,
     private readonly log: Logger,
     private readonly takeoverMs: number = CLAIM_TAKEOVER_MS,
   ) {}
@@ -115,20 +128,35 @@ export class PerformedCalls {
     takeoverMs = CLAIM_TAKEOVER_MS,
   ) {
     const bucket = performedBucketOf(controller);
+    const stream = `KV_${bucket}`;
     return new PerformedCalls(
       kv,
-      async (key) => {
-        // only on the bus' word that it is gone (its last record a deletion), and
-        // only that life's: a read that found nothing (a refusal, a version not
-        // served yet) or a re-created object of the name purges nothing
-        const last = await jsm.streams.getMessage(Streams.events, {
-          last_by_subj: subjects.event(key),
-        });
-        const uid = last === null ? undefined : deletedUid(last.data, last.header);
-        if (uid === undefined) return;
-        await jsm.streams.purge(`KV_${bucket}`, {
-          filter: `$KV.${bucket}.${lifeTokens(key, uid)}.>`,
-        });
+      {
+        async deleted(key) {
+          // only on the bus' word that it is gone (its last record a deletion), and
+          // only that life's: a read that found nothing (a refusal, a version not
+          // served yet) or a re-created object of the name purges nothing
+          const last = await jsm.streams.getMessage(Streams.events, {
+            last_by_subj: subjects.event(key),
+          });
+          const uid = last === null ? undefined : deletedUid(last.data, last.header);
+          if (uid === undefined) return;
+          await jsm.streams.purge(stream, { filter: `$KV.${bucket}.${lifeTokens(key, uid)}.>` });
+        },
+        async earlier(call) {
+          // names can be used again, uids never: a life other than this one is over
+          const prefix = `$KV.${bucket}.${objectToken(call.object)}.`;
+          const own = digest(call.uid, 24);
+          const { state } = await jsm.streams.info(stream, { subjects_filter: `${prefix}>` });
+          const lives = new Set(
+            Object.keys(state.subjects ?? {}).map((s) =>
+              s.slice(prefix.length, prefix.length + 24),
+            ),
+          );
+          lives.delete(own);
+          for (const life of lives)
+            await jsm.streams.purge(stream, { filter: `${prefix}${life}.>` });
+        },
       },
       log,
       takeoverMs,
@@ -167,6 +195,7 @@ export class PerformedCalls {
     for (let tries = 1; ; tries++) {
       try {
         const revision = await this.kv.create(key, JSON.stringify(record));
+        await this.#forgetEarlierLives(call);
         return { state: 'claimed', record, revision, tookOver: false };
       } catch (error) {
         if (!isContention(error)) throw explained(error);
@@ -248,13 +277,29 @@ export class PerformedCalls {
    */
   async forget(key: ObjectKey): Promise<void> {
     try {
-      await this.purge?.(key);
+      await this.purge?.deleted(key);
     } catch (error) {
       this.log.warn(
         { err: error, key },
         isPermissionRefusal(error)
           ? 'could not purge the records of a deleted object’s external calls: apply the NATS users `kubebus generate` writes for this version'
           : 'could not purge the records of a deleted object’s external calls',
+      );
+    }
+  }
+
+  /**
+   * A first claim of this life: the records of an earlier life of the name go
+   * (its deletion was reconciled with the name already re-created, so
+   * `forget` never saw it gone). Logged, never the call's failure.
+   */
+  async #forgetEarlierLives(call: CallRef): Promise<void> {
+    try {
+      await this.purge?.earlier(call);
+    } catch (error) {
+      this.log.warn(
+        { err: error, idempotencyKey: call.idempotencyKey },
+        'could not purge the records of an earlier object of this name',
       );
     }
   }
