@@ -218,6 +218,23 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
     );
   });
 
+  it('counts what became of each call (kubebus_once_calls_total)', async () => {
+    const seen: string[] = [];
+    const counted = PerformedCalls.of(kv, jsm, 'mailer', silent, 60_000, (outcome) => {
+      seen.push(outcome);
+    });
+    const call = ref('m', 'uid-m', 'one');
+    const claim = await counted.claim(call);
+    await assert.rejects(counted.claim(call), CallInFlight);
+    await counted.made(call, 'perform', claim);
+    await counted.find(call);
+    const failed = ref('m', 'uid-m', 'two');
+    await counted.release(failed, await counted.claim(failed));
+    const asked = ref('m', 'uid-m', 'three');
+    await counted.made(asked, 'done', await counted.claim(asked));
+    assert.deepEqual(seen, ['waited', 'made', 'found_made', 'released', 'answered_done']);
+  });
+
   it('answers replay as the records were at a revision', async () => {
     const mailer = calls();
     const call = ref('r', 'uid-5', 'mailer/uid-5/deliver');

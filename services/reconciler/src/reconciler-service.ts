@@ -187,7 +187,7 @@ export async function startReconcilerService(deps: {
   // read-your-own-writes (ADR 0019): no read older than this process' own last write of the object
   // their outcome records hand them down to the next owner of a partition: consumed ones only
   const ownWrites = new OwnWrites(undefined, config.consume);
-  const staleReads = runtimeMetrics(registry).staleReads;
+  const { staleReads, onceCalls } = runtimeMetrics(registry);
   const recorded = new ObjectReader(
     jsm,
     (path) => client.getIfExists<KubeObject>(path),
@@ -228,6 +228,9 @@ export async function startReconcilerService(deps: {
     config.controller,
     log,
     config.onceClaimTimeoutMs,
+    (outcome) => {
+      onceCalls.inc({ controller: config.controller, outcome });
+    },
   );
   const reconciler = deps.plan.build({
     reader,

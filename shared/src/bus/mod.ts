@@ -112,4 +112,4 @@ export {
   performedAsOf,
   performedKey,
 } from './performed-calls.js';
-export type { Claim, PerformedRecord } from './performed-calls.js';
+export type { Claim, OnceOutcome, PerformedRecord } from './performed-calls.js';

@@ -71,6 +71,17 @@ export class CallInFlight extends Error {
   }
 }
 
+/**
+ * What became of a ctx.once, as `kubebus_once_calls_total` counts it: made
+ * (recorded after `perform`), answered_done (the receiver had it), found_made
+ * (recorded before: no call), waited (another reconcile's young claim),
+ * taken_over (an old claim: a reconcile stopped between its call and its
+ * record), released (`perform` or `done` threw), unrecorded (made, and the
+ * bucket refused the record).
+ */
+export type OnceOutcome =
+  'made' | 'answered_done' | 'found_made' | 'waited' | 'taken_over' | 'released' | 'unrecorded';
+
 /** A call: the object (its key and this life's uid) and the idempotency key. */
 export interface CallRef {
   readonly object: ObjectKey;
@@ -117,6 +128,7 @@ export class PerformedCalls {
     private readonly purge: LifePurges | undefined,
     private readonly log: Logger,
     private readonly takeoverMs: number = CLAIM_TAKEOVER_MS,
+    private readonly count: (outcome: OnceOutcome) => void = () => undefined,
   ) {}
 
   /** Over an operator's bucket, with the JetStream manager that reads deletions and purges. */
@@ -126,6 +138,7 @@ export class PerformedCalls {
     controller: string,
     log: Logger,
     takeoverMs = CLAIM_TAKEOVER_MS,
+    count?: (outcome: OnceOutcome) => void,
   ) {
     const bucket = performedBucketOf(controller);
     const stream = `KV_${bucket}`;
@@ -160,6 +173,7 @@ export class PerformedCalls {
       },
       log,
       takeoverMs,
+      count,
     );
   }
 
@@ -179,7 +193,9 @@ export class PerformedCalls {
       return local;
     }
     const entry = await this.kv.get(key);
-    return entry === null || entry.operation !== 'PUT' ? undefined : recordOf(entry);
+    const record = entry === null || entry.operation !== 'PUT' ? undefined : recordOf(entry);
+    if (record?.state === 'made') this.count('found_made');
+    return record;
   }
 
   /**
@@ -207,20 +223,27 @@ export class PerformedCalls {
         throw new CallInFlight(`the external call ${call.idempotencyKey} is contended`, 500);
       }
       const found = recordOf(entry);
-      if (found.state === 'made') return { state: 'made', record: found };
+      if (found.state === 'made') {
+        this.count('found_made');
+        return { state: 'made', record: found };
+      }
       const age = Date.now() - entry.created.getTime();
-      if (age < this.takeoverMs)
+      if (age < this.takeoverMs) {
+        this.count('waited');
         throw new CallInFlight(
           `the external call ${call.idempotencyKey} was claimed ${String(Math.round(age / 1000))} s ago by another reconcile, which may be making it`,
           this.takeoverMs - age + 250,
         );
+      }
       // a reconcile that stopped between the call and its record: taken over by one
       const takenOver: PerformedRecord = { state: 'claimed', at: found.at };
       try {
         const revision = await this.kv.update(key, JSON.stringify(takenOver), entry.revision);
+        this.count('taken_over');
         return { state: 'claimed', record: takenOver, revision, tookOver: true };
       } catch (error) {
         if (!isContention(error)) throw explained(error);
+        this.count('waited');
         throw new CallInFlight(
           `the external call ${call.idempotencyKey} was taken over by another reconcile meanwhile`,
           this.takeoverMs,
@@ -233,6 +256,7 @@ export class PerformedCalls {
   /** The call failed before it was made (`perform` threw): its claim goes, the retry is a first try. */
   async release(call: CallRef, claim: Claim): Promise<void> {
     if (claim.state !== 'claimed') return;
+    this.count('released');
     await this.kv
       .delete(performedKey(call), { previousSeq: claim.revision })
       .catch((error: unknown) => {
@@ -257,7 +281,9 @@ export class PerformedCalls {
     };
     try {
       await this.#write(key, record);
+      this.count(by === 'done' ? 'answered_done' : 'made');
     } catch (error) {
+      this.count('unrecorded');
       if (this.#unrecorded.size >= REMEMBERED_LOCALLY) {
         const oldest = this.#unrecorded.keys().next();
         if (oldest.done !== true) this.#unrecorded.delete(oldest.value);

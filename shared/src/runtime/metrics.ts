@@ -96,6 +96,12 @@ export const runtimeMetrics = perRegistry((registry: Registry) => {
       labelNames: ['controller', 'outcome'],
       registers,
     }),
+    onceCalls: new Counter({
+      name: 'kubebus_once_calls_total',
+      help: "ctx.once's calls by outcome (performed-calls.ts): made, answered_done (the receiver had it), found_made (recorded before: not called), waited (another reconcile's claim in flight), taken_over (a claim left by a reconcile that stopped between its call and its record), released (perform or done threw), unrecorded (made; the bucket refused its record)",
+      labelNames: ['controller', 'outcome'],
+      registers,
+    }),
     superseded: new Counter({
       name: 'kubebus_workqueue_superseded_total',
       help: 'Requests replaced by a newer one for the same object before they ran (latest wins)',
