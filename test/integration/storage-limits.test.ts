@@ -127,38 +127,51 @@ describe('bounded storage', { timeout: 180_000 }, () => {
     );
   });
 
-  it('sizes streams and buckets with `kubebus topology apply --storage`, and checks against the sizes given', async () => {
+  it('sizes streams and buckets with `kubebus topology apply --storage`; a run without it keeps them', async () => {
     const MiB = 1024 * KiB;
     const operator = fileURLToPath(
       new URL('../../examples/databasecluster/operator.ts', import.meta.url),
     );
-    const at = ['--server', url];
-    const sizes = '--storage=events=512MiB, buckets=2MiB,performed=1MiB';
-    const applied = await kubebusCli(['topology', 'apply', operator, sizes, ...at], {});
-    assert.equal(applied.status, 0, applied.stderr);
+    const topology = (...args: string[]) => kubebusCli(['topology', ...args, '--server', url], {});
+    const performed = 'KV_kubebus_performed_databasecluster';
     const maxBytes = async (stream: string) => (await jsm.streams.info(stream)).config.max_bytes;
+    const sizes = '--storage=events=512MiB, buckets=2Mi,performed=1MiB';
+    const applied = await topology('apply', operator, sizes);
+    assert.equal(applied.status, 0, applied.stderr);
     assert.equal(await maxBytes(Streams.events), 512 * MiB);
     assert.equal(await maxBytes(`KV_${Buckets.cursors}`), 2 * MiB);
-    assert.equal(await maxBytes('KV_kubebus_performed_databasecluster'), 1 * MiB);
-    // what the flag does not name keeps its default
-    assert.equal(await maxBytes(Streams.work), defaultStorageLimits.workBytes);
-    const same = await kubebusCli(['topology', 'check', operator, sizes, ...at], {});
+    assert.equal(await maxBytes(performed), 1 * MiB);
+    const same = await topology('check', operator, sizes);
     assert.equal(same.status, 0, same.stdout + same.stderr);
-    // checked against the defaults, the sized ones differ
-    const defaults = await kubebusCli(['topology', 'check', operator, ...at, '-o', 'json'], {});
-    assert.equal(defaults.status, 1, defaults.stderr);
-    const differing = (JSON.parse(defaults.stdout) as { stream: string; result: string }[])
+    // another operator's topology step, or a Helm upgrade, without the flag: the sizes stay
+    const again = await topology('apply', operator);
+    assert.equal(again.status, 0, again.stderr);
+    assert.equal(await maxBytes(Streams.events), 512 * MiB);
+    assert.equal(await maxBytes(performed), 1 * MiB);
+    assert.equal((await topology('check', operator)).status, 0);
+    // checked against other sizes, the ones named differ, and only those
+    const other = await topology('check', operator, '--storage=events=1GiB', '-o', 'json');
+    assert.equal(other.status, 1, other.stderr);
+    const differing = (JSON.parse(other.stdout) as { stream: string; result: string }[])
       .filter(({ result }) => result === 'differs')
       .map(({ stream }) => stream);
-    assert.ok(differing.includes(Streams.events), defaults.stdout);
-    assert.ok(differing.includes('KV_kubebus_performed_databasecluster'), defaults.stdout);
-    assert.ok(!differing.includes(Streams.work), defaults.stdout);
-    // a size it cannot read is one line, and nothing is changed
-    const wrong = await kubebusCli(['topology', 'apply', '--storage', 'events=lots', ...at], {});
+    assert.deepEqual(differing, [Streams.events], other.stdout);
+    // a bucket (discard new) made smaller than what it holds would refuse every put: refused
+    const cursors = await new Kvm(nc).open(Buckets.cursors);
+    for (let i = 0; i < 40; i++) await cursors.put(`filler.${String(i)}`, new Uint8Array(32 * KiB));
+    const shrunk = await topology('apply', '--storage=buckets=1MiB');
+    assert.equal(shrunk.status, 1, shrunk.stdout);
+    assert.match(shrunk.stderr, /KV_kubebus_cursors holds 1\.\d MiB, more than the 1\.0 MiB asked/);
+    assert.equal(await maxBytes(`KV_${Buckets.cursors}`), 2 * MiB);
+    await jsm.streams.purge(`KV_${Buckets.cursors}`, { filter: '$KV.kubebus_cursors.filler.>' });
+    // what it cannot read is one line, before anything is asked of NATS
+    const wrong = await topology('apply', '--storage', 'events=lots');
     assert.equal(wrong.status, 2);
     assert.equal(wrong.stderr.trim().split('\n').length, 1, wrong.stderr);
-    assert.match(wrong.stderr, /--storage: events=lots: expected a size such as 512MiB/);
-    assert.equal(await maxBytes(Streams.events), 512 * MiB);
+    assert.match(wrong.stderr, /--storage: events=lots: expected events=<size>/);
+    const orphan = await topology('apply', '--storage=performed=8MiB');
+    assert.equal(orphan.status, 2);
+    assert.match(orphan.stderr, /name the operator module/);
   });
 
   it('keeps dead letters small: reasons and payloads are cut, and a larger message is refused', async () => {

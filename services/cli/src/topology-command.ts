@@ -23,8 +23,9 @@ export interface TopologyOptions {
   readonly mode: TopologyMode;
   /** stream and bucket replicas: 1 on one server, 3 or 5 in a NATS cluster */
   readonly replicas: 1 | 3 | 5;
-  /** each stream's and bucket's max_bytes (`--storage`); unset: the defaults */
+  /** each stream's and bucket's max_bytes: those `sized` names are set, the rest kept (topology.ts) */
   readonly limits?: StorageLimits;
+  readonly sized?: ReadonlySet<keyof StorageLimits>;
   /** an operator's durable consumers (`topology apply <operator>`): after the streams */
   readonly consumers?: readonly DurableConsumerSpec[];
   /** the operator those consumers are of */
@@ -39,6 +40,7 @@ export async function topologyCommand(
     ...defaultTopology,
     replicas: options.replicas,
     limits: options.limits ?? defaultTopology.limits,
+    ...(options.sized === undefined ? {} : { sized: options.sized }),
   };
   const changes = await applyTopology(context.nc, topology, options.mode);
   if (options.consumers !== undefined && options.consumers.length > 0) {
@@ -52,6 +54,7 @@ export async function topologyCommand(
           jsm,
           performedBucketConfig(options.controller, topology),
           options.mode,
+          topology.sized,
         ),
       );
     if (options.mode === 'apply') {

@@ -22,6 +22,7 @@ export {
   isStreamFull,
   parseByteSize,
   parseStorageLimits,
+  parseStorageSizes,
 } from './topology-limits.js';
 export type { StorageLimits } from './topology-limits.js';
 export {

@@ -6,6 +6,7 @@
 // for with one line saying to run the topology step, and a stream that
 // differs from this version's declaration is reported, not rewritten.
 import {
+  DiscardPolicy,
   jetstream,
   jetstreamManager,
   JetStreamApiCodes,
@@ -13,6 +14,7 @@ import {
   type JetStreamClient,
   type JetStreamManager,
   type StreamConfig,
+  type StreamInfo,
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -23,6 +25,7 @@ import { backoffDelay } from '../runtime/backoff.js';
 import {
   bucketConfigs,
   defaultTopology,
+  sizeLimitsOf,
   streamConfigs,
   type BucketConfig,
   type TopologyOptions,
@@ -48,28 +51,72 @@ function isStreamNotFound(error: unknown): boolean {
   return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
 }
 
-/** Storage bounds: the topology step sets them exactly; a service only sees that there is one. */
-const SIZE_FIELDS: ReadonlySet<string> = new Set(['max_bytes', 'max_msg_size']);
+/** Storage bounds: the topology step sets those it is given; a service only sees that there is one. */
+const SIZE_FIELDS = ['max_bytes', 'max_msg_size'] as const;
+type SizeField = (typeof SIZE_FIELDS)[number];
+const isSizeField = (field: string): field is SizeField =>
+  (SIZE_FIELDS as readonly string[]).includes(field);
 
 /**
- * The fields of `wanted` the server's configuration does not have as declared.
- * A service (where-allowed) takes any bound the topology step sized as its own
- * and reports only an unbounded size: the sizes are the topology step's
- * settings (`kubebus topology apply`), which a service does not know.
+ * Whether a stream keeps a size the server has (any bound) rather than get
+ * the declared one: always for a service (where-allowed), which does not know
+ * the topology step's sizes; for the topology step, each size it was not
+ * given (`sized`, topology.ts) — streams are shared, and a run without
+ * `--storage` must not undo another run's.
  */
+function keepsSize(
+  stream: string,
+  field: SizeField,
+  mode: TopologyMode,
+  sized: TopologyOptions['sized'],
+): boolean {
+  if (mode === 'where-allowed') return true;
+  const limit = sizeLimitsOf(stream)[field];
+  return sized !== undefined && limit !== undefined && !sized.has(limit);
+}
+
+/** The fields of `wanted` the server's configuration does not have as declared (a kept size: a bound at all). */
 function differingFields(
   wanted: Partial<StreamConfig>,
   actual: StreamConfig,
-  mode: TopologyMode,
+  keeps: (field: SizeField) => boolean,
 ): string[] {
   return Object.entries(wanted)
     .filter(([field, value]) => {
       const have = actual[field as keyof StreamConfig];
-      if (mode === 'where-allowed' && SIZE_FIELDS.has(field))
-        return typeof have !== 'number' || have <= 0;
+      if (isSizeField(field) && keeps(field)) return typeof have !== 'number' || have <= 0;
       return !isDeepStrictEqual(value, have);
     })
     .map(([field]) => field);
+}
+
+/** What an update sends: the declaration, with the sizes kept as the server has them. */
+function withKeptSizes(
+  wanted: StreamConfig,
+  actual: StreamConfig,
+  keeps: (field: SizeField) => boolean,
+): StreamConfig {
+  const config = { ...wanted };
+  for (const field of SIZE_FIELDS) {
+    const have = actual[field];
+    if (keeps(field) && typeof have === 'number' && have > 0) config[field] = have;
+  }
+  return config;
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * A stream that discards new messages (a work queue, a bucket) made smaller
+ * than what it holds would refuse every new one: refused with what to give.
+ */
+function refuseShrinkBelowUse(info: StreamInfo, maxBytes: number | undefined): void {
+  const { bytes } = info.state;
+  if (info.config.discard !== DiscardPolicy.New || maxBytes === undefined || maxBytes <= 0) return;
+  if (maxBytes >= bytes || maxBytes >= info.config.max_bytes) return;
+  throw new Error(
+    `${info.config.name} holds ${(bytes / MiB).toFixed(1)} MiB, more than the ${(maxBytes / MiB).toFixed(1)} MiB asked: it would refuse every new message; give it a larger size (--storage) or let its consumers drain it first`,
+  );
 }
 
 /**
@@ -84,7 +131,7 @@ export interface TopologyObject<Config> {
   read(): Promise<Config>;
   isMissing(error: unknown): boolean;
   differing(found: Config): string[];
-  update(): Promise<unknown>;
+  update(found: Config): Promise<unknown>;
   create(): Promise<unknown>;
 }
 
@@ -99,11 +146,12 @@ export async function applyTopologyObject<Config>(
   const stream = object.name;
   const mayRefuse = mode === 'where-allowed';
   try {
-    const fields = object.differing(await object.read());
+    const found = await object.read();
+    const fields = object.differing(found);
     if (fields.length === 0) return { stream, result: 'unchanged' };
     if (mode === 'check') return { stream, result: 'differs', fields };
     try {
-      await object.update();
+      await object.update(found);
       return { stream, result: 'updated', fields };
     } catch (error) {
       if (mayRefuse && isPermissionRefusal(error)) return { stream, result: 'differs', fields };
@@ -129,14 +177,20 @@ async function applyStream(
   jsm: JetStreamManager,
   wanted: StreamConfig,
   mode: TopologyMode,
+  sized: TopologyOptions['sized'],
 ): Promise<TopologyChange> {
-  return applyTopologyObject(
+  const keeps = (field: SizeField) => keepsSize(wanted.name, field, mode, sized);
+  return applyTopologyObject<StreamInfo>(
     {
       name: wanted.name,
-      read: async () => (await jsm.streams.info(wanted.name)).config,
+      read: () => jsm.streams.info(wanted.name),
       isMissing: isStreamNotFound,
-      differing: (found) => differingFields(wanted, found, mode),
-      update: () => jsm.streams.update(wanted.name, wanted),
+      differing: (found) => differingFields(wanted, found.config, keeps),
+      update: (found) => {
+        const config = withKeptSizes(wanted, found.config, keeps);
+        refuseShrinkBelowUse(found, config.max_bytes);
+        return jsm.streams.update(wanted.name, config);
+      },
       create: () => jsm.streams.add(wanted),
     },
     mode,
@@ -148,16 +202,21 @@ export async function applyBucket(
   jsm: JetStreamManager,
   bucket: BucketConfig,
   mode: TopologyMode,
+  sized?: TopologyOptions['sized'],
 ): Promise<TopologyChange> {
   const stream = `KV_${bucket.name}`;
+  const keeps = (field: SizeField) => keepsSize(stream, field, mode, sized);
   try {
-    const { config } = await jsm.streams.info(stream);
+    const info = await jsm.streams.info(stream);
+    const { config } = info;
     // a bucket's stream is the KV client's; only its bound is kubebus' to keep
-    const fields = differingFields({ max_bytes: bucket.max_bytes }, config, mode);
+    const fields = differingFields({ max_bytes: bucket.max_bytes }, config, keeps);
     if (fields.length === 0) return { stream, result: 'unchanged' };
     if (mode === 'check') return { stream, result: 'differs', fields };
     try {
-      await jsm.streams.update(stream, { ...config, max_bytes: bucket.max_bytes });
+      const updated = withKeptSizes({ ...config, max_bytes: bucket.max_bytes }, config, keeps);
+      refuseShrinkBelowUse(info, updated.max_bytes);
+      await jsm.streams.update(stream, updated);
       return { stream, result: 'updated', fields };
     } catch (error) {
       if (mode === 'where-allowed' && isPermissionRefusal(error))
@@ -191,9 +250,10 @@ export async function applyTopology(
 ): Promise<TopologyChange[]> {
   const jsm = await jetstreamManager(nc);
   const changes: TopologyChange[] = [];
-  for (const config of streamConfigs(options)) changes.push(await applyStream(jsm, config, mode));
+  for (const config of streamConfigs(options))
+    changes.push(await applyStream(jsm, config, mode, options.sized));
   for (const bucket of bucketConfigs(options))
-    changes.push(await applyBucket(nc, jsm, bucket, mode));
+    changes.push(await applyBucket(nc, jsm, bucket, mode, options.sized));
   return changes;
 }
 

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DiscardPolicy, RetentionPolicy } from '@nats-io/jetstream';
 import { bucketConfigs, defaultTopology, streamConfigs, Streams } from './topology.js';
-import { defaultStorageLimits, parseByteSize, parseStorageLimits } from './topology-limits.js';
+import {
+  defaultStorageLimits,
+  parseByteSize,
+  parseStorageLimits,
+  parseStorageSizes,
+} from './topology-limits.js';
 
 describe('storage limits', () => {
   it('bound every stream and bucket, and the size of a dead letter', () => {
@@ -44,6 +49,27 @@ describe('storage limits', () => {
     const sized = streamConfigs({ ...defaultTopology, limits });
     assert.equal(sized.find(({ name }) => name === Streams.events)?.max_bytes, 4 * 1024 ** 3);
     assert.throws(() => parseStorageLimits('evnts=1GiB'), /unknown storage limit "evnts"/);
-    assert.throws(() => parseStorageLimits('events=big'), /events=big: expected a size/);
+    assert.throws(() => parseStorageLimits('events=big'), /events=big: expected events=<size>/);
+  });
+
+  it('take Kubernetes quantities and refuse what would lose work or be misread', () => {
+    assert.deepEqual(parseStorageSizes('events=2Gi, performed=128Mi'), {
+      eventsBytes: 2 * 1024 ** 3,
+      performedBytes: 128 * 1024 ** 2,
+    });
+    assert.deepEqual(parseStorageSizes(''), {});
+    assert.equal(parseByteSize('99999999TiB'), undefined, 'not a safe integer');
+    assert.throws(
+      () => parseStorageSizes('events=1GiB=7'),
+      /events=1GiB=7: expected events=<size>/,
+    );
+    assert.throws(() => parseStorageSizes('events=1GiB,events=2GiB'), /events is given twice/);
+    // a stream too small to hold what kubebus must store would refuse it
+    assert.throws(
+      () => parseStorageSizes('dlq-message=1KiB'),
+      /dlq-message=1KiB is too small: at least 96KiB/,
+    );
+    assert.throws(() => parseStorageSizes('performed=1'), /too small/);
+    assert.throws(() => parseStorageSizes('buckets=100KiB'), /too small/);
   });
 });

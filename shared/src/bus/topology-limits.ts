@@ -74,6 +74,11 @@ const UNITS: Readonly<Record<string, number>> = {
   t: 1_000_000_000_000,
   tb: 1_000_000_000_000,
   tib: 1024 * GiB,
+  // Kubernetes' quantities
+  ki: KiB,
+  mi: MiB,
+  gi: GiB,
+  ti: 1024 * GiB,
 };
 
 /** "512MiB", "2GiB", "1GB", "65536": bytes, or undefined when it is not a size. */
@@ -83,7 +88,7 @@ export function parseByteSize(text: string): number | undefined {
   const unit = UNITS[(matched[2] ?? '').toLowerCase()];
   if (unit === undefined) return undefined;
   const bytes = Math.floor(Number(matched[1]) * unit);
-  return bytes > 0 ? bytes : undefined;
+  return bytes > 0 && Number.isSafeInteger(bytes) ? bytes : undefined;
 }
 
 const LIMIT_NAMES: Readonly<Record<string, keyof StorageLimits>> = {
@@ -98,27 +103,53 @@ const LIMIT_NAMES: Readonly<Record<string, keyof StorageLimits>> = {
 };
 
 /**
- * A flag's value, `events=4GiB,work=512MiB,dlq=256MiB,dlq-message=128KiB,outcomes=…,status=…,buckets=…,performed=…`,
- * over the defaults; throws with the offending part.
+ * The least each size may be: below it a stream refuses what kubebus must
+ * store (a dead letter of 64 KiB of payload and 4 KiB of reason; a bucket's
+ * leases, cursors or records; one object's event).
  */
-export function parseStorageLimits(
-  text: string,
-  base: StorageLimits = defaultStorageLimits,
-): StorageLimits {
-  const limits: Record<keyof StorageLimits, number> = { ...base };
+const MINIMUM: Readonly<Record<keyof StorageLimits, number>> = {
+  eventsBytes: 16 * MiB,
+  workBytes: 1 * MiB,
+  statusBytes: 1 * MiB,
+  deadLettersBytes: 1 * MiB,
+  deadLetterBytes: 96 * KiB,
+  outcomesBytes: 1 * MiB,
+  bucketBytes: 1 * MiB,
+  performedBytes: 1 * MiB,
+};
+
+/**
+ * The sizes a flag names, `events=4GiB,work=512MiB,dlq=256MiB,dlq-message=128KiB,outcomes=…,status=…,buckets=…,performed=…`;
+ * throws with the offending part.
+ */
+export function parseStorageSizes(text: string): Partial<StorageLimits> {
+  const sizes: Partial<Record<keyof StorageLimits, number>> = {};
   for (const part of text.split(',').filter((p) => p.trim() !== '')) {
-    const [name = '', size = ''] = part.split('=', 2).map((s) => s.trim());
+    const [name = '', size = '', ...rest] = part.split('=').map((s) => s.trim());
     const field = LIMIT_NAMES[name];
-    const bytes = parseByteSize(size);
     if (field === undefined)
       throw new Error(
         `unknown storage limit ${JSON.stringify(name)}: expected one of ${Object.keys(LIMIT_NAMES).join(', ')}`,
       );
+    const bytes = rest.length === 0 ? parseByteSize(size) : undefined;
     if (bytes === undefined)
-      throw new Error(`${name}=${size}: expected a size such as 512MiB or 2GiB`);
-    limits[field] = bytes;
+      throw new Error(`${part.trim()}: expected ${name}=<size>, a size such as 512MiB or 2GiB`);
+    if (sizes[field] !== undefined) throw new Error(`${name} is given twice`);
+    if (bytes < MINIMUM[field])
+      throw new Error(
+        `${name}=${size} is too small: at least ${String(MINIMUM[field] / KiB)}KiB, or the stream refuses what kubebus must store`,
+      );
+    sizes[field] = bytes;
   }
-  return limits;
+  return sizes;
+}
+
+/** A flag's value (parseStorageSizes) over the defaults. */
+export function parseStorageLimits(
+  text: string,
+  base: StorageLimits = defaultStorageLimits,
+): StorageLimits {
+  return { ...base, ...parseStorageSizes(text) };
 }
 
 /**

@@ -36,6 +36,14 @@ export interface TopologyOptions {
   readonly leaseTtlMs: number;
   /** max_bytes of every stream and bucket, max_msg_size of the DLQ (topology-limits.ts) */
   readonly limits: StorageLimits;
+  /**
+   * The sizes the topology step was given (`--storage`): set exactly, a
+   * shrink included. Any other size a stream already has is kept — streams
+   * are shared by every operator's topology step, and one run without the
+   * flag must not undo another's sizes; a new or unbounded stream gets the
+   * default. Unset: every size as `limits` says.
+   */
+  readonly sized?: ReadonlySet<keyof StorageLimits>;
 }
 
 export const defaultTopology: TopologyOptions = {
@@ -158,4 +166,26 @@ export function performedBucketConfig(controller: string, options: TopologyOptio
     allow_direct: false,
     max_bytes: options.limits.performedBytes,
   };
+}
+
+/** The storage limits a stream's size fields are set from (what `--storage` names). */
+export function sizeLimitsOf(
+  stream: string,
+): Partial<Record<'max_bytes' | 'max_msg_size', keyof StorageLimits>> {
+  switch (stream) {
+    case Streams.events:
+      return { max_bytes: 'eventsBytes' };
+    case Streams.work:
+      return { max_bytes: 'workBytes' };
+    case Streams.status:
+      return { max_bytes: 'statusBytes' };
+    case Streams.deadLetters:
+      return { max_bytes: 'deadLettersBytes', max_msg_size: 'deadLetterBytes' };
+    case Streams.outcomes:
+      return { max_bytes: 'outcomesBytes' };
+    default:
+      return stream.startsWith(`KV_${performedBucketOf('')}`)
+        ? { max_bytes: 'performedBytes' }
+        : { max_bytes: 'bucketBytes' };
+  }
 }

@@ -12,13 +12,7 @@ import {
 } from '@kubebus/cli/commands';
 import type { DurableConsumerSpec } from '@kubebus/shared/bus';
 import type { Environment } from '@kubebus/shared/config';
-import {
-  letterFilterOf,
-  objectRefOf,
-  replicasOf,
-  sequenceOf,
-  storageLimitsOf,
-} from './bus-options.js';
+import { letterFilterOf, objectRefOf, replicasOf, sequenceOf, storageOf } from './bus-options.js';
 import { withBus } from './bus-session.js';
 import type { CommandSpec, Options } from './command-spec.js';
 import { operatorArgument, stringOption, usageError, type CommandLine } from './commands.js';
@@ -63,7 +57,7 @@ const TOPOLOGY: Options = {
   storage: {
     type: 'string',
     value: 'name=size,…',
-    help: 'sizes over the defaults, e.g. events=4GiB,performed=128MiB (docs/security.md)',
+    help: 'set these sizes, e.g. events=2GiB,performed=128MiB; others are kept (docs/security.md)',
   },
 };
 
@@ -193,13 +187,10 @@ export const BUS_COMMANDS: readonly CommandSpec[] = [
     shared: BUS,
     run: async (line, host) => {
       const replicas = replicasOf(line);
-      const limits = storageLimitsOf(line);
+      const storage = storageOf(line);
       const consumers = await operatorConsumersOf(line, host.env);
       return withBus(line, host, (context) =>
-        topologyCommand(
-          { mode: 'apply', replicas, ...(limits === undefined ? {} : { limits }), ...consumers },
-          context,
-        ),
+        topologyCommand({ mode: 'apply', replicas, ...storage, ...consumers }, context),
       );
     },
   },
@@ -213,13 +204,10 @@ export const BUS_COMMANDS: readonly CommandSpec[] = [
     shared: BUS,
     run: async (line, host) => {
       const replicas = replicasOf(line);
-      const limits = storageLimitsOf(line);
+      const storage = storageOf(line);
       const consumers = await operatorConsumersOf(line, host.env);
       return withBus(line, host, (context) =>
-        topologyCommand(
-          { mode: 'check', replicas, ...(limits === undefined ? {} : { limits }), ...consumers },
-          context,
-        ),
+        topologyCommand({ mode: 'check', replicas, ...storage, ...consumers }, context),
       );
     },
   },

@@ -6,7 +6,7 @@ import {
   type ObjectRef,
   type OutputFormat,
 } from '@kubebus/cli/commands';
-import { parseStorageLimits, type StorageLimits } from '@kubebus/shared/bus';
+import { defaultStorageLimits, parseStorageSizes, type StorageLimits } from '@kubebus/shared/bus';
 import { stringOption, usageError, type CommandLine } from './commands.js';
 
 /** -o table|json|yaml, or --json. */
@@ -84,13 +84,24 @@ export function replicasOf(line: CommandLine): 1 | 3 | 5 {
   return replicas ?? usageError(`--replicas "${text}" is not 1, 3 or 5; give one of those`);
 }
 
-/** --storage events=4GiB,work=512MiB,…: the sizes given over the defaults; unset or empty, the defaults. */
-export function storageLimitsOf(line: CommandLine): StorageLimits | undefined {
-  const text = stringOption(line, 'storage');
-  if (text === undefined || text.trim() === '') return undefined;
+/**
+ * --storage events=4GiB,work=512MiB,…: the sizes it names, set exactly; every
+ * other size a stream already has is kept (a new stream gets the default).
+ */
+export function storageOf(line: CommandLine): {
+  limits: StorageLimits;
+  sized: ReadonlySet<keyof StorageLimits>;
+} {
+  let sizes: Partial<StorageLimits>;
   try {
-    return parseStorageLimits(text);
+    sizes = parseStorageSizes(stringOption(line, 'storage') ?? '');
   } catch (error) {
     return usageError(`--storage: ${(error as Error).message}`);
   }
+  if (sizes.performedBytes !== undefined && line.positionals.length === 0)
+    usageError('--storage performed=… sizes an operator’s bucket: name the operator module');
+  return {
+    limits: { ...defaultStorageLimits, ...sizes },
+    sized: new Set(Object.keys(sizes) as (keyof StorageLimits)[]),
+  };
 }

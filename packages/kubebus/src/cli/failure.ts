@@ -11,6 +11,8 @@ function whatToDo(message: string): string {
     return 'this NATS server holds no kubebus streams: is it the one the roles use? (kubebus topology apply creates them)';
   if (/permissions? violation|authorization/i.test(message))
     return 'the NATS user may not do this: use one allowed to (kubebus generate writes the users)';
+  if (/insufficient (storage )?resources/i.test(message))
+    return "the NATS account's JetStream storage (max_file) cannot hold every stream's size: give smaller sizes (--storage) or raise max_file (docs/security.md)";
   if (/timeout|timed out/i.test(message)) return 'the server did not answer in time: try again';
   return 'if it persists, see docs/errors.md';
 }

@@ -68,7 +68,8 @@ function helmSettings(module: string, watchNamespaces: readonly string[]): Packa
       topology: block('.Values.topology.resources'),
     },
     streamReplicas: value('.Values.nats.streamReplicas | quote'),
-    storage: value('.Values.nats.storage'),
+    // one quoted argument whatever the value holds (a `#`, a `: `, a line break)
+    storageArgument: value('printf "--storage=%s" (.Values.nats.storage | default "") | quote'),
     watchNamespaces,
     extraLabels: {
       'helm.sh/chart': `${value('.Chart.Name')}-${value('.Chart.Version')}`,
@@ -128,10 +129,12 @@ nats:
   credentialsSecret: ${DEFAULT_NATS_SECRET}
   # replicas of kubebus' streams and buckets: 1 on one NATS server, 3 in a cluster
   streamReplicas: 1
-  # the streams' and buckets' sizes over the defaults, to fit the NATS volume:
-  # events=1GiB,work=256MiB,status=256MiB,dlq=256MiB,dlq-message=128KiB,
-  # outcomes=256MiB,buckets=16MiB,performed=64MiB (per operator). Raise the
-  # NATS accounts' max_file with them (docs/security.md, "Bounded storage")
+  # sizes the topology step sets, e.g. "events=2GiB,performed=128MiB" (the
+  # defaults: events=1GiB,work=256MiB,status=256MiB,dlq=256MiB,
+  # dlq-message=128KiB,outcomes=256MiB,buckets=16MiB, performed=64MiB per
+  # operator); a size not named keeps what the stream has. The streams are
+  # shared by every kubebus operator on the NATS account, and must fit its
+  # max_file (docs/security.md, "Bounded storage" and "Per account")
   storage: ""
 
 # replicas and resources per role; watchers run active-active, reconcilers share

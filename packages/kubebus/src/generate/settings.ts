@@ -28,8 +28,8 @@ export interface PackageSettings {
   readonly resources: Readonly<Record<Role | 'topology', Resources | string>>;
   /** replicas of kubebus' streams: 1 on one NATS server, 3 in a cluster */
   readonly streamReplicas: Setting<number>;
-  /** the topology step's `--storage` (`events=4GiB,…` over the defaults); unset or empty: the defaults */
-  readonly storage?: Setting<string>;
+  /** the topology step's `--storage=…` argument (the Helm chart's nats.storage); unset: none, every size kept */
+  readonly storageArgument?: Setting<string>;
   /** namespaces the operator watches; empty: every namespace (ClusterRoles) */
   readonly watchNamespaces: readonly string[];
   /** labels added to every object's metadata (Helm's managed-by and chart) */

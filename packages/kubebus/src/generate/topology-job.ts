@@ -55,7 +55,7 @@ export function topologyJobOf(
                 '--replicas',
                 String(settings.streamReplicas),
                 // the streams' and buckets' sizes, to fit NATS' volume (docs/security.md)
-                ...(settings.storage === undefined ? [] : [`--storage=${settings.storage}`]),
+                ...(settings.storageArgument === undefined ? [] : [settings.storageArgument]),
               ],
               env: natsEnv(settings, 'admin'),
               resources: settings.resources.topology,
