@@ -129,13 +129,18 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
       'the claim to age past the timeout',
     );
     // two at once: the one that takes it over makes it young again, the other waits
-    const takers = [calls(TAKEOVER_MS), calls(TAKEOVER_MS)];
+    const outcomes: string[] = [];
+    const count = (outcome: string) => void outcomes.push(outcome);
+    const takers = [0, 1].map(() =>
+      PerformedCalls.of(kv, jsm, 'mailer', silent, TAKEOVER_MS, count),
+    );
     const taken = await Promise.allSettled(takers.map((c) => c.claim(call)));
     const won = taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
     assert.equal(won.length, 1, 'one takes it over');
     const claim = won[0];
     assert.ok(claim?.state === 'claimed' && claim.tookOver);
     assert.equal(claim.record.at, stopped.record.at, 'replay’s time is the first claim’s');
+    assert.deepEqual(outcomes.sort(), ['taken_over', 'waited'], 'counted: one takeover, one wait');
     // the taker is calling now: a third reconcile waits, whatever the first claim's time
     await assert.rejects(calls().claim(call), CallInFlight);
     // the call failed: the next try is a first claim, not a takeover
@@ -188,6 +193,11 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
     await mailer.made(first, 'perform', claim);
     await mailer.claim(ref('again', 'uid-new', 'two'));
     assert.equal((await mailer.find(first))?.state, 'made');
+    // a claim of a life the bus no longer has last (a revoked reconcile of the old one) sweeps nothing
+    const late = ref('again', 'uid-old', 'three');
+    await calls().claim(late);
+    assert.equal((await mailer.find(first))?.state, 'made', 'the live object keeps its records');
+    assert.equal((await mailer.find(late))?.state, 'claimed');
   });
 
   it('makes no call whose claim the bucket refuses; keeps a refused record in the process', async () => {
@@ -198,7 +208,10 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
       level: 'error',
       destination: { write: (line: string) => void lines.push(line) },
     });
-    const full = new PerformedCalls(tiny, undefined, logged);
+    const outcomes: string[] = [];
+    const full = new PerformedCalls(tiny, undefined, logged, undefined, (outcome) => {
+      outcomes.push(outcome);
+    });
     let refusedAt = -1;
     for (let i = 0; i < 50 && refusedAt < 0; i++)
       await full.claim(ref('t', 't', `k/${String(i)}`)).catch((error: unknown) => {
@@ -211,6 +224,7 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
     assert.equal(lines.length, 1, lines.join('\n'));
     assert.match(lines[0] ?? '', /could not be recorded on the bus/);
     assert.equal((await full.find(made))?.state, 'made', 'kept in the process');
+    assert.deepEqual(outcomes, ['refused', 'unrecorded', 'found_made']);
     assert.equal(
       await new PerformedCalls(tiny, undefined, silent).find(made),
       undefined,

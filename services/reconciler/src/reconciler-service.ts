@@ -187,7 +187,7 @@ export async function startReconcilerService(deps: {
   // read-your-own-writes (ADR 0019): no read older than this process' own last write of the object
   // their outcome records hand them down to the next owner of a partition: consumed ones only
   const ownWrites = new OwnWrites(undefined, config.consume);
-  const { staleReads, onceCalls } = runtimeMetrics(registry);
+  const { staleReads, onceCalls, onceTakeovers } = runtimeMetrics(registry);
   const recorded = new ObjectReader(
     jsm,
     (path) => client.getIfExists<KubeObject>(path),
@@ -229,7 +229,8 @@ export async function startReconcilerService(deps: {
     log,
     config.onceClaimTimeoutMs,
     (outcome) => {
-      onceCalls.inc({ controller: config.controller, outcome });
+      if (outcome === 'taken_over') onceTakeovers.inc({ controller: config.controller });
+      else onceCalls.inc({ controller: config.controller, outcome });
     },
   );
   const reconciler = deps.plan.build({

@@ -28,6 +28,8 @@ import { isPermissionRefusal } from './topology-apply.js';
 
 /** What this process remembers of the calls it made when the bucket refused their record. */
 const REMEMBERED_LOCALLY = 10_000;
+/** The lives whose earlier lives this process already swept (no second look) */
+const SWEPT_LIVES = 10_000;
 
 /**
  * How old another reconcile's claim must be before it is taken over, by
@@ -72,15 +74,24 @@ export class CallInFlight extends Error {
 }
 
 /**
- * What became of a ctx.once, as `kubebus_once_calls_total` counts it: made
- * (recorded after `perform`), answered_done (the receiver had it), found_made
- * (recorded before: no call), waited (another reconcile's young claim),
- * taken_over (an old claim: a reconcile stopped between its call and its
- * record), released (`perform` or `done` threw), unrecorded (made, and the
- * bucket refused the record).
+ * What became of a ctx.once attempt, as `kubebus_once_calls_total` counts
+ * it: made (recorded after `perform`), answered_done (the receiver had it),
+ * found_made (recorded before: no call), waited (another reconcile's claim in
+ * flight: retried later), refused (the bucket refused the claim: no call,
+ * retried), released (`perform` or `done` threw), unrecorded (made, and the
+ * bucket refused the record). A takeover (an old claim of a reconcile that
+ * stopped between its call and its record) is counted apart, as the attempt
+ * that took over ends one of these ways too.
  */
 export type OnceOutcome =
-  'made' | 'answered_done' | 'found_made' | 'waited' | 'taken_over' | 'released' | 'unrecorded';
+  | 'made'
+  | 'answered_done'
+  | 'found_made'
+  | 'waited'
+  | 'refused'
+  | 'released'
+  | 'unrecorded'
+  | 'taken_over';
 
 /** A call: the object (its key and this life's uid) and the idempotency key. */
 export interface CallRef {
@@ -121,6 +132,8 @@ export function performedKey(call: CallRef): string {
 export class PerformedCalls {
   /** calls made whose record the bucket refused: this process does not make them again */
   readonly #unrecorded = new Map<string, PerformedRecord>();
+  /** lives (lifeTokens) whose name this process swept of earlier lives */
+  readonly #swept = new Set<string>();
 
   constructor(
     private readonly kv: Pick<KV, 'get' | 'put' | 'create' | 'update' | 'delete'>,
@@ -157,7 +170,13 @@ export class PerformedCalls {
           await jsm.streams.purge(stream, { filter: `$KV.${bucket}.${lifeTokens(key, uid)}.>` });
         },
         async earlier(call) {
-          // names can be used again, uids never: a life other than this one is over
+          // names can be used again, uids never: a life other than the one the bus
+          // last recorded is over. Only on the bus' word that this is that life (a
+          // claim of an older one — a revoked reconcile — sweeps nothing)
+          const last = await jsm.streams.getMessage(Streams.events, {
+            last_by_subj: subjects.event(call.object),
+          });
+          if (last === null || !isLiveEventOf(last.data, last.header, call.uid)) return;
           const prefix = `$KV.${bucket}.${objectToken(call.object)}.`;
           const own = digest(call.uid, 24);
           const { state } = await jsm.streams.info(stream, { subjects_filter: `${prefix}>` });
@@ -190,6 +209,7 @@ export class PerformedCalls {
         () => this.#unrecorded.delete(key),
         () => undefined,
       );
+      this.count('found_made');
       return local;
     }
     const entry = await this.kv.get(key);
@@ -214,12 +234,13 @@ export class PerformedCalls {
         await this.#forgetEarlierLives(call);
         return { state: 'claimed', record, revision, tookOver: false };
       } catch (error) {
-        if (!isContention(error)) throw explained(error);
+        if (!isContention(error)) throw this.#refused(error);
       }
       const entry = await this.kv.get(key);
       // released or purged between the two: claimed again, once
       if (entry === null || entry.operation !== 'PUT') {
         if (tries < 2) continue;
+        this.count('waited');
         throw new CallInFlight(`the external call ${call.idempotencyKey} is contended`, 500);
       }
       const found = recordOf(entry);
@@ -242,7 +263,7 @@ export class PerformedCalls {
         this.count('taken_over');
         return { state: 'claimed', record: takenOver, revision, tookOver: true };
       } catch (error) {
-        if (!isContention(error)) throw explained(error);
+        if (!isContention(error)) throw this.#refused(error);
         this.count('waited');
         throw new CallInFlight(
           `the external call ${call.idempotencyKey} was taken over by another reconcile meanwhile`,
@@ -314,14 +335,26 @@ export class PerformedCalls {
     }
   }
 
+  /** A claim the bucket refused (full, not allowed, NATS away): no call; counted and explained. */
+  #refused(error: unknown): unknown {
+    this.count('refused');
+    return explained(error);
+  }
+
   /**
-   * A first claim of this life: the records of an earlier life of the name go
+   * A first claim of a call: the records of an earlier life of the name go
    * (its deletion was reconciled with the name already re-created, so
-   * `forget` never saw it gone). Logged, never the call's failure.
+   * `forget` never saw it gone) — looked at once per life in this process.
+   * Logged, never the call's failure.
    */
   async #forgetEarlierLives(call: CallRef): Promise<void> {
+    if (this.purge === undefined) return;
+    const life = lifeTokens(call.object, call.uid);
+    if (this.#swept.has(life)) return;
     try {
-      await this.purge?.earlier(call);
+      await this.purge.earlier(call);
+      if (this.#swept.size >= SWEPT_LIVES) this.#swept.clear();
+      this.#swept.add(life);
     } catch (error) {
       this.log.warn(
         { err: error, idempotencyKey: call.idempotencyKey },
@@ -358,6 +391,16 @@ function explained(error: unknown): unknown {
         { cause: error },
       )
     : error;
+}
+
+/** Whether a recorded event is of the object with this uid, and not its deletion. */
+function isLiveEventOf(
+  data: Uint8Array,
+  headers: Parameters<typeof decodeNatsMessage>[1],
+  uid: string,
+): boolean {
+  const decoded = decodeNatsMessage(data, headers);
+  return decoded.ok && decoded.event.kbuid === uid && opOf(decoded.event) !== 'delete';
 }
 
 /** The uid of the object a recorded event deleted; undefined for any other event. */

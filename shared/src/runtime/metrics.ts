@@ -98,8 +98,14 @@ export const runtimeMetrics = perRegistry((registry: Registry) => {
     }),
     onceCalls: new Counter({
       name: 'kubebus_once_calls_total',
-      help: "ctx.once's calls by outcome (performed-calls.ts): made, answered_done (the receiver had it), found_made (recorded before: not called), waited (another reconcile's claim in flight), taken_over (a claim left by a reconcile that stopped between its call and its record), released (perform or done threw), unrecorded (made; the bucket refused its record)",
+      help: "ctx.once's attempts by outcome (performed-calls.ts): made, answered_done (the receiver had it), found_made (recorded before: not called), waited (another reconcile's claim in flight; retried), refused (the bucket refused the claim: not called; retried), released (perform or done threw), unrecorded (made; the bucket refused its record)",
       labelNames: ['controller', 'outcome'],
+      registers,
+    }),
+    onceTakeovers: new Counter({
+      name: 'kubebus_once_takeovers_total',
+      help: 'ctx.once claims taken over: a reconcile stopped between its call and its record, so the call may be made again (unless the operator declares `done`)',
+      labelNames: ['controller'],
       registers,
     }),
     superseded: new Counter({

@@ -96,6 +96,16 @@ function alertsOf(operatorName: string, ns: string): Alert[] {
         '{{ $labels.pod }} dropped Events ({{ $labels.reason }}) in the last 15 minutes; reconciles go on. Its log says why: a role without events.create, an Event the apiserver finds invalid, an Event rate limit, the apiserver down.',
     },
     {
+      alert: 'KubebusOnceCallRepeated',
+      // a takeover or an unrecorded call: where ctx.once may call twice (ADR 0035)
+      expr: `sum by (controller) (increase(kubebus_once_takeovers_total{${at}}[1h])) > 0 or sum by (controller) (increase(kubebus_once_calls_total{${at},outcome="unrecorded"}[1h])) > 0`,
+      for: '0m',
+      severity: 'warning',
+      summary: `${operatorName}: an external call (ctx.once) may have been made twice`,
+      description:
+        '{{ $labels.controller }} took over a claim left by a reconcile that stopped between its call and its record, or made a call whose record NATS refused, in the last hour. Without `done` the call may have been made again: check the receiver.',
+    },
+    {
       alert: 'KubebusQueueStuck',
       expr: `max by (controller) (workqueue_depth{${at}}) > 0 and sum by (controller) (rate(controller_runtime_reconcile_total{${at}}[10m])) == 0`,
       for: '15m',
