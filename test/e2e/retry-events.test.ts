@@ -1,10 +1,14 @@
 // A reconcile that keeps failing says so on its object before its letter:
 // a Warning Event at its 2nd and 4th failed attempts (not the 1st, not each),
-// with the error's first line; the object then reconciles as usual.
+// with the error's first line; the object then reconciles as usual. The same
+// when the failure is the operator's own call to an API that refuses the
+// connection (in reconcile, or in a ctx.once perform): an external system's
+// outage is counted, not waited out like the apiserver's (error-origin.ts).
 import { EventsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { defineOperator, defineResource } from 'kubebus';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { waitFor } from '../support/wait.js';
@@ -35,13 +39,62 @@ const mirrors = defineOperator({
   },
 });
 
+const Webhook = defineResource({
+  group: 'retry.test.kubebus.dev',
+  version: 'v1',
+  kind: 'Webhook',
+  scope: 'Namespaced',
+  spec: z.object({ via: z.enum(['reconcile', 'once']) }),
+  status: z.object({ called: z.boolean() }).partial(),
+});
+
+/** A loopback port nothing listens on: a connection to it is refused. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+let endpoint = '';
+
+const webhooks = defineOperator({
+  name: 'webhooks',
+  for: Webhook,
+  async reconcile(hook, ctx) {
+    const call = async () => {
+      await fetch(endpoint, { method: 'POST', signal: AbortSignal.timeout(5_000) });
+    };
+    if (hook.spec.via === 'reconcile') await call();
+    else await ctx.once('notify', { perform: call });
+    return { status: { called: true } };
+  },
+});
+
+/** The ReconcileRetrying Events of an object, as `type note`, sorted. */
+async function retryNotes(env: TestEnvironment, name: string): Promise<string[]> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(env.kubeconfigPath);
+  const { items } = await kc
+    .makeApiClient(EventsV1Api)
+    .listNamespacedEvent({ namespace: 'default' });
+  return items
+    .filter((e) => e.reason === 'ReconcileRetrying' && e.regarding?.name === name)
+    .map((e) => `${e.type ?? ''} ${e.note ?? ''}`)
+    .sort();
+}
+
 describe('a failing reconcile on its object', { timeout: 300_000 }, () => {
   let env: TestEnvironment;
 
   before(async () => {
+    endpoint = `http://127.0.0.1:${String(await closedPort())}/notify`;
     env = await startTestEnvironment();
     await env.install(Mirror);
+    await env.install(Webhook);
     await env.run(mirrors);
+    await env.run(webhooks);
   });
   after(() => env?.stop());
 
@@ -71,5 +124,25 @@ describe('a failing reconcile on its object', { timeout: 300_000 }, () => {
       'Warning attempt 2 failed, retried with backoff: source git.example.com not reachable yet',
       'Warning attempt 4 failed, retried with backoff: source git.example.com not reachable yet',
     ]);
+  });
+
+  it('counts an operator’s own call that cannot connect, in reconcile or in ctx.once, as a failure', async () => {
+    for (const via of ['reconcile', 'once'] as const)
+      await env.apply({
+        apiVersion: 'retry.test.kubebus.dev/v1',
+        kind: 'Webhook',
+        metadata: { name: `by-${via}` },
+        spec: { via },
+      });
+    // a wait for the apiserver or NATS would stay at attempt 1 and say nothing on the object
+    for (const via of ['reconcile', 'once']) {
+      let notes: string[] = [];
+      await waitFor(async () => {
+        notes = await retryNotes(env, `by-${via}`);
+        return notes.length >= 2;
+      }, `two ReconcileRetrying Events of by-${via}`);
+      assert.match(notes[0] ?? '', /^Warning attempt 2 failed, retried with backoff: fetch failed/);
+      assert.match(notes[1] ?? '', /^Warning attempt 4 failed/);
+    }
   });
 });

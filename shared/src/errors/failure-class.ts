@@ -6,6 +6,7 @@
 // and its causes by shape, so this module needs neither the Kubernetes nor the
 // NATS client.
 import { authorizationRefusal } from './authorization-refusal.js';
+import { isOperatorError } from './error-origin.js';
 
 export const FailureClasses = {
   /** the apiserver or NATS is unreachable, overloaded or timing out: wait it out */
@@ -18,7 +19,7 @@ export const FailureClasses = {
   Forbidden: 'forbidden',
   /** the apiserver refused this object's request (400, 403, 404, 422, …): retrying will not help */
   Object: 'object',
-  /** anything else (a bug, an external system): the usual retry budget */
+  /** anything else (a bug, an external system — an operator's own call refused or timing out): the usual retry budget */
   Unknown: 'unknown',
 } as const;
 
@@ -82,6 +83,8 @@ function namespaceTerminating(shape: ErrorShape): boolean {
 }
 
 export function classifyFailure(error: unknown): FailureClass {
+  // the operator's own call failing to connect is its external system's outage, not the cluster's
+  const outageShapes = !isOperatorError(error);
   for (let e: unknown = error, depth = 0; e !== undefined && depth < 8; depth++) {
     if (typeof e !== 'object' || e === null) break;
     const shape = e as ErrorShape;
@@ -110,6 +113,10 @@ export function classifyFailure(error: unknown): FailureClass {
       // 409: a write raced another writer; the next try reads again.
       if (status === 409) return 'unknown';
       if (status >= 400) return 'object';
+    }
+    if (!outageShapes) {
+      e = shape.cause;
+      continue;
     }
     if (typeof shape.code === 'string' && NETWORK_CODES.has(shape.code)) return 'transient';
     if (typeof shape.name === 'string' && NATS_UNAVAILABLE.has(shape.name)) return 'transient';

@@ -5,6 +5,7 @@ export { ErrorCodes } from './codes.js';
 export { KubebusError, isKubebusError, hasCode } from './kubebus-error.js';
 export { FailureClasses, classifyFailure, isSchemaMismatch } from './failure-class.js';
 export type { FailureClass } from './failure-class.js';
+export { isOperatorError, markKubebusError, markOperatorError } from './error-origin.js';
 export {
   authorizationRefusal,
   conciseRefusal,

@@ -4,6 +4,7 @@
 // a dependency that is down, or the operator's own RBAC refusing, is waited
 // out without limit, a failure the object causes gets a few tries, anything
 // else the full budget.
+import { isOperatorError } from '../errors/error-origin.js';
 import { classifyFailure, type FailureClass } from '../errors/failure-class.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { isTerminalError } from '../definition/terminal-error.js';
@@ -97,8 +98,9 @@ export function resultLabel(action: Action): ResultLabel {
   }
 }
 
-/** How long an error asks to be waited out (`waitMs` on it or a cause), if it does. */
+/** How long an error of kubebus' asks to be waited out (`waitMs` on it or a cause), if it does. */
 function waitOf(error: unknown): number | undefined {
+  if (isOperatorError(error)) return undefined;
   for (
     let e: unknown = error, depth = 0;
     typeof e === 'object' && e !== null && depth < 8;

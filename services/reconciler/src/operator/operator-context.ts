@@ -36,6 +36,7 @@ import {
   type Resource,
   type RuntimeContext,
 } from '@kubebus/shared/definition';
+import { markKubebusError, markOperatorError } from '@kubebus/shared/errors';
 import { isAbandonedReconcile } from '@kubebus/shared/runtime';
 import { refOf, type KnownResources } from './known-resources.js';
 import { labelSelector } from './label-selector.js';
@@ -237,7 +238,8 @@ export function operatorContext(
       // reconcile revoked meanwhile may have had its call made: its claim stays, to age
       if (claim !== undefined && !runtime.signal.aborted && !isAbandonedReconcile(error))
         await performed?.release(call, claim);
-      throw error;
+      // the operator's own call: its outage is counted, not waited out (error-origin.ts)
+      throw isAbandonedReconcile(error) ? error : markOperatorError(error);
     }
     await performed?.made(call, 'perform', claim);
     runtime.log.info({ effect: key }, 'external side effect performed');
@@ -381,7 +383,36 @@ export function operatorContext(
     dryRun: deps.dryRun,
     deps: deps.deps,
   };
-  return deps.calls === undefined ? context : withCallsTracked(context, deps.calls);
+  return withErrorsMarked(
+    deps.calls === undefined ? context : withCallsTracked(context, deps.calls),
+  );
+}
+
+/**
+ * The same context, each call's failure marked kubebus' own (error-origin.ts):
+ * a socket error or timeout of the apiserver or NATS is waited out even when
+ * it escapes the operator's code, where one of the operator's own calls is not.
+ */
+function withErrorsMarked(context: ReconcileContext<unknown>): ReconcileContext<unknown> {
+  type Context = ReconcileContext<unknown>;
+  const marked = <T>(call: () => Promise<T>): Promise<T> =>
+    call().catch((error: unknown) => {
+      throw markKubebusError(error);
+    });
+  return {
+    ...context,
+    apply: (...args: Parameters<Context['apply']>) => marked(() => context.apply(...args)),
+    createOnce: (...args: Parameters<Context['createOnce']>) =>
+      marked(() => context.createOnce(...args)),
+    get: <R extends Resource>(resource: R, name: string, namespace?: string) =>
+      marked(() => context.get(resource, name, namespace)),
+    list: <R extends Resource>(resource: R, options?: Parameters<Context['list']>[1]) =>
+      marked(() => context.list(resource, options)),
+    readSecret: (...args) => marked(() => context.readSecret(...args)),
+    delete: (...args) => marked(() => context.delete(...args)),
+    once: (...args) => marked(() => context.once(...args)),
+    event: (...args) => marked(() => context.event(...args)),
+  };
 }
 
 /** The same context, each call it starts (writes, and the reads between them) tracked until it settles. */

@@ -15,7 +15,12 @@ import {
   type StaleReadOutcome,
   type StatusPublisher,
 } from '@kubebus/shared/bus';
-import { classifyFailure, explainRefused, FailureClasses } from '@kubebus/shared/errors';
+import {
+  classifyFailure,
+  explainRefused,
+  FailureClasses,
+  markOperatorError,
+} from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   hasFinalizer,
@@ -170,7 +175,8 @@ export class OperatorReconciler implements Reconciler {
     try {
       result = await endingWith(
         calls,
-        () => this.operator.reconcile({ ...object, spec: parsed.data }, context),
+        () =>
+          operatorCode(() => this.operator.reconcile({ ...object, spec: parsed.data }, context)),
         endOptions(runtime),
       );
     } catch (error) {
@@ -329,7 +335,10 @@ export class OperatorReconciler implements Reconciler {
     const context = this.#context(object, runtime, new Set(), calls);
     const result = await endingWith(
       calls,
-      () => operator.finalize?.({ ...object, spec: parsed.data }, context) ?? Promise.resolve(),
+      () =>
+        operatorCode(
+          () => operator.finalize?.({ ...object, spec: parsed.data }, context) ?? Promise.resolve(),
+        ),
       endOptions(runtime),
     ).catch(async (error: unknown) => {
       // a new version's cleanup its RBAC does not allow yet: what to apply, on the object
@@ -548,4 +557,13 @@ function reportsNotReady(
   ready: { readonly status: ConditionStatus | boolean } | undefined,
 ): boolean {
   return ready !== undefined && ready.status !== true && ready.status !== 'True';
+}
+
+/** The operator's own code run: what escapes it is marked its own, unless a ctx call failed (error-origin.ts). */
+async function operatorCode<T>(run: () => T | Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw markOperatorError(error);
+  }
 }
