@@ -49,6 +49,8 @@ export interface NatsOptions {
   readonly serverName?: string;
   /** clients must log in as this one user (nats-credentials.ts) */
   readonly auth?: NatsCredentials;
+  /** the JetStream store, kept elsewhere than `dir` (kubebus dev's, across runs) */
+  readonly storeDir?: string;
 }
 
 export async function natsConfig(dir: string, options: NatsOptions = {}): Promise<NatsConfig> {
@@ -57,7 +59,7 @@ export async function natsConfig(dir: string, options: NatsOptions = {}): Promis
   const config: NatsConfig = {
     port: await freePort(),
     monitorPort: await freePort(),
-    storeDir: join(dir, `jetstream${suffix}`),
+    storeDir: options.storeDir ?? join(dir, `jetstream${suffix}`),
     configFile: join(dir, `nats-server${suffix}.conf`),
     logFile: join(dir, `nats-server${suffix}.log`),
     env: {

@@ -12,7 +12,15 @@ import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -101,7 +109,12 @@ describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
       ),
     );
     // the servers are where this test found them (HOME moved, so its cache would not be)
-    return { ...env, HOME: home, KUBEBUS_ASSETS: dirname(serverBinary('nats-server')) };
+    return {
+      ...env,
+      HOME: home,
+      KUBEBUS_CACHE: join(home, '.cache', 'kubebus'),
+      KUBEBUS_ASSETS: dirname(serverBinary('nats-server')),
+    };
   }
 
   const widget = (name: string) => ({
@@ -203,6 +216,41 @@ describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
       await assert.rejects(
         connect({ ...connectionOf({}, exported).options, reconnect: false, timeout: 2_000 }),
       );
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('keeps the cluster’s NATS store across runs: a second run has the first one’s history', async () => {
+    const child = spawn(process.execPath, kubebusArgs('dev', WIDGETS_OPERATOR), {
+      env: userEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = once(child, 'exit');
+    try {
+      await waitFor(
+        () => stdout.includes('is running') || child.exitCode !== null,
+        'kubebus dev to run again',
+        120_000,
+      );
+      assert.ok(stdout.includes('is running'), `stdout: ${stdout}\nstderr: ${stderr}`);
+      const store = /^NATS store: (\S+) /m.exec(stdout)?.[1] ?? '';
+      assert.ok(store.startsWith(join(home, '.cache', 'kubebus', 'dev')), stdout);
+      // what the first run recorded of the object it reconciled is still on the bus
+      const history = await kubebus(['history', CRD, 'default/from-dev'], {
+        ...userEnv(),
+        ...exportsIn(stdout),
+      });
+      assert.equal(history.code, 0, history.stderr);
+      assert.match(history.stdout, /^#1 \S+ add rv \d+ generation 1 \(watch\)$/m);
+      child.kill('SIGINT');
+      await exited;
+      // held while it ran, and let go
+      assert.equal(existsSync(join(store, 'lock')), false);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

@@ -34,7 +34,7 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
   say(
     existing
       ? natsNamed === undefined || natsNamed === ''
-        ? 'starting nats-server on loopback, TLS and a user made for this run (KUBEBUS_NATS_URL names none)'
+        ? "starting nats-server on loopback, TLS and a user made for this run, the cluster's store kept across runs (KUBEBUS_NATS_URL names none)"
         : `using NATS at ${natsNamed} (KUBEBUS_NATS_URL)`
       : [
           'starting kube-apiserver, etcd, kube-controller-manager and nats-server',
@@ -47,10 +47,19 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
       cluster: choice.cluster,
       controllerManager: true,
       keepDir: true,
+      // the objects outlive the run: so does what the bus holds of them (ctx.once's records)
+      keepNatsStore: true,
       ...(context === undefined ? {} : { context }),
     },
     host.env,
   );
+  const store = environment.natsStore;
+  if (store !== undefined)
+    say(
+      store.held === undefined
+        ? `warning: another kubebus dev holds this cluster's NATS store (${store.dir}): this run's is new, so its ctx.once calls of existing objects are made again`
+        : `NATS store: ${store.held.dir} (the history and ctx.once records of this cluster's objects; delete it to start afresh)`,
+    );
   const standInWanted = !existing && line.values['no-stand-in'] !== true;
   const crd = crdOf(operator.for).metadata.name;
   const stop = async (code: number) => {

@@ -32,7 +32,7 @@ import {
 } from './workload-stand-in.js';
 import { localWebhook, type LocalWebhook } from './local-webhook.js';
 import { connectExistingCluster } from './existing-cluster.js';
-import { startLocalServers, type Servers } from './servers.js';
+import { startLocalServers, type KeptNatsStore, type Servers } from './servers.js';
 import { describePredicate, waitForObject, waitUntil } from './wait.js';
 
 /** The roles' backoff cap on the bed (short, so retries come soon); kubebus test waits longer than it. */
@@ -57,10 +57,18 @@ export interface InProcessRunOptions extends RunOptions {
 /** The test environment as `kubebus test` drives it. */
 export interface InProcessEnvironment extends TestEnvironment {
   run(operator: Operator, options?: InProcessRunOptions): Promise<RunningOperatorHandle>;
+  /** kubebus dev on an existing cluster: the NATS store kept across runs (dev-nats-store.ts) */
+  readonly natsStore?: KeptNatsStore;
+}
+
+/** What `kubebus dev` asks of the environment beyond the test kit's options (not public). */
+export interface InProcessEnvironmentOptions extends TestEnvironmentOptions {
+  /** on an existing cluster, keep the started nats-server's store across runs */
+  readonly keepNatsStore?: boolean;
 }
 
 /** The servers the options name: the loopback test bed, or an existing cluster. */
-function serversOf(options: TestEnvironmentOptions, env: Env): Promise<Servers> {
+function serversOf(options: InProcessEnvironmentOptions, env: Env): Promise<Servers> {
   const keepDir = options.keepDir === undefined ? {} : { keepDir: options.keepDir };
   if (clusterOf(options, env) === 'local')
     return startLocalServers({
@@ -75,6 +83,7 @@ function serversOf(options: TestEnvironmentOptions, env: Env): Promise<Servers> 
       ...(options.kubeconfig === undefined ? {} : { kubeconfig: options.kubeconfig }),
       ...(options.context === undefined ? {} : { context: options.context }),
       ...(options.natsUrl === undefined ? {} : { natsUrl: options.natsUrl }),
+      ...(options.keepNatsStore === undefined ? {} : { keepNatsStore: options.keepNatsStore }),
     },
     env,
   );
@@ -86,7 +95,7 @@ function serversOf(options: TestEnvironmentOptions, env: Env): Promise<Servers> 
  * (KUBECONFIG, HOME, KUBEBUS_NATS_*, KUBEBUS_USE_EXISTING_CLUSTER).
  */
 export async function startEnvironment(
-  options: TestEnvironmentOptions = {},
+  options: InProcessEnvironmentOptions = {},
   env: Env = {},
 ): Promise<InProcessEnvironment> {
   const servers = await serversOf(options, env);
@@ -115,6 +124,7 @@ export async function startEnvironment(
     natsUrl: servers.natsUrl,
     natsEnv: Object.freeze({ KUBEBUS_NATS_URL: servers.natsUrl, ...servers.natsEnv }),
     dir: servers.dir,
+    ...(servers.natsStore === undefined ? {} : { natsStore: servers.natsStore }),
 
     async install(...resources) {
       for (const resource of resources) {

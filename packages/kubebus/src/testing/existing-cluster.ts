@@ -17,7 +17,8 @@ import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import { loopbackTls, natsConfig, natsUrl, startNats } from '../../../../test/bed/nats.js';
 import { loopbackCredentials } from '../../../../test/bed/nats-credentials.js';
 import { createCa } from '../../../../test/bed/pki.js';
-import type { Servers } from './servers.js';
+import { devStoreDir, holdStore } from './dev-nats-store.js';
+import type { KeptNatsStore, Servers } from './servers.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -30,6 +31,8 @@ export interface ExistingClusterOptions {
   readonly natsUrl?: string;
   /** keep the started nats-server's data and log after stop() */
   readonly keepDir?: boolean;
+  /** keep the started nats-server's JetStream store across runs, one per cluster (kubebus dev) */
+  readonly keepNatsStore?: boolean;
 }
 
 export type Probe =
@@ -124,10 +127,15 @@ export async function connectExistingCluster(
       stop: () => Promise.resolve(),
     };
   const dir = mkdtempSync(join(tmpdir(), 'kubebus-dev-'));
+  const kept = options.keepNatsStore === true ? keptStore(probe, env) : undefined;
   try {
     const ca = await createCa(dir);
     const credentials = loopbackCredentials(dir);
-    const config = await natsConfig(dir, { ...(await loopbackTls(ca)), auth: credentials });
+    const config = await natsConfig(dir, {
+      ...(await loopbackTls(ca)),
+      auth: credentials,
+      ...(kept?.held === undefined ? {} : { storeDir: kept.held.dir }),
+    });
     const server = await startNats(config);
     return {
       ...base,
@@ -135,15 +143,25 @@ export async function connectExistingCluster(
       natsEnv: { KUBEBUS_NATS_CA: ca.caCert, ...credentials.clientEnv },
       dir,
       startedNats: true,
+      ...(kept === undefined ? {} : { natsStore: kept }),
       async stop() {
         await server.stop();
+        kept?.held?.release();
         if (options.keepDir !== true) rmSync(dir, { recursive: true, force: true });
       },
     };
   } catch (error) {
+    kept?.held?.release();
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** The cluster's dev store, if no other live process holds it. */
+function keptStore(probe: { server: string; context: string }, env: Env): KeptNatsStore {
+  const dir = devStoreDir(env, probe.server, probe.context);
+  const held = holdStore(join(dir, 'jetstream'));
+  return { dir, ...(held === undefined ? {} : { held }) };
 }
 
 /** The user's NATS credentials, passed on with the URL they came with. */

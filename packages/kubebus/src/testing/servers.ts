@@ -20,8 +20,17 @@ export interface Servers {
   /** whether a nats-server was started here (else KUBEBUS_NATS_URL named one) */
   readonly startedNats: boolean;
   readonly credentials: KubeCredentials;
+  /** kubebus dev on an existing cluster: the JetStream store kept across runs, unless another run held it */
+  readonly natsStore?: KeptNatsStore;
   /** stops what was started here; an existing cluster and what it holds stay */
   stop(): Promise<void>;
+}
+
+export interface KeptNatsStore {
+  /** the cluster's store */
+  readonly dir: string;
+  /** set when this run holds it; unset: another run did, and this one's store is its own */
+  readonly held?: { readonly dir: string; release(): void };
 }
 
 export async function startLocalServers(options: {
