@@ -40,7 +40,12 @@ export function holdStore(dir: string): HeldStore | undefined {
   for (let tries = 0; tries < 2; tries++) {
     try {
       writeFileSync(lock, String(process.pid), { flag: 'wx' });
-      return { dir, release: () => rmSync(lock, { force: true }) };
+      return {
+        dir,
+        release: () => {
+          rmSync(lock, { force: true });
+        },
+      };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = Number(readFileSync(lock, 'utf8'));
