@@ -477,7 +477,10 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
         .stdout;
       assert.match(doomed, /→ staticsite error in \d+ ms: .*no doomed pages/);
       assert.match(doomed, /→ staticsite dead_letter in \d+ ms \(attempt 3\): .*no doomed pages/);
-      assert.match(doomed, /^dead letter .* from staticsite after 3 attempts/m);
+      assert.match(
+        doomed,
+        /^dead letter #(\d+) .* from staticsite after 3 attempts: .*\(after the fix: kubebus dlq redrive \1\)$/m,
+      );
 
       // status: why an object is (not) Ready, on one screen; kinds and short names resolve
       const broken = (await cli(['status', 'site', 'default/doomed'])).stdout;
@@ -488,7 +491,10 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
         // the dead letter, or, once its Degraded write came back, the parked skip
         /^staticsite +(dead_letter +\d+ms +3 +\S+ +[0-9a-f]{32} +.*no doomed pages|skipped +\d+ms +1 +\S+ +[0-9a-f]{32} +parked after a dead letter)/m,
       );
-      assert.match(broken, /^ {2}\S+ from staticsite after 3 attempts: apiserver answered 422/m);
+      assert.match(
+        broken,
+        /^ {2}#(\d+) \S+ from staticsite after 3 attempts: apiserver answered 422.*\(after the fix: kubebus dlq redrive \1\)$/m,
+      );
       const fine = (await cli(['status', 'StaticSite', 'default/hello'])).stdout;
       assert.match(fine, /^Ready +True +Replicas +\S+ +2\/2 ready$/m);
       assert.match(fine, /^staticsite +success +/m);

@@ -16,13 +16,19 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { diff, formatChange } from '@kubebus/shared/kube';
 import { printable, safeText } from './terminal-safe.js';
 
-export async function readDeadLettersOf(nc: NatsConnection, key: ObjectKey): Promise<DeadLetter[]> {
+/** A dead letter with its sequence in KUBEBUS_DLQ: what `kubebus dlq inspect|redrive` take. */
+export type NumberedLetter = DeadLetter & { readonly seq: number };
+
+export async function readDeadLettersOf(
+  nc: NatsConnection,
+  key: ObjectKey,
+): Promise<NumberedLetter[]> {
   // kubebus.dlq.<origin>.<the object's key tokens>, from any origin
   const filter = `kubebus.dlq.*.${subjects.event(key).split('.').slice(2).join('.')}`;
   const messages = await readMessages(nc, Streams.deadLetters, filter).catch(() => []);
   return messages.flatMap((message) => {
     const parsed = DeadLetterSchema.safeParse(JSON.parse(new TextDecoder().decode(message.data)));
-    return parsed.success ? [parsed.data] : [];
+    return parsed.success ? [{ ...parsed.data, seq: message.seq }] : [];
   });
 }
 
@@ -77,7 +83,7 @@ export function placeOutcomes(
 
 export function formatHistory(
   revisions: readonly Revision[],
-  letters: readonly DeadLetter[],
+  letters: readonly NumberedLetter[],
   outcomes: readonly OutcomeRecord[] = [],
 ): string {
   const lines: string[] = [];
@@ -111,7 +117,7 @@ export function formatHistory(
   }
   for (const letter of letters) {
     lines.push(
-      `dead letter ${printable(letter.time)} from ${printable(letter.origin)} after ${letter.attempts} attempts: ${printable(letter.reason)}`,
+      `dead letter #${String(letter.seq)} ${printable(letter.time)} from ${printable(letter.origin)} after ${letter.attempts} attempts: ${printable(letter.reason)} (after the fix: kubebus dlq redrive ${String(letter.seq)})`,
     );
   }
   // every field is printed terminal-safe above; the whole once more, as a net

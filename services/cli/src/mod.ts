@@ -14,6 +14,7 @@ export { safeText } from './terminal-safe.js';
 export { formatAge } from './table.js';
 export { historyCommand } from './history-command.js';
 export { readDeadLettersOf } from './history.js';
+export type { NumberedLetter } from './history.js';
 export { statusCommand } from './status-command.js';
 export { readStatus } from './status.js';
 export { tailCommand } from './tail-command.js';

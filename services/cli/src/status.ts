@@ -58,7 +58,13 @@ export interface ObjectStatus {
   /** per controller: the object's partition, the replica holding it, work waiting since */
   readonly work: WorkPlace[];
   readonly outcomes: OutcomeRecord[];
-  readonly letters: { time: string; origin: string; attempts: number; reason: string }[];
+  readonly letters: {
+    seq: number;
+    time: string;
+    origin: string;
+    attempts: number;
+    reason: string;
+  }[];
 }
 
 interface WorkPlace {
@@ -208,6 +214,7 @@ export async function readStatus(
     work: await workFor(nc, key),
     outcomes: [...lastPerController.values()],
     letters: (await readDeadLettersOf(nc, key)).map((letter) => ({
+      seq: letter.seq,
       time: letter.time,
       origin: letter.origin,
       attempts: letter.attempts,
@@ -324,7 +331,7 @@ export function formatStatus(status: ObjectStatus, now = Date.now()): string {
         : `\n${status.letters
             .map(
               (l) =>
-                `  ${printable(l.time)} from ${printable(l.origin)} after ${l.attempts} attempts: ${oneLine(l.reason, 120)} (kubebus dlq list --origin ${printable(l.origin)})`,
+                `  #${String(l.seq)} ${printable(l.time)} from ${printable(l.origin)} after ${l.attempts} attempts: ${oneLine(l.reason, 120)} (after the fix: kubebus dlq redrive ${String(l.seq)})`,
             )
             .join('\n')}`
     }`,

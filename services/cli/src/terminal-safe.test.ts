@@ -96,7 +96,9 @@ describe('the terminal-safe printer', () => {
       events: [{ type: 'Warning', reason: `R${HOSTILE}`, message: `event ${HOSTILE}` }],
       work: [{ controller: `c${HOSTILE}`, partition: 1, heldBy: `replica${HOSTILE}` }],
       outcomes: [outcome],
-      letters: [{ time: letter.time, origin: letter.origin, attempts: 1, reason: letter.reason }],
+      letters: [
+        { seq: 1, time: letter.time, origin: letter.origin, attempts: 1, reason: letter.reason },
+      ],
     };
     const printed = {
       dlq: formatLetter({ seq: 1, letter }),
@@ -105,7 +107,7 @@ describe('the terminal-safe printer', () => {
           { seq: 1, event: previous },
           { seq: 2, event },
         ],
-        [letter],
+        [{ ...letter, seq: 1 }],
         [outcome],
       ),
       status: formatStatus(status, Date.parse('2026-01-01T00:01:00Z')),
