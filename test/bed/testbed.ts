@@ -292,6 +292,21 @@ export class TestBed {
     await this.startApiserver();
   }
 
+  /**
+   * Restarts kube-controller-manager, if it runs: its garbage collector finds
+   * resources at start and then every 30 s, so until then it cannot resolve an
+   * owner of a kind whose CRD came after it — dependents of a deleted custom
+   * resource waited up to ~46 s (its retries back off meanwhile).
+   */
+  async restartControllerManager(): Promise<void> {
+    if (!this.#servers.has('controller-manager')) return;
+    await this.#stopServer('controller-manager', 'graceful');
+    this.#servers.set(
+      'controller-manager',
+      await startControllerManager(this.dir, this.kubeconfigPath, this.pki.serviceAccountKey),
+    );
+  }
+
   /** Restarts etcd on the same port and data directory. */
   async restartEtcd(options: { how?: 'graceful' | 'kill'; downForMs?: number } = {}) {
     await this.#stopServer('etcd', options.how ?? 'graceful');

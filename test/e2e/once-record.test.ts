@@ -107,4 +107,27 @@ describe('ctx.once remembers the calls it made', { timeout: 300_000 }, () => {
     assert.doesNotMatch(result.stdout, /differs/);
     assert.equal(made.length, 2, 'replay makes no call');
   });
+
+  it('replays a name re-created as its live object, the earlier one named and not replayed', async () => {
+    // 'farewell' was deleted above: made again, it is another object with a call of its own
+    const before = made.length;
+    await env.apply(delivery('farewell', 2));
+    const uid = await reconciledAt('farewell', 2, 'done');
+    assert.equal(callsOf(uid), 1);
+    assert.equal(made.length, before + 1);
+    const result = await kubebusCli(['replay', OPERATOR_FILE, 'default/farewell'], {
+      ...env.natsEnv,
+      KUBECONFIG: env.kubeconfigPath,
+    });
+    assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    // the first object's revisions: named, not sent to today's object (a 422 on its uid before)
+    assert.match(
+      result.stdout,
+      /^#\d+ add rv \d+ generation 1: an earlier object of this name \(uid [-0-9a-f]+\), deleted since: not replayed/m,
+    );
+    assert.match(result.stdout, /^#\d+ delete rv \d+ .*an earlier object of this name/m);
+    assert.doesNotMatch(result.stdout, /422|Invalid|differs|would create/);
+    assert.match(result.stdout, /: status same as recorded$/m);
+    assert.equal(made.length, before + 1, 'replay makes no call');
+  });
 });

@@ -21,6 +21,16 @@ const Tenant = defineResource({
   status: z.object({ namespace: z.string() }).partial(),
 });
 
+/** A kind installed once the servers run: its owners' dependents are garbage-collected too. */
+const Claim = defineResource({
+  group: 'tenancy.test.kubebus.dev',
+  version: 'v1',
+  kind: 'Claim',
+  scope: 'Cluster',
+  spec: z.object({}),
+  status: z.object({}).partial(),
+});
+
 const MAX_ATTEMPTS = 3;
 const BLOCKER = 'test.kubebus.dev/block';
 
@@ -115,5 +125,39 @@ describe('a namespace being deleted', { timeout: 300_000 }, () => {
     const namespace = await env.get(kinds.Namespace, 'tenant-acme');
     assert.equal(namespace?.metadata.deletionTimestamp, undefined);
     assert.equal((await recorded()).deadLetters, 0);
+  });
+
+  it('garbage-collects what an object of a kind installed later owned, once it is deleted', async () => {
+    // kube-controller-manager's collector finds new kinds every 30 s: the kit's install tells it
+    await env.install(Claim);
+    const claim = await env.apply({
+      apiVersion: 'tenancy.test.kubebus.dev/v1',
+      kind: 'Claim',
+      metadata: { name: 'c1' },
+      spec: {},
+    });
+    await env.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'owned-by-claim',
+        namespace: 'default',
+        ownerReferences: [
+          {
+            apiVersion: 'tenancy.test.kubebus.dev/v1',
+            kind: 'Claim',
+            name: 'c1',
+            uid: claim.metadata.uid,
+          },
+        ],
+      },
+      data: {},
+    });
+    await env.delete(Claim, 'c1');
+    // well within the collector's own 30 s discovery: it was not left to find the kind
+    await env.waitFor(kinds.ConfigMap, 'owned-by-claim', (cm) => cm === undefined, {
+      namespace: 'default',
+      timeoutMs: 20_000,
+    });
   });
 });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   compared,
+  unreconciledWhy,
   existedUnrecorded,
   failedWhereRecordedCame,
   failureOfTheCode,
@@ -209,20 +210,41 @@ describe('replay: which differences count', () => {
   const differs = [{ path: 'fingerprint', before: 'aaaa', after: 'bbbb' }];
 
   it('counts a difference when every Secret read is as it was then', () => {
-    assert.deepEqual(compared(false, [], differs), { differences: differs });
+    assert.deepEqual(compared(undefined, [], differs), { differences: differs });
   });
 
   it('shows, not counts, one computed from a Secret changed since', () => {
-    const step = compared(false, ['Secret app/db (changed since)'], differs);
+    const step = compared(undefined, ['Secret app/db (changed since)'], differs);
     assert.deepEqual(step.differences, []);
     assert.match(step.uncompared ?? '', /Secret app\/db \(changed since\) as they are today/);
     assert.match(step.uncompared ?? '', /status\.fingerprint$/);
     // no difference, nothing to explain
-    assert.deepEqual(compared(false, ['Secret app/db (changed since)'], []), { differences: [] });
+    assert.deepEqual(compared(undefined, ['Secret app/db (changed since)'], []), {
+      differences: [],
+    });
   });
 
-  it('compares nothing for a revision not reconciled on its own', () => {
-    assert.match(compared(true, [], differs).uncompared ?? '', /coalesced/);
+  it('compares nothing for a revision not reconciled on its own, or whose reconciles all failed', () => {
+    const revision = { seq: 7, event: { id: 'e7' } } as unknown as Parameters<
+      typeof unreconciledWhy
+    >[0];
+    const why = (outcomes: unknown[]) =>
+      unreconciledWhy(revision, outcomes as Parameters<typeof unreconciledWhy>[1], 'tenants');
+    assert.match(compared(why([]), [], differs).uncompared ?? '', /coalesced/);
+    const failed = why([
+      {
+        controller: 'tenants',
+        eventId: 'e7',
+        result: 'error',
+        error: 'billing POST /tenants: 503\n  at x',
+      },
+      { controller: 'other', eventId: 'e7', result: 'success' },
+    ]);
+    assert.equal(
+      failed,
+      'its reconciles came to no status (the last: error, billing POST /tenants: 503): nothing to compare',
+    );
+    assert.deepEqual(compared(failed, [], differs).differences, []);
   });
 });
 

@@ -84,6 +84,8 @@ export interface ReplayStep {
   /** what the reconcile would write, each answered by the apiserver's dry run */
   readonly writes: ReplayWrite[];
   readonly error?: string;
+  /** why the revision was not replayed at all (an earlier object of the name) */
+  readonly notReplayed?: string;
   /**
    * The revision's own reconcile came to a status, and this one failed
    * before it computed any: a regression as surely as a different status
@@ -348,10 +350,23 @@ export async function replay(deps: {
   const outcomes = await readOutcomes(deps.nc, deps.key);
   const performed = await performedCallsOf(deps.nc, deps.controller, deps.log);
   const steps: ReplayStep[] = [];
+  // the object the name stands for now: revisions of an earlier one are not replayed
+  const liveUid = revisions.at(-1)?.event.kbuid;
   for (const [index, revision] of revisions.entries()) {
     if (deps.from !== undefined && revision.seq < deps.from) continue;
     if (deps.to !== undefined && revision.seq > deps.to) continue;
     const { event } = revision;
+    if (liveUid !== undefined && event.kbuid !== liveUid) {
+      steps.push({
+        ...headOf(revision),
+        computed: undefined,
+        recorded: undefined,
+        differences: [],
+        writes: [],
+        notReplayed: `an earlier object of this name (uid ${event.kbuid}), deleted since: not replayed (its writes would meet today's object, and its ctx.once records went with it)`,
+      });
+      continue;
+    }
     // What handling this revision came to is recorded in the next one (the status
     // write); what the reconciles before it read is the world just before it.
     const next = revisions[index + 1];
@@ -443,13 +458,14 @@ export async function replay(deps: {
       });
     }
     steps.push({
-      seq: revision.seq,
-      op: opOf(event),
-      resourceVersion: event.kbrv,
-      generation: event.kbgeneration,
+      ...headOf(revision),
       computed,
       recorded,
-      ...compared(own === undefined, secretsUnsure, differences),
+      ...compared(
+        own === undefined ? unreconciledWhy(revision, outcomes, deps.controller) : undefined,
+        secretsUnsure,
+        differences,
+      ),
       writes,
       ...(error === undefined ? {} : { error }),
       ...(latest &&
@@ -514,16 +530,39 @@ export function replayDiverged(steps: readonly ReplayStep[]): boolean {
  * as they are today) — a status computed from them may differ for that alone,
  * so it is shown, not counted.
  */
+/** A step's revision: its sequence, operation, resourceVersion and generation. */
+function headOf({ seq, event }: Revision) {
+  return {
+    seq,
+    op: opOf(event),
+    resourceVersion: event.kbrv,
+    generation: event.kbgeneration,
+  };
+}
+
+/**
+ * Why a revision has no recorded status to compare with: its reconciles all
+ * failed (the last one's result and error), or none ran on its own.
+ */
+export function unreconciledWhy(
+  revision: Revision,
+  outcomes: readonly OutcomeRecord[],
+  controller: string,
+): string {
+  const last = outcomes
+    .filter((o) => o.controller === controller && o.eventId === revision.event.id)
+    .at(-1);
+  if (last === undefined) return 'not reconciled on its own (coalesced into a later change)';
+  const why = last.error ?? last.note;
+  return `its reconciles came to no status (the last: ${last.result}${why === undefined ? '' : `, ${why.split('\n')[0] ?? ''}`}): nothing to compare`;
+}
+
 export function compared(
-  coalesced: boolean,
+  unreconciled: string | undefined,
   secretsUnsure: readonly string[],
   differences: Change[],
 ): Pick<ReplayStep, 'differences' | 'uncompared'> {
-  if (coalesced)
-    return {
-      differences: [],
-      uncompared: 'not reconciled on its own (coalesced into a later change)',
-    };
+  if (unreconciled !== undefined) return { differences: [], uncompared: unreconciled };
   if (differences.length > 0 && secretsUnsure.length > 0)
     return {
       differences: [],
@@ -539,7 +578,9 @@ export function formatReplay(steps: readonly ReplayStep[]): string {
   const lines: string[] = [];
   for (const step of steps) {
     const head = `#${step.seq} ${step.op} rv ${step.resourceVersion}${step.generation === undefined ? '' : ` generation ${step.generation}`}`;
-    if (step.computed === undefined) {
+    if (step.notReplayed !== undefined) {
+      lines.push(`${head}: ${step.notReplayed}`);
+    } else if (step.computed === undefined) {
       lines.push(
         `${head}: no status computed${step.error === undefined ? '' : ` (${step.error})`}${step.failed === true ? '; its recorded reconcile came to a status: failed' : ''}`,
       );

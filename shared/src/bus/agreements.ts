@@ -94,10 +94,11 @@ export async function agree(
       (ours.owns === undefined ||
         registered.owns === undefined ||
         [...new Set(ours.owns)].sort().join() === [...new Set(registered.owns)].sort().join()));
+  // an upgrade that changed `for` or `owns`: expected, said once as this version registers
   if (!sameInterests)
-    log.warn(
+    log.info(
       { key, registered, ours },
-      'this process declares other interests than the one registered before it (a rolling update?); keeping this one',
+      'the operator declares other kinds than the version registered before it (an upgrade): registering this version’s',
     );
   const unchanged =
     !repartitioned &&

@@ -165,6 +165,8 @@ export async function startEnvironment(
           60_000,
         );
       }
+      // owner references to the new kinds are garbage-collected from now on, not in ~30–46 s
+      if (resources.length > 0) await servers.refreshGarbageCollector?.();
     },
 
     async run(operator, runOptions: InProcessRunOptions = {}) {

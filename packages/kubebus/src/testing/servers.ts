@@ -22,6 +22,8 @@ export interface Servers {
   readonly credentials: KubeCredentials;
   /** kubebus dev on an existing cluster: the JetStream store kept across runs, unless another run held it */
   readonly natsStore?: KeptNatsStore;
+  /** the garbage collector learns the CRDs installed since it started (local: kube-controller-manager restarted) */
+  refreshGarbageCollector?(): Promise<void>;
   /** stops what was started here; an existing cluster and what it holds stay */
   stop(): Promise<void>;
 }
@@ -57,6 +59,7 @@ export async function startLocalServers(options: {
       dir: bed.dir,
       startedNats: true,
       credentials: await loadKubeConfig(bed.kubeconfigPath, {}),
+      refreshGarbageCollector: () => bed.restartControllerManager(),
       stop: () => bed.stop(),
     };
   } catch (error) {
