@@ -2,8 +2,9 @@
 // a Warning Event at its 2nd and 4th failed attempts (not the 1st, not each),
 // with the error's first line; the object then reconciles as usual. The same
 // when the failure is the operator's own call to an API that refuses the
-// connection (in reconcile, or in a ctx.once perform): an external system's
-// outage is counted, not waited out like the apiserver's (error-origin.ts).
+// connection (in reconcile, or in a ctx.once perform): an outside system's
+// outage is counted and shown, where the apiserver's is only waited out
+// (error-origin.ts; it is never dead-lettered either: failure-class.ts).
 import { EventsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { defineOperator, defineResource } from 'kubebus';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';

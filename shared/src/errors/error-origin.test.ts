@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { decide } from '../runtime/outcome.js';
 import { markKubebusError, markOperatorError } from './error-origin.js';
 import { classifyFailure } from './failure-class.js';
 
@@ -7,19 +8,33 @@ const refused = () =>
   new TypeError('fetch failed', {
     cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
   });
-const timedOut = () => Object.assign(new Error('aborted'), { name: 'TimeoutError' });
+/** fetch's own timeout: AbortSignal.timeout's reason */
+const fetchTimedOut = () =>
+  new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+/** nats.js' request timeout: what setup's NATS connection (host.nats) throws */
+const natsTimedOut = () => Object.assign(new Error('timeout'), { name: 'TimeoutError' });
 
 describe('where a failure came from', () => {
   it('waits out a dependency’s outage that no operator code threw (the runtime’s own calls)', () => {
     assert.equal(classifyFailure(refused()), 'transient');
-    assert.equal(classifyFailure(timedOut()), 'transient');
+    assert.equal(classifyFailure(natsTimedOut()), 'transient');
   });
 
-  it('counts the operator’s own call refused or timing out against the object’s budget', () => {
-    assert.equal(classifyFailure(markOperatorError(refused())), 'unknown');
-    assert.equal(classifyFailure(markOperatorError(timedOut())), 'unknown');
+  it('calls the operator’s own call refused or timing out an outside system’s outage', () => {
+    assert.equal(classifyFailure(markOperatorError(refused())), 'external');
+    assert.equal(classifyFailure(markOperatorError(fetchTimedOut())), 'external');
+    // a wait it names is not kubebus' to honour
     const waiting = Object.assign(new Error('busy'), { waitMs: 1_000 });
     assert.equal(classifyFailure(markOperatorError(waiting)), 'unknown');
+  });
+
+  it('keeps NATS' + "'" + ' errors through setup’s connection a dependency’s outage', () => {
+    assert.equal(classifyFailure(markOperatorError(natsTimedOut())), 'transient');
+    const noLeader = Object.assign(new Error('no leader'), {
+      name: 'JetStreamApiError',
+      status: 503,
+    });
+    assert.equal(classifyFailure(markOperatorError(noLeader)), 'transient');
   });
 
   it('keeps a ctx call’s outage kubebus’, rethrown or wrapped by the operator’s code', () => {
@@ -31,11 +46,24 @@ describe('where a failure came from', () => {
 
   it('leaves an error the operator threw inside a ctx call (a ctx.once perform) the operator’s', () => {
     const own = markOperatorError(refused());
-    assert.equal(classifyFailure(markKubebusError(own)), 'unknown');
+    assert.equal(classifyFailure(markKubebusError(own)), 'external');
   });
 
   it('reads the apiserver’s answers the same whoever threw them', () => {
     const unavailable = Object.assign(new Error('503'), { name: 'KubeApiError', status: 503 });
     assert.equal(classifyFailure(markOperatorError(unavailable)), 'transient');
+  });
+
+  it('retries an outside system’s outage without limit, each try counted, never a dead letter', () => {
+    const policy = { baseMs: 10, capMs: 1_000, maxAttempts: 3 };
+    const action = decide(
+      { ok: false, error: markOperatorError(refused()) },
+      { attempt: 50, streak: 49 },
+      policy,
+    );
+    assert.equal(action.kind, 'retry');
+    assert.ok(
+      action.kind === 'retry' && action.external === true && action.transient === undefined,
+    );
   });
 });

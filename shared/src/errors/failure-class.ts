@@ -19,7 +19,14 @@ export const FailureClasses = {
   Forbidden: 'forbidden',
   /** the apiserver refused this object's request (400, 403, 404, 422, …): retrying will not help */
   Object: 'object',
-  /** anything else (a bug, an external system — an operator's own call refused or timing out): the usual retry budget */
+  /**
+   * an outside system the operator's own code calls (its fetch in reconcile,
+   * finalize or a ctx.once perform) refused the connection or timed out: not
+   * the object's fault, so never dead-lettered — retried without limit at the
+   * backoff, each try counted and said on the object (error-origin.ts)
+   */
+  External: 'external',
+  /** anything else (a bug, an external system answering with an error): the usual retry budget */
   Unknown: 'unknown',
 } as const;
 
@@ -83,8 +90,8 @@ function namespaceTerminating(shape: ErrorShape): boolean {
 }
 
 export function classifyFailure(error: unknown): FailureClass {
-  // the operator's own call failing to connect is its external system's outage, not the cluster's
-  const outageShapes = !isOperatorError(error);
+  // the operator's own call failing to connect is its outside system's outage, not the cluster's
+  const own = isOperatorError(error);
   for (let e: unknown = error, depth = 0; e !== undefined && depth < 8; depth++) {
     if (typeof e !== 'object' || e === null) break;
     const shape = e as ErrorShape;
@@ -114,15 +121,15 @@ export function classifyFailure(error: unknown): FailureClass {
       if (status === 409) return 'unknown';
       if (status >= 400) return 'object';
     }
-    if (!outageShapes) {
-      e = shape.cause;
-      continue;
-    }
-    if (typeof shape.code === 'string' && NETWORK_CODES.has(shape.code)) return 'transient';
+    if (typeof shape.code === 'string' && NETWORK_CODES.has(shape.code))
+      return own ? 'external' : 'transient';
+    // fetch's timeout (AbortSignal.timeout): the operator's own call
+    if (own && e instanceof DOMException && shape.name === 'TimeoutError') return 'external';
+    // nats.js' errors: the operator's NATS is kubebus' own connection (setup's host.nats)
     if (typeof shape.name === 'string' && NATS_UNAVAILABLE.has(shape.name)) return 'transient';
     // something under way elsewhere names its wait (another reconcile's external call,
     // ADR 0035): not the object's fault, waited out (outcome.ts waits the time it names)
-    if (typeof (e as { waitMs?: unknown }).waitMs === 'number') return 'transient';
+    if (!own && typeof (e as { waitMs?: unknown }).waitMs === 'number') return 'transient';
     // JetStream API errors from the server side (503 no leader, 500 "no suitable
     // peers for placement, peer offline"): the cluster is degraded, not the object.
     if (

@@ -345,6 +345,13 @@ export class Controller {
               },
               "the operator's RBAC refused a request; will retry without limit until it is granted",
             );
+          } else if (action.external === true) {
+            this.#failures.set(id, attempt);
+            metrics.transientRetries.inc({ controller: name, class: 'external' });
+            log.warn(
+              { err: action.error, attempt, retryInMs: action.delayMs },
+              "an outside system the operator's code calls is unreachable; will retry without limit",
+            );
           } else if (action.transient === true) {
             metrics.transientRetries.inc({ controller: name, class: 'transient' });
             log.warn(

@@ -86,7 +86,7 @@ export const runtimeMetrics = perRegistry((registry: Registry) => {
     }),
     transientRetries: new Counter({
       name: 'kubebus_reconcile_transient_retries_total',
-      help: "Retries that spend no retry budget, by class: transient, a dependency (apiserver, NATS) was unavailable; forbidden, the operator's own RBAC refused a request (an admin must apply its RBAC)",
+      help: "Retries that spend no retry budget, by class: transient, a dependency (apiserver, NATS) was unavailable; forbidden, the operator's own RBAC refused a request (an admin must apply its RBAC); external, an outside system the operator's own code calls refused the connection or timed out (each also counted as an attempt, said on the object)",
       labelNames: ['controller', 'class'],
       registers,
     }),

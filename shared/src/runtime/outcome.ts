@@ -28,6 +28,8 @@ export type Action =
       readonly forbidden?: true;
       /** waiting for something under way (another reconcile's external call): after the time it named, no backoff */
       readonly waiting?: true;
+      /** an outside system the operator's own code calls is unreachable: counted, never dead-lettered */
+      readonly external?: true;
       /** after an error that counts: the attempts it has in all (object failures get fewer) */
       readonly budget?: number;
     }
@@ -76,6 +78,9 @@ export function decide(
   // never the object's fault: retried until an admin applies the RBAC, as controller-runtime does
   if (failureClass === 'forbidden')
     return { kind: 'retry', delayMs, error, transient: true, forbidden: true };
+  // the operator's outside system is down: each try counts (and shows on the object), none
+  // parks it — a dependency still starting (its own database) is waited for, as before
+  if (failureClass === 'external') return { kind: 'retry', delayMs, error, external: true };
   const budget =
     failureClass === 'object'
       ? Math.min(policy.objectAttempts ?? 3, policy.maxAttempts)
