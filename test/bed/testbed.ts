@@ -48,6 +48,9 @@ export interface TestBedOptions {
 
 export class TestBed {
   readonly #servers = new Map<string, ServerProcess>();
+  /** the last kube-controller-manager restart asked for (restartControllerManager) */
+  #kcmRestart: Promise<void> = Promise.resolve();
+  #stopping = false;
 
   private constructor(
     readonly dir: string,
@@ -298,13 +301,17 @@ export class TestBed {
    * owner of a kind whose CRD came after it — dependents of a deleted custom
    * resource waited up to ~46 s (its retries back off meanwhile).
    */
-  async restartControllerManager(): Promise<void> {
-    if (!this.#servers.has('controller-manager')) return;
-    await this.#stopServer('controller-manager', 'graceful');
-    this.#servers.set(
-      'controller-manager',
-      await startControllerManager(this.dir, this.kubeconfigPath, this.pki.serviceAccountKey),
-    );
+  restartControllerManager(): Promise<void> {
+    // one at a time, each after the installs before it; stop() waits for it
+    this.#kcmRestart = this.#kcmRestart.then(async () => {
+      if (!this.#servers.has('controller-manager') || this.#stopping) return;
+      await this.#stopServer('controller-manager', 'graceful');
+      this.#servers.set(
+        'controller-manager',
+        await startControllerManager(this.dir, this.kubeconfigPath, this.pki.serviceAccountKey),
+      );
+    });
+    return this.#kcmRestart;
   }
 
   /** Restarts etcd on the same port and data directory. */
@@ -344,6 +351,8 @@ export class TestBed {
 
   /** Stops every server (dependents first) and removes the directory. */
   async stop(): Promise<void> {
+    this.#stopping = true;
+    await this.#kcmRestart.catch(() => undefined);
     for (const name of ['controller-manager', 'apiserver', 'etcd']) {
       await this.#stopServer(name, 'graceful');
     }

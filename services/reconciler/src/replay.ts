@@ -350,8 +350,11 @@ export async function replay(deps: {
   const outcomes = await readOutcomes(deps.nc, deps.key);
   const performed = await performedCallsOf(deps.nc, deps.controller, deps.log);
   const steps: ReplayStep[] = [];
-  // the object the name stands for now: revisions of an earlier one are not replayed
-  const liveUid = revisions.at(-1)?.event.kbuid;
+  // the object the name stands for now: revisions of an earlier one are not replayed. The
+  // last one not deleted (a relist records the tombstones of gone objects after what it
+  // listed); with none, the last one there was
+  const liveUid = (revisions.findLast(({ event }) => opOf(event) !== 'delete') ?? revisions.at(-1))
+    ?.event.kbuid;
   for (const [index, revision] of revisions.entries()) {
     if (deps.from !== undefined && revision.seq < deps.from) continue;
     if (deps.to !== undefined && revision.seq > deps.to) continue;
@@ -555,6 +558,8 @@ export function unreconciledWhy(
     .filter((o) => o.controller === controller && o.eventId === revision.event.id)
     .at(-1);
   if (last === undefined) return 'not reconciled on its own (coalesced into a later change)';
+  if (last.result === 'success' || last.result === 'requeue_after')
+    return 'its status write is no longer in the history (aged out): nothing to compare';
   const why = last.error ?? last.note;
   return `its reconciles came to no status (the last: ${last.result}${why === undefined ? '' : `, ${why.split('\n')[0] ?? ''}`}): nothing to compare`;
 }

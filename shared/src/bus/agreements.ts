@@ -94,12 +94,18 @@ export async function agree(
       (ours.owns === undefined ||
         registered.owns === undefined ||
         [...new Set(ours.owns)].sort().join() === [...new Set(registered.owns)].sort().join()));
-  // an upgrade that changed `for` or `owns`: expected, said once as this version registers
-  if (!sameInterests)
-    log.info(
+  // an upgrade that changed `owns`: expected, said once as this version registers; another
+  // primary kind under the same name is more likely two operators sharing a name
+  if (!sameInterests) {
+    const otherPrimary =
+      registered.for !== undefined && ours.for !== undefined && registered.for !== ours.for;
+    log[otherPrimary ? 'warn' : 'info'](
       { key, registered, ours },
-      'the operator declares other kinds than the version registered before it (an upgrade): registering this version’s',
+      otherPrimary
+        ? `this operator reconciles ${ours.for}, the one registered under its name before it ${registered.for}: two operators sharing a name share their work and records — give each its own name (an upgrade that changed the kind may go on)`
+        : 'the operator owns other kinds than the version registered before it (an upgrade): registering this version’s',
     );
+  }
   const unchanged =
     !repartitioned &&
     registered !== undefined &&

@@ -48,7 +48,7 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
       controllerManager: true,
       keepDir: true,
       // the objects outlive the run: so does what the bus holds of them (ctx.once's records)
-      keepNatsStore: true,
+      keepNatsStore: { operator: operator.name },
       ...(context === undefined ? {} : { context }),
     },
     host.env,
@@ -57,7 +57,7 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
   if (store !== undefined)
     say(
       store.held === undefined
-        ? `warning: another kubebus dev holds this cluster's NATS store (${store.dir}): this run's is new, so its ctx.once calls of existing objects are made again`
+        ? `warning: ${store.unusable === undefined ? `another kubebus dev of this operator holds this cluster's NATS store (${store.dir})` : `the NATS store ${store.dir} cannot be used (${store.unusable})`}: this run's is new, so its ctx.once calls of existing objects are made again`
         : `NATS store: ${store.held.dir} (the history and ctx.once records of this cluster's objects; delete it to start afresh)`,
     );
   const standInWanted = !existing && line.values['no-stand-in'] !== true;
@@ -123,7 +123,10 @@ function runningText(
 
 function stoppedLine(environment: TestEnvironment, crd: string): string {
   if (environment.cluster === 'local') return `stopped; logs and data stay in ${environment.dir}`;
+  const kept = (environment as { natsStore?: { held?: { dir: string } } }).natsStore?.held?.dir;
   const nats =
-    environment.dir === '' ? '' : ` and nats-server (its data stay in ${environment.dir})`;
+    environment.dir === ''
+      ? ''
+      : ` and nats-server (its store stays in ${kept ?? environment.dir}${kept === undefined ? '' : `, its log in ${environment.dir}`})`;
   return `stopped the operator${nats}; the CRD ${crd} stays in the cluster (kubectl delete crd ${crd} removes it and its objects)`;
 }

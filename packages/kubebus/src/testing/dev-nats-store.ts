@@ -4,8 +4,9 @@
 // each run had every existing object's external calls made again at each
 // start. One process holds a store at a time (a lock file with its pid); a
 // second dev against the same cluster gets a store of its own for its run.
-import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { cacheRoot } from '../../../../test/bed/archive-sources.js';
 
@@ -14,45 +15,100 @@ export interface HeldStore {
   release(): void;
 }
 
-/** Where a cluster's dev store lives: the cache, by the apiserver's URL and the context. */
+/** Where a cluster's dev store of an operator lives: the cache, by the cluster's identity. */
 export function devStoreDir(
   env: Readonly<Record<string, string | undefined>>,
-  server: string,
-  context: string,
+  cluster: string,
+  operator: string,
 ): string {
-  const id = createHash('sha256').update(`${server}\n${context}`).digest('hex').slice(0, 16);
+  const id = createHash('sha256').update(`${cluster}\n${operator}`).digest('hex').slice(0, 16);
   return join(cacheRoot(env), 'dev', id);
 }
 
-function alive(pid: number): boolean {
+/** Who holds a lock: a process on a host, told apart from a later one of the same pid by its start. */
+interface Holder {
+  readonly pid: number;
+  readonly started: string;
+  readonly host: string;
+}
+
+/** When a process started (Linux: /proc/<pid>/stat's starttime), or '' where that is not known. */
+export function startOf(pid: number): string {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    const stat = readFileSync(`/proc/${String(pid)}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
+  } catch {
+    return '';
   }
 }
 
-/** The store, held by this process until release(); undefined while another live process holds it. */
+const me = (): Holder => ({ pid: process.pid, started: startOf(process.pid), host: hostname() });
+
+function holding(holder: Holder | undefined): boolean {
+  if (holder === undefined) return false;
+  // another machine sharing the home directory: it may be running
+  if (holder.host !== hostname()) return true;
+  if (holder.pid === process.pid && holder.started === me().started) return false;
+  try {
+    process.kill(holder.pid, 0);
+  } catch {
+    return false;
+  }
+  // the pid is taken again by another process (a container's pid 1 restarted)
+  return holder.started === '' || startOf(holder.pid) === holder.started;
+}
+
+function holderOf(lock: string): Holder | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(lock, 'utf8')) as Partial<Holder>;
+    return typeof parsed.pid === 'number' &&
+      typeof parsed.started === 'string' &&
+      typeof parsed.host === 'string'
+      ? { pid: parsed.pid, started: parsed.started, host: parsed.host }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The store, held by this process until release(); undefined while another
+ * live process holds it. The lock is written whole before it appears (a link
+ * of a complete file), and released only by its holder. Throws when the
+ * directory cannot be made (an unwritable cache).
+ */
 export function holdStore(dir: string): HeldStore | undefined {
   mkdirSync(dir, { recursive: true });
   const lock = join(dir, 'lock');
-  for (let tries = 0; tries < 2; tries++) {
+  const holder = me();
+  const mine = join(dir, `lock.${String(process.pid)}.${randomBytes(4).toString('hex')}`);
+  writeFileSync(mine, JSON.stringify(holder));
+  try {
     try {
-      writeFileSync(lock, String(process.pid), { flag: 'wx' });
-      return {
-        dir,
-        release: () => {
-          rmSync(lock, { force: true });
-        },
-      };
+      linkSync(mine, lock);
+      return held(dir, lock, holder);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number(readFileSync(lock, 'utf8'));
-      if (Number.isInteger(holder) && holder > 0 && alive(holder)) return undefined;
-      // a run that ended without releasing it (kill -9)
-      rmSync(lock, { force: true });
     }
+    if (holding(holderOf(lock))) return undefined;
+    // a run that ended without releasing it (kill -9): ours replaces it whole, and is read back
+    renameSync(mine, lock);
+    const now = holderOf(lock);
+    return now?.pid === holder.pid && now.started === holder.started
+      ? held(dir, lock, holder)
+      : undefined;
+  } finally {
+    rmSync(mine, { force: true });
   }
-  return undefined;
+}
+
+function held(dir: string, lock: string, holder: Holder): HeldStore {
+  return {
+    dir,
+    release: () => {
+      const current = holderOf(lock);
+      if (current?.pid === holder.pid && current.started === holder.started)
+        rmSync(lock, { force: true });
+    },
+  };
 }

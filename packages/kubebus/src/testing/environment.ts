@@ -63,8 +63,8 @@ export interface InProcessEnvironment extends TestEnvironment {
 
 /** What `kubebus dev` asks of the environment beyond the test kit's options (not public). */
 export interface InProcessEnvironmentOptions extends TestEnvironmentOptions {
-  /** on an existing cluster, keep the started nats-server's store across runs */
-  readonly keepNatsStore?: boolean;
+  /** on an existing cluster, keep the started nats-server's store across runs (one per cluster and operator) */
+  readonly keepNatsStore?: { readonly operator: string };
 }
 
 /** The servers the options name: the loopback test bed, or an existing cluster. */

@@ -31,8 +31,8 @@ export interface ExistingClusterOptions {
   readonly natsUrl?: string;
   /** keep the started nats-server's data and log after stop() */
   readonly keepDir?: boolean;
-  /** keep the started nats-server's JetStream store across runs, one per cluster (kubebus dev) */
-  readonly keepNatsStore?: boolean;
+  /** keep the started nats-server's JetStream store across runs, one per cluster and this operator (kubebus dev) */
+  readonly keepNatsStore?: { readonly operator: string };
 }
 
 export type Probe =
@@ -42,6 +42,8 @@ export type Probe =
       readonly context: string;
       readonly server: string;
       readonly credentials: KubeCredentials;
+      /** the kube-system namespace's uid: which cluster this is, whatever its URL (unset: not readable) */
+      readonly clusterId?: string;
     }
   | { readonly answers: false; readonly reason: string };
 
@@ -86,8 +88,14 @@ export async function probeExistingCluster(
   }
   const server = credentials.getCurrentCluster()?.server ?? '';
   const client = new KubeClient(credentials, restClientMetrics(new Registry()), { timeoutMs });
+  let clusterId: string | undefined;
   try {
     await client.request('/version', { timeoutMs });
+    // a cluster made anew at the same URL (kind, minikube, a reset) is another cluster
+    clusterId = await client
+      .getIfExists<{ metadata?: { uid?: string } }>('/api/v1/namespaces/kube-system')
+      .then((namespace) => namespace?.metadata?.uid)
+      .catch(() => undefined);
   } catch (error) {
     return {
       answers: false,
@@ -96,7 +104,14 @@ export async function probeExistingCluster(
   } finally {
     client.close();
   }
-  return { answers: true, files, context: context ?? '', server, credentials };
+  return {
+    answers: true,
+    files,
+    context: context ?? '',
+    server,
+    credentials,
+    ...(clusterId === undefined ? {} : { clusterId }),
+  };
 }
 
 /** The existing cluster, and NATS beside it; one line saying what to do when it does not answer. */
@@ -127,7 +142,10 @@ export async function connectExistingCluster(
       stop: () => Promise.resolve(),
     };
   const dir = mkdtempSync(join(tmpdir(), 'kubebus-dev-'));
-  const kept = options.keepNatsStore === true ? keptStore(probe, env) : undefined;
+  const kept =
+    options.keepNatsStore === undefined
+      ? undefined
+      : keptStore(probe, options.keepNatsStore.operator, env);
   try {
     const ca = await createCa(dir);
     const credentials = loopbackCredentials(dir);
@@ -157,11 +175,21 @@ export async function connectExistingCluster(
   }
 }
 
-/** The cluster's dev store, if no other live process holds it. */
-function keptStore(probe: { server: string; context: string }, env: Env): KeptNatsStore {
-  const dir = devStoreDir(env, probe.server, probe.context);
-  const held = holdStore(join(dir, 'jetstream'));
-  return { dir, ...(held === undefined ? {} : { held }) };
+/** The cluster's dev store of this operator, if no other live process holds it (or it cannot be made). */
+function keptStore(
+  probe: { server: string; context: string; clusterId?: string },
+  operator: string,
+  env: Env,
+): KeptNatsStore {
+  const cluster = probe.clusterId ?? `${probe.server}\n${probe.context}`;
+  const dir = devStoreDir(env, cluster, operator);
+  try {
+    const held = holdStore(join(dir, 'jetstream'));
+    return { dir, ...(held === undefined ? {} : { held }) };
+  } catch (error) {
+    // an unwritable cache: this run's store is its own, as before
+    return { dir, unusable: firstLine(error) };
+  }
 }
 
 /** The user's NATS credentials, passed on with the URL they came with. */

@@ -31,8 +31,10 @@ export interface Servers {
 export interface KeptNatsStore {
   /** the cluster's store */
   readonly dir: string;
-  /** set when this run holds it; unset: another run did, and this one's store is its own */
+  /** set when this run holds it; unset: another run did (or `unusable` says why not), and this one's store is its own */
   readonly held?: { readonly dir: string; release(): void };
+  /** why the store could not be made or locked (an unwritable cache) */
+  readonly unusable?: string;
 }
 
 export async function startLocalServers(options: {

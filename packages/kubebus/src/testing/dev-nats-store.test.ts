@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { devStoreDir, holdStore, startOf } from './dev-nats-store.js';
+
+describe("kubebus dev's kept NATS store", () => {
+  const root = mkdtempSync(join(tmpdir(), 'kubebus-devstore-'));
+  after(() => {
+    rmSync(root, { recursive: true, force: true });
+  });
+  let n = 0;
+  const fresh = () => join(root, String(n++));
+  const lockOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'lock'), 'utf8')) as unknown;
+  const lockAs = (dir: string, pid: number, started: string) => {
+    writeFileSync(join(dir, 'lock'), JSON.stringify({ pid, started, host: hostname() }));
+  };
+
+  it('is one per cluster and operator', () => {
+    const env = { KUBEBUS_CACHE: '/c' };
+    assert.equal(devStoreDir(env, 'uid-a', 'op'), devStoreDir(env, 'uid-a', 'op'));
+    assert.notEqual(devStoreDir(env, 'uid-a', 'op'), devStoreDir(env, 'uid-b', 'op'));
+    assert.notEqual(devStoreDir(env, 'uid-a', 'op'), devStoreDir(env, 'uid-a', 'other'));
+    assert.match(devStoreDir(env, 'uid-a', 'op'), /^\/c\/dev\/[0-9a-f]{16}$/);
+  });
+
+  it('is held by one process, and let go by it', () => {
+    const dir = fresh();
+    const store = holdStore(dir);
+    assert.ok(store);
+    assert.deepEqual(lockOf(dir), {
+      pid: process.pid,
+      started: startOf(process.pid),
+      host: hostname(),
+    });
+    store.release();
+    assert.equal(existsSync(join(dir, 'lock')), false);
+  });
+
+  it('is refused while another live process holds it, and taken once it is gone', async () => {
+    const dir = fresh();
+    holdStore(dir)?.release();
+    const other = spawn('sleep', ['60']);
+    const pid = other.pid ?? 0;
+    lockAs(dir, pid, startOf(pid));
+    assert.equal(holdStore(dir), undefined);
+    assert.equal((lockOf(dir) as { pid: number }).pid, pid, 'the holder’s lock is left alone');
+    other.kill('SIGKILL');
+    await once(other, 'exit');
+    const taken = holdStore(dir);
+    assert.ok(taken, 'a dead holder’s lock is taken over');
+    taken.release();
+  });
+
+  it('takes a lock whose pid a later process has (a container’s pid 1 restarted)', () => {
+    const dir = fresh();
+    holdStore(dir)?.release();
+    lockAs(dir, process.pid, 'an earlier start');
+    const taken = holdStore(dir);
+    assert.ok(taken);
+    taken.release();
+  });
+
+  it('never lets go of a lock another process holds now', () => {
+    const dir = fresh();
+    const store = holdStore(dir);
+    assert.ok(store);
+    lockAs(dir, 1, startOf(1));
+    store.release();
+    assert.equal((lockOf(dir) as { pid: number }).pid, 1);
+  });
+});
