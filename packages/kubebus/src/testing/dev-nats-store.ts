@@ -1,9 +1,10 @@
 // `kubebus dev` on an existing cluster keeps its nats-server's JetStream
-// store across runs, one per cluster: the objects outlive a run, and so must
-// what the bus holds of them — ctx.once's records above all. A store made anew
-// each run had every existing object's external calls made again at each
-// start. One process holds a store at a time (a lock file with its pid); a
-// second dev against the same cluster gets a store of its own for its run.
+// store across runs, one per cluster (its kube-system namespace's uid) and
+// operator: the objects outlive a run, and so must what the bus holds of them
+// — ctx.once's records above all. A store made anew each run had every
+// existing object's external calls made again at each start. One process
+// holds a store at a time (a lock naming its pid, host and start time); a
+// second dev of the operator on the cluster gets a store of its own.
 import { createHash, randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
