@@ -23,6 +23,10 @@ describe('where a failure came from', () => {
   it('calls the operator’s own call refused or timing out an outside system’s outage', () => {
     assert.equal(classifyFailure(markOperatorError(refused())), 'external');
     assert.equal(classifyFailure(markOperatorError(fetchTimedOut())), 'external');
+    const headersLate = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }),
+    });
+    assert.equal(classifyFailure(markOperatorError(headersLate)), 'external');
     // a wait it names is not kubebus' to honour
     const waiting = Object.assign(new Error('busy'), { waitMs: 1_000 });
     assert.equal(classifyFailure(markOperatorError(waiting)), 'unknown');

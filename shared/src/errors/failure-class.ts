@@ -44,6 +44,10 @@ const NETWORK_CODES = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
   'UND_ERR_SOCKET',
+  // fetch's (undici's) own timeouts: the peer did not answer in time
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
 ]);
 
 /** nats.js errors meaning the server (or the connection to it) is not available now. */
