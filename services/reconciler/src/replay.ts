@@ -558,7 +558,11 @@ export function unreconciledWhy(
     .filter((o) => o.controller === controller && o.eventId === revision.event.id)
     .at(-1);
   if (last === undefined) return 'not reconciled on its own (coalesced into a later change)';
-  if (last.result === 'success' || last.result === 'requeue_after')
+  if (
+    last.result === 'success' ||
+    last.result === 'requeue_after' ||
+    last.result === 'terminal_error'
+  )
     return 'its status write is no longer in the history (aged out): nothing to compare';
   const why = last.error ?? last.note;
   return `its reconciles came to no status (the last: ${last.result}${why === undefined ? '' : `, ${why.split('\n')[0] ?? ''}`}): nothing to compare`;

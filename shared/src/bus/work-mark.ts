@@ -35,7 +35,11 @@ export const WorkMarkSchema = z.object({
    * failures counted before it (its retry budget) and in a row (its backoff).
    */
   failures: z
-    .object({ attempts: z.int().min(0).max(10_000), streak: z.int().min(0).max(10_000) })
+    .object({
+      attempts: z.int().min(0).max(10_000),
+      streak: z.int().min(0).max(10_000),
+      external: z.int().min(0).max(10_000).optional(),
+    })
     .optional()
     .catch(undefined),
 });

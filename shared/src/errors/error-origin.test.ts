@@ -32,13 +32,33 @@ describe('where a failure came from', () => {
     assert.equal(classifyFailure(markOperatorError(waiting)), 'unknown');
   });
 
-  it('keeps NATS' + "'" + ' errors through setup’s connection a dependency’s outage', () => {
-    assert.equal(classifyFailure(markOperatorError(natsTimedOut())), 'transient');
+  it('counts NATS not answering through setup’s connection as an outside system’s outage', () => {
+    assert.equal(classifyFailure(markOperatorError(natsTimedOut())), 'external');
     const noLeader = Object.assign(new Error('no leader'), {
       name: 'JetStreamApiError',
       status: 503,
     });
-    assert.equal(classifyFailure(markOperatorError(noLeader)), 'transient');
+    assert.equal(classifyFailure(markOperatorError(noLeader)), 'external');
+  });
+
+  it('leaves another library’s timeouts and 5xx answers the object’s failures (the usual budget)', () => {
+    const ky = Object.assign(new Error('Request timed out: POST https://api'), {
+      name: 'TimeoutError',
+    });
+    const octokit = Object.assign(new Error('Service Unavailable'), {
+      name: 'HttpError',
+      status: 503,
+    });
+    const sdk = Object.assign(new Error('500 Internal'), {
+      name: 'InternalServerError',
+      status: 500,
+    });
+    const login = Object.assign(new Error('Login failed for user'), {
+      name: 'ConnectionError',
+      code: 'ELOGIN',
+    });
+    for (const error of [ky, octokit, sdk, login])
+      assert.equal(classifyFailure(markOperatorError(error)), 'unknown', error.name);
   });
 
   it('keeps a ctx call’s outage kubebus’, rethrown or wrapped by the operator’s code', () => {
@@ -68,6 +88,24 @@ describe('where a failure came from', () => {
     assert.equal(action.kind, 'retry');
     assert.ok(
       action.kind === 'retry' && action.external === true && action.transient === undefined,
+    );
+  });
+
+  it('spends no budget on an outside system’s outage: what fails after it gets the whole budget', () => {
+    const policy = { baseMs: 10, capMs: 1_000, maxAttempts: 10 };
+    const startingUp = {
+      ok: false as const,
+      error: new Error('the database system is starting up'),
+    };
+    // 20 tries the database refused, then its first error answer: retried, not parked
+    assert.equal(
+      decide(startingUp, { attempt: 21, streak: 20, external: 20 }, policy).kind,
+      'retry',
+    );
+    // ten counted beside them: parked
+    assert.equal(
+      decide(startingUp, { attempt: 30, streak: 29, external: 20 }, policy).kind,
+      'dead-letter',
     );
   });
 });

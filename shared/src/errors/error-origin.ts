@@ -1,12 +1,11 @@
-// Where a failure came from decides whether it may be waited out as an
-// outage. kubebus' own clients (the apiserver's, NATS') fail with socket
-// errors and timeouts when the cluster's dependencies are down: nobody's
-// fault, retried for as long as it takes. The same shapes from an operator's
-// own code — its fetch to an external API refused or timing out — are an
-// external system failing, which the object's retry budget covers: Warnings
-// at the 2nd, 4th, 8th attempt, then a dead letter and Degraded, as a 503
-// from that API already was. Without the mark they were retried without
-// limit and showed nowhere on the object.
+// Where a failure came from decides how its outage shows. kubebus' own
+// clients (the apiserver's, NATS') fail with socket errors and timeouts when
+// the cluster's dependencies are down: nobody's fault, waited out quietly for
+// as long as it takes. The same shapes from an operator's own code — its
+// fetch to an outside API refused or timing out — are that system's outage
+// (failure-class.ts `external`): still retried without limit, never
+// dead-lettered, but each try counts and shows on the object (Warnings at
+// the 2nd, 4th, 8th attempt). Without the mark they were retried invisibly.
 const fromKubebus = new WeakSet<object>();
 const fromOperator = new WeakSet<object>();
 

@@ -93,6 +93,34 @@ function namespaceTerminating(shape: ErrorShape): boolean {
   );
 }
 
+/** nats.js' errors no other library names so: NATS not answering (setup's connection, host.nats). */
+const NATS_OWN_NAMES = new Set([
+  'ClosedConnectionError',
+  'DrainingConnectionError',
+  'NoResponders',
+  'NoRespondersError',
+]);
+
+/**
+ * An outside system's outage as the operator's own code meets it: a socket
+ * error, fetch's timeout, NATS not answering. Only these shapes: a library's
+ * `TimeoutError` or `HttpError` 503 of its own is the object's failure, as a
+ * 503 answered by any outside system is (the usual budget).
+ */
+function ownOutage(shape: ErrorShape, e: object): boolean {
+  if (typeof shape.code === 'string' && NETWORK_CODES.has(shape.code)) return true;
+  if (e instanceof DOMException && shape.name === 'TimeoutError') return true;
+  if (typeof shape.name !== 'string') return false;
+  if (NATS_OWN_NAMES.has(shape.name)) return true;
+  // nats-core's request timeout
+  if (shape.name === 'TimeoutError' && shape.message === 'timeout') return true;
+  return (
+    /^JetStream(Api|Status)Error$/.test(shape.name) &&
+    typeof shape.status === 'number' &&
+    shape.status >= 500
+  );
+}
+
 export function classifyFailure(error: unknown): FailureClass {
   // the operator's own call failing to connect is its outside system's outage, not the cluster's
   const own = isOperatorError(error);
@@ -125,15 +153,16 @@ export function classifyFailure(error: unknown): FailureClass {
       if (status === 409) return 'unknown';
       if (status >= 400) return 'object';
     }
-    if (typeof shape.code === 'string' && NETWORK_CODES.has(shape.code))
-      return own ? 'external' : 'transient';
-    // fetch's timeout (AbortSignal.timeout): the operator's own call
-    if (own && e instanceof DOMException && shape.name === 'TimeoutError') return 'external';
-    // nats.js' errors: the operator's NATS is kubebus' own connection (setup's host.nats)
+    if (own) {
+      if (ownOutage(shape, e)) return 'external';
+      e = shape.cause;
+      continue;
+    }
+    if (typeof shape.code === 'string' && NETWORK_CODES.has(shape.code)) return 'transient';
     if (typeof shape.name === 'string' && NATS_UNAVAILABLE.has(shape.name)) return 'transient';
     // something under way elsewhere names its wait (another reconcile's external call,
     // ADR 0035): not the object's fault, waited out (outcome.ts waits the time it names)
-    if (!own && typeof (e as { waitMs?: unknown }).waitMs === 'number') return 'transient';
+    if (typeof (e as { waitMs?: unknown }).waitMs === 'number') return 'transient';
     // JetStream API errors from the server side (503 no leader, 500 "no suitable
     // peers for placement, peer offline"): the cluster is degraded, not the object.
     if (

@@ -22,9 +22,11 @@ interface ErrorShape {
   readonly cause?: unknown;
 }
 
-/** A failure retrying is expected to get past (failure-class.ts). */
+/** A failure retrying is expected to get past (failure-class.ts): a dependency's or an outside system's outage. */
 export function isExpectedFailure(error: unknown): error is Error {
-  return error instanceof Error && classifyFailure(error) === FailureClasses.Transient;
+  if (!(error instanceof Error)) return false;
+  const failureClass = classifyFailure(error);
+  return failureClass === FailureClasses.Transient || failureClass === FailureClasses.External;
 }
 
 /** The HTTP status of the error or of its first cause that has one (a wrapped KubeApiError). */

@@ -10,6 +10,7 @@ import { runtimeMetrics } from './metrics.js';
 import type { ObjectKey } from './object-key.js';
 import { KubeApiError } from '../kube/api-error.js';
 import { TerminalError } from '../definition/terminal-error.js';
+import { markOperatorError } from '../errors/error-origin.js';
 import { reconcilerFunc, type RuntimeResult } from './reconciler.js';
 import type { WorkItem } from './work-item.js';
 
@@ -209,6 +210,36 @@ describe('controller work loop', () => {
       'waiting later:42000 {"attempts":1,"streak":4}',
     ]);
     assert.deepEqual(parked, ['third after 3']);
+  });
+
+  it('counts an outside system’s outage as attempts that spend no budget', async () => {
+    const attempts: number[] = [];
+    const parked: number[] = [];
+    const redeliver = () => {
+      setTimeout(() => controller.dispatch(item('db', [], redeliver)), 1);
+    };
+    const refused = () =>
+      markOperatorError(
+        new TypeError('fetch failed', {
+          cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+        }),
+      );
+    // five tries the database refuses, then it answers with errors: the budget (3) is for those
+    const controller: Controller = new Controller(
+      reconcilerFunc(async (_request, { attempt }): Promise<RuntimeResult> => {
+        attempts.push(attempt);
+        throw attempt <= 5 ? refused() : new Error('starting up');
+      }),
+      options({
+        onDeadLetter: async (_work, _error, count) => {
+          parked.push(count);
+        },
+      }),
+    );
+    controller.dispatch(item('db', [], redeliver));
+    await until(() => parked.length === 1);
+    assert.deepEqual(attempts, [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(parked, [8]);
   });
 
   it('counts a change that comes while a retry waits apart against the same budget', async () => {

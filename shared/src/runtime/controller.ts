@@ -74,6 +74,8 @@ export class Controller {
   readonly #failures = new Map<string, number>();
   /** failures in a row of any kind, for the backoff */
   readonly #streak = new Map<string, number>();
+  /** of the counted failures by object, those an outside system failed (outcome.ts: no budget spent) */
+  readonly #external = new Map<string, number>();
   readonly #heartbeat: NodeJS.Timeout;
   readonly #labels: { name: string; controller: string };
   #stopped = false;
@@ -207,11 +209,12 @@ export class Controller {
       signal.throwIfAborted();
     };
     const { metrics, name } = this.options;
-    const attempts = {
+    const attempts: { attempt: number; streak: number; external: number } = {
       // a retry that waited apart is a new request: its failures came with it (and this
       // replica's count, kept by object, still stands for a change that came meanwhile)
       attempt: Math.max(this.#failures.get(id) ?? 0, item.failedBefore?.attempts ?? 0) + 1,
       streak: Math.max(this.#streak.get(id) ?? 0, item.failedBefore?.streak ?? 0),
+      external: Math.max(this.#external.get(id) ?? 0, item.failedBefore?.external ?? 0),
     };
     const reconcileId = randomUUID();
     const span = this.#spans.start(`reconcile ${name}`, 'consumer', item.traceparent, {
@@ -306,19 +309,27 @@ export class Controller {
     });
   }
 
-  async #carryOut(id: string, item: WorkItem, action: Action, attempts: Attempts, log: Logger) {
+  async #carryOut(
+    id: string,
+    item: WorkItem,
+    action: Action,
+    attempts: Required<Attempts>,
+    log: Logger,
+  ) {
     const { metrics, name } = this.options;
     const { attempt } = attempts;
     if (action.kind !== 'retry' || action.error === undefined) this.#streak.delete(id);
     switch (action.kind) {
       case 'ack':
         this.#failures.delete(id);
+        this.#external.delete(id);
         item.ack();
         log.debug('reconciled');
         return;
       case 'retry': {
         if (action.error === undefined) {
           this.#failures.delete(id);
+          this.#external.delete(id);
           log.debug({ requeueAfterMs: action.delayMs }, 'reconciled; requeue requested');
         } else if (action.waiting === true) {
           // not a failure: the backoff does not grow, nothing is counted as an error
@@ -347,9 +358,13 @@ export class Controller {
             );
           } else if (action.external === true) {
             this.#failures.set(id, attempt);
+            this.#external.set(id, attempts.external + 1);
             metrics.transientRetries.inc({ controller: name, class: 'external' });
-            log.warn(
-              { err: action.error, attempt, retryInMs: action.delayMs },
+            // one line (logged-error.ts), at warn on the 1st, 2nd, 4th… try: an API down for
+            // hours behind hundreds of objects does not flood the log
+            const tries = attempts.external + 1;
+            log[(tries & (tries - 1)) === 0 ? 'warn' : 'debug'](
+              { err: action.error, attempt, tries, retryInMs: action.delayMs },
               "an outside system the operator's code calls is unreachable; will retry without limit",
             );
           } else if (action.transient === true) {
@@ -383,12 +398,14 @@ export class Controller {
             : {
                 attempts: action.transient === true ? attempt - 1 : attempt,
                 streak: action.waiting === true ? attempts.streak : attempts.streak + 1,
+                ...externalOf(action.external === true ? attempts.external + 1 : attempts.external),
               },
         );
         return;
       }
       case 'terminal':
         this.#failures.delete(id);
+        this.#external.delete(id);
         metrics.reconcileErrors.inc({ controller: name });
         metrics.terminalErrors.inc({ controller: name });
         // a terminal error is a verdict the reconciler chose (an invalid spec, say): one
@@ -414,6 +431,7 @@ export class Controller {
           return;
         }
         this.#failures.delete(id);
+        this.#external.delete(id);
         metrics.deadLetters.inc({ controller: name });
         log.error(
           { err: action.error, attempts: attempt },
@@ -439,4 +457,9 @@ function sameRequest(a: WorkItem, b: WorkItem): boolean {
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** An outside system's failures a retry carries, when it has any (a mark without stays as it was). */
+function externalOf(external: number): { external?: number } {
+  return external > 0 ? { external } : {};
 }

@@ -51,6 +51,8 @@ export interface Attempts {
   readonly attempt: number;
   /** failures in a row before this try, transient ones included (for the backoff) */
   readonly streak: number;
+  /** of the counted failures before this try, those an outside system failed: they spend no budget */
+  readonly external?: number;
 }
 
 export type ResultLabel = 'success' | 'requeue_after' | 'error' | 'terminal_error' | 'dead_letter';
@@ -85,7 +87,9 @@ export function decide(
     failureClass === 'object'
       ? Math.min(policy.objectAttempts ?? 3, policy.maxAttempts)
       : policy.maxAttempts;
-  if (attempts.attempt >= budget) return { kind: 'dead-letter', error };
+  // an outside system's outage before this try spent none of it: a database that was starting
+  // and now answers with an error gets the whole budget
+  if (attempts.attempt - (attempts.external ?? 0) >= budget) return { kind: 'dead-letter', error };
   return { kind: 'retry', delayMs, error, budget };
 }
 

@@ -9,6 +9,8 @@ export interface Failures {
   readonly attempts: number;
   /** failures in a row of any kind, for the backoff */
   readonly streak: number;
+  /** of the attempts, those an outside system failed (counted and shown, but spending no budget) */
+  readonly external?: number | undefined;
 }
 
 export interface WorkItem {

@@ -188,19 +188,7 @@ export class OperatorReconciler implements Reconciler {
         await this.#reportForbidden(recorded, object, error, runtime);
       // a counted failure that repeats shows on the object (kubectl describe) before its
       // letter does; a wait ("not now": the attempt does not advance) is the logs'
-      else if (
-        !runtime.signal.aborted &&
-        this.deps.dryRun !== true &&
-        retryAnnounced(runtime.attempt) &&
-        classifyFailure(error) !== FailureClasses.Transient
-      )
-        await this.#event(
-          object,
-          'Warning',
-          RETRYING,
-          retryNote(runtime.attempt, error),
-          'Reconcile',
-        );
+      else await this.#announceRetry(object, error, runtime);
       throw error;
     }
     let status: Status | undefined;
@@ -240,6 +228,22 @@ export class OperatorReconciler implements Reconciler {
   }
 
   /** Deletes the children this reconcile no longer applied, and remembers what it applied. */
+  /**
+   * A counted failure that repeats shows on the object (kubectl describe) before its letter
+   * does, at the 2nd, 4th, 8th… attempt; a wait ("not now": the attempt does not advance) is
+   * the logs'.
+   */
+  async #announceRetry(object: KubeObject, error: unknown, runtime: RuntimeContext) {
+    if (
+      runtime.signal.aborted ||
+      this.deps.dryRun === true ||
+      !retryAnnounced(runtime.attempt) ||
+      classifyFailure(error) === FailureClasses.Transient
+    )
+      return;
+    await this.#event(object, 'Warning', RETRYING, retryNote(runtime.attempt, error), 'Reconcile');
+  }
+
   async #prune(
     object: KubeObject,
     touched: ReadonlySet<string>,
@@ -344,6 +348,8 @@ export class OperatorReconciler implements Reconciler {
       // a new version's cleanup its RBAC does not allow yet: what to apply, on the object
       if (classifyFailure(error) === FailureClasses.Forbidden && !runtime.signal.aborted)
         await this.#reportForbidden(recorded, object, error, runtime);
+      // a cleanup that keeps failing (its outside system down) shows on the object too
+      else await this.#announceRetry(object, error, runtime);
       throw error;
     });
     // not done yet (a child still terminating): kept, and asked again as a requeue, not a failure
