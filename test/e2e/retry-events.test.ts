@@ -144,6 +144,13 @@ describe('a failing reconcile on its object', { timeout: 300_000 }, () => {
       }, `two ReconcileRetrying Events of by-${via}`);
       assert.match(notes[0] ?? '', /^Warning attempt 2 failed, retried with backoff: fetch failed/);
       assert.match(notes[1] ?? '', /^Warning attempt 4 failed/);
+      // and its status says so, with the cause a bare "fetch failed" hides
+      const ready = await env.waitForCondition(Webhook, `by-${via}`, {
+        type: 'Ready',
+        status: 'False',
+        reason: 'Unreachable',
+      });
+      assert.match(ready.message ?? '', /retried without limit: fetch failed: .*ECONNREFUSED/);
     }
   });
 });

@@ -62,6 +62,8 @@ import {
   describeIssues,
   FORBIDDEN,
   forbiddenStatus,
+  alreadyUnreachable,
+  unreachableStatus,
   invalidSpecStatus,
   reconciledStatus,
   stoppedByTerminal,
@@ -188,7 +190,7 @@ export class OperatorReconciler implements Reconciler {
         await this.#reportForbidden(recorded, object, error, runtime);
       // a counted failure that repeats shows on the object (kubectl describe) before its
       // letter does; a wait ("not now": the attempt does not advance) is the logs'
-      else await this.#announceRetry(object, error, runtime);
+      else await this.#announceRetry(recorded, object, error, runtime);
       throw error;
     }
     let status: Status | undefined;
@@ -233,7 +235,18 @@ export class OperatorReconciler implements Reconciler {
    * does, at the 2nd, 4th, 8th… attempt; a wait ("not now": the attempt does not advance) is
    * the logs'.
    */
-  async #announceRetry(object: KubeObject, error: unknown, runtime: RuntimeContext) {
+  async #announceRetry(
+    recorded: KubeObject,
+    object: KubeObject,
+    error: unknown,
+    runtime: RuntimeContext,
+  ) {
+    if (
+      classifyFailure(error) === FailureClasses.External &&
+      !runtime.signal.aborted &&
+      this.deps.dryRun !== true
+    )
+      await this.#reportUnreachable(recorded, object, error, runtime);
     if (
       runtime.signal.aborted ||
       this.deps.dryRun === true ||
@@ -349,7 +362,7 @@ export class OperatorReconciler implements Reconciler {
       if (classifyFailure(error) === FailureClasses.Forbidden && !runtime.signal.aborted)
         await this.#reportForbidden(recorded, object, error, runtime);
       // a cleanup that keeps failing (its outside system down) shows on the object too
-      else await this.#announceRetry(object, error, runtime);
+      else await this.#announceRetry(recorded, object, error, runtime);
       throw error;
     });
     // not done yet (a child still terminating): kept, and asked again as a requeue, not a failure
@@ -523,6 +536,30 @@ export class OperatorReconciler implements Reconciler {
     }
   }
 
+  /**
+   * An outside system the operator's code calls is down: Ready=False, reason
+   * Unreachable, with what failed (its first cause included: "fetch failed"
+   * alone says nothing), written once per message and generation. Retried
+   * without limit, it would otherwise show only in thinning Events.
+   */
+  async #reportUnreachable(
+    recorded: KubeObject,
+    object: KubeObject,
+    error: unknown,
+    runtime: RuntimeContext,
+  ) {
+    const message = unreachableMessage(error);
+    if (alreadyUnreachable(object, message)) return;
+    try {
+      await this.#publishStatus(recorded, unreachableStatus(object, message), runtime);
+    } catch (failure) {
+      runtime.log.warn(
+        { err: failure },
+        'could not report the outside system’s outage on the object',
+      );
+    }
+  }
+
   async #event(
     object: KubeObject,
     type: 'Normal' | 'Warning',
@@ -572,4 +609,15 @@ async function operatorCode<T>(run: () => T | Promise<T>): Promise<T> {
   } catch (error) {
     throw markOperatorError(error);
   }
+}
+
+/** An outside system's failure in one line: the error and its first cause ("fetch failed: connect ECONNREFUSED …"). */
+function unreachableMessage(error: unknown): string {
+  const line = (e: unknown) => (e instanceof Error ? e.message : String(e)).split('\n', 1)[0] ?? '';
+  const cause = error instanceof Error ? error.cause : undefined;
+  const text = cause === undefined ? line(error) : `${line(error)}: ${line(cause)}`;
+  return `an outside system the operator calls is unreachable, retried without limit: ${text}`.slice(
+    0,
+    1_024,
+  );
 }

@@ -161,6 +161,18 @@ export function alreadyForbidden(object: KubeObject, message: string): boolean {
   return alreadyNotReady(object, FORBIDDEN, message);
 }
 
+/** An outside system the operator's code calls is unreachable (failure-class.ts `external`). */
+export const UNREACHABLE = 'Unreachable';
+
+export function unreachableStatus(object: KubeObject, message: string, now = new Date()): Status {
+  return notReadyStatus(object, UNREACHABLE, message, now);
+}
+
+/** The status already says this outage at this generation: not written again. */
+export function alreadyUnreachable(object: KubeObject, message: string): boolean {
+  return alreadyNotReady(object, UNREACHABLE, message);
+}
+
 /** Ready=False with the reason and message, the rest of the status as it is. */
 export function notReadyStatus(
   object: KubeObject,
