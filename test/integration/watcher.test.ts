@@ -360,14 +360,18 @@ describe('watcher', { timeout: 600_000 }, () => {
     for (const service of running.splice(0)) await service.stop();
     const kept = (await api().create(widget('kept', { v: 1 }, 'gone'))) as Written;
     const doomed = (await api().create(widget('doomed', { v: 1 }, 'gone'))) as Written;
+    const first = (await api().create(widget('reborn', { v: 1 }, 'gone'))) as Written;
     let watcher = await startWatcher();
-    await waitFor(async () => (await widgetEvents('gone')).length === 2, 'the two creates');
+    await waitFor(async () => (await widgetEvents('gone')).length === 3, 'the three creates');
     await watcher.stop();
     running.splice(running.indexOf(watcher), 1);
 
     const changed = (await api().patch(widget('kept', { v: 2 }, 'gone'), undefined, undefined, 'test', true, 'application/apply-patch+yaml')) as Written; // prettier-ignore
     await api().delete(widget('doomed', {}, 'gone'));
     const born = (await api().create(widget('born', { v: 1 }, 'gone'))) as Written;
+    // deleted and made again in the gap: another object of the same name
+    await api().delete(widget('reborn', {}, 'gone'));
+    const again = (await api().create(widget('reborn', { v: 2 }, 'gone'))) as Written;
     await bed.compactEtcd();
     await bed.restartApiserver(); // its watch cache, which could still serve the gap, starts empty
 
@@ -375,16 +379,27 @@ describe('watcher', { timeout: 600_000 }, () => {
     let events: KubeCloudEvent[] = [];
     await waitFor(async () => {
       events = await widgetEvents('gone');
-      return events.length >= 5;
+      return events.length >= 8;
     }, 'the relist events');
-    const after = events.slice(2).map((e) => [e.name, opOf(e), e.kbreason, e.kbrv]);
+    const after = events.slice(3).map((e) => [e.name, opOf(e), e.kbreason, e.kbrv]);
     assert.deepEqual(
-      after.sort(),
+      after.toSorted(),
       [
         ['born', 'add', 'relist', born.metadata.resourceVersion],
         ['doomed', 'delete', 'relist', doomed.metadata.resourceVersion],
         ['kept', 'update', 'relist', changed.metadata.resourceVersion],
-      ].sort(),
+        ['reborn', 'delete', 'relist', first.metadata.resourceVersion],
+        ['reborn', 'add', 'relist', again.metadata.resourceVersion],
+      ].toSorted(),
+    );
+    // the name's last record is the live object: its earlier one's tombstone came first
+    const reborn = events.filter((e) => e.name === 'reborn').slice(1);
+    assert.deepEqual(
+      reborn.map((e) => [opOf(e), e.kbuid]),
+      [
+        ['delete', first.metadata.uid],
+        ['add', again.metadata.uid],
+      ],
     );
     assert.equal(
       kept.metadata.uid,

@@ -135,6 +135,25 @@ export class ResourceWatcher {
     const { known, metrics, log } = this.deps;
     metrics.relists.inc({ resource: this.#label });
     const seen = new Set<string>();
+    // a name listed under another uid than the one known (deleted and made again in the
+    // gap): the old object's tombstone goes first, so the bus' last record of the name is
+    // the live object, as a watch would have ordered them
+    const knownUidOf = new Map<string, string>();
+    for (const [uid, { namespace, name }] of known.entries())
+      knownUidOf.set(`${namespace}/${name}`, uid);
+    const tombstoned = new Set<string>();
+    const publishTombstone = async (uid: string, listVersion: string) => {
+      const before = known.get(uid);
+      if (before === undefined || tombstoned.has(uid) || !this.#inScope(before.namespace))
+        return false;
+      tombstoned.add(uid);
+      const tombstone = known.tombstone(this.resource, uid, before);
+      this.#progress.track(
+        listVersion,
+        (await this.#emit(tombstone, 'delete', 'relist')).completion,
+      );
+      return true;
+    };
     let listVersion = '';
     let published = 0;
     for await (const page of listPages(
@@ -146,8 +165,15 @@ export class ResourceWatcher {
       listVersion = page.resourceVersion;
       this.#lastActivity = Date.now();
       for (const object of page.items) {
-        const { uid, resourceVersion } = object.metadata;
+        const { uid, resourceVersion, name, namespace = '' } = object.metadata;
         seen.add(uid);
+        const earlier = knownUidOf.get(`${namespace}/${name}`);
+        if (
+          earlier !== undefined &&
+          earlier !== uid &&
+          (await publishTombstone(earlier, listVersion))
+        )
+          published++;
         const before = known.get(uid);
         if (before?.resourceVersion === resourceVersion) continue;
         const op = before === undefined ? 'add' : 'update';
@@ -155,14 +181,9 @@ export class ResourceWatcher {
         published++;
       }
     }
-    for (const [uid, before] of [...known.entries()]) {
-      if (seen.has(uid) || !this.#inScope(before.namespace)) continue;
-      const tombstone = known.tombstone(this.resource, uid, before);
-      this.#progress.track(
-        listVersion,
-        (await this.#emit(tombstone, 'delete', 'relist')).completion,
-      );
-      published++;
+    for (const [uid] of [...known.entries()]) {
+      if (seen.has(uid)) continue;
+      if (await publishTombstone(uid, listVersion)) published++;
     }
     this.#progress.mark(listVersion);
     log.info({ resourceVersion: listVersion, objects: seen.size, published }, 'relisted');
