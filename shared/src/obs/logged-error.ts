@@ -77,13 +77,14 @@ export function serializeError(error: unknown): unknown {
     : pino.stdSerializers.err(error as Error);
 }
 
-/** A transient failure as one line: what a retry needs said, no stack. */
+/** An expected failure (an outage) as one line: what a retry needs said, no stack. */
 export function oneLine(error: Error): Record<string, unknown> {
   const { reason, code } = error as ErrorShape;
   const status = statusOf(error);
   const line = {
     type: error.name,
-    class: FailureClasses.Transient,
+    // transient (the cluster's dependency) or external (the operator's outside system)
+    class: classifyFailure(error),
     ...(status === undefined ? {} : { status }),
     ...(typeof reason === 'string' && reason !== '' ? { reason } : {}),
     ...(typeof code === 'string' ? { code } : {}),
