@@ -2,6 +2,7 @@
 // (kube-apiserver, etcd, nats-server started here, like envtest), or an
 // existing cluster named by a kubeconfig with a nats-server started here
 // unless one is named (envtest's USE_EXISTING_CLUSTER).
+import type { HeldStore } from './dev-nats-store.js';
 import { loadKubeConfig, type KubeCredentials } from '@kubebus/shared/kube';
 import { TestBed } from '../../../../test/bed/testbed.js';
 
@@ -32,7 +33,7 @@ export interface KeptNatsStore {
   /** the cluster's store */
   readonly dir: string;
   /** set when this run holds it; unset: another run did (or `unusable` says why not), and this one's store is its own */
-  readonly held?: { readonly dir: string; release(): void };
+  readonly held?: HeldStore;
   /** why the store could not be made or locked (an unwritable cache) */
   readonly unusable?: string;
 }
