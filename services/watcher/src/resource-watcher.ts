@@ -142,7 +142,8 @@ export class ResourceWatcher {
     for (const [uid, { namespace, name }] of known.entries())
       knownUidOf.set(`${namespace}/${name}`, uid);
     const tombstoned = new Set<string>();
-    const publishTombstone = async (uid: string, listVersion: string) => {
+    let listVersion = '';
+    const publishTombstone = async (uid: string) => {
       const before = known.get(uid);
       if (before === undefined || tombstoned.has(uid) || !this.#inScope(before.namespace))
         return false;
@@ -154,7 +155,6 @@ export class ResourceWatcher {
       );
       return true;
     };
-    let listVersion = '';
     let published = 0;
     for await (const page of listPages(
       this.deps.client,
@@ -168,11 +168,7 @@ export class ResourceWatcher {
         const { uid, resourceVersion, name, namespace = '' } = object.metadata;
         seen.add(uid);
         const earlier = knownUidOf.get(`${namespace}/${name}`);
-        if (
-          earlier !== undefined &&
-          earlier !== uid &&
-          (await publishTombstone(earlier, listVersion))
-        )
+        if (earlier !== undefined && earlier !== uid && (await publishTombstone(earlier)))
           published++;
         const before = known.get(uid);
         if (before?.resourceVersion === resourceVersion) continue;
@@ -183,7 +179,7 @@ export class ResourceWatcher {
     }
     for (const [uid] of [...known.entries()]) {
       if (seen.has(uid)) continue;
-      if (await publishTombstone(uid, listVersion)) published++;
+      if (await publishTombstone(uid)) published++;
     }
     this.#progress.mark(listVersion);
     log.info({ resourceVersion: listVersion, objects: seen.size, published }, 'relisted');
