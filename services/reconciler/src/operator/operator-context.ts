@@ -383,57 +383,40 @@ export function operatorContext(
     dryRun: deps.dryRun,
     deps: deps.deps,
   };
-  return withErrorsMarked(
-    deps.calls === undefined ? context : withCallsTracked(context, deps.calls),
-  );
+  return withCallsSettled(context, deps.calls);
 }
 
 /**
- * The same context, each call's failure marked kubebus' own (error-origin.ts):
- * a socket error or timeout of the apiserver or NATS is waited out even when
- * it escapes the operator's code, where one of the operator's own calls is not.
+ * The same context, each call it starts (writes, and the reads between them)
+ * tracked until it settles (when `calls` is given), and its failure marked
+ * kubebus' own (error-origin.ts): a socket error or timeout of the apiserver
+ * or NATS is waited out even when it escapes the operator's code, where one of
+ * the operator's own calls is not.
  */
-function withErrorsMarked(context: ReconcileContext<unknown>): ReconcileContext<unknown> {
-  type Context = ReconcileContext<unknown>;
-  const marked = <T>(call: () => Promise<T>): Promise<T> =>
-    call().catch((error: unknown) => {
-      throw markKubebusError(error);
-    });
-  return {
-    ...context,
-    apply: (...args: Parameters<Context['apply']>) => marked(() => context.apply(...args)),
-    createOnce: (...args: Parameters<Context['createOnce']>) =>
-      marked(() => context.createOnce(...args)),
-    get: <R extends Resource>(resource: R, name: string, namespace?: string) =>
-      marked(() => context.get(resource, name, namespace)),
-    list: <R extends Resource>(resource: R, options?: Parameters<Context['list']>[1]) =>
-      marked(() => context.list(resource, options)),
-    readSecret: (...args) => marked(() => context.readSecret(...args)),
-    delete: (...args) => marked(() => context.delete(...args)),
-    once: (...args) => marked(() => context.once(...args)),
-    event: (...args) => marked(() => context.event(...args)),
-  };
-}
-
-/** The same context, each call it starts (writes, and the reads between them) tracked until it settles. */
-function withCallsTracked(
+function withCallsSettled(
   context: ReconcileContext<unknown>,
-  calls: InFlightCalls,
+  calls: InFlightCalls | undefined,
 ): ReconcileContext<unknown> {
   type Context = ReconcileContext<unknown>;
+  const settled = <T>(call: () => Promise<T>): Promise<T> => {
+    const marked = call().catch((error: unknown) => {
+      throw markKubebusError(error);
+    });
+    return calls === undefined ? marked : calls.track(marked);
+  };
   return {
     ...context,
-    apply: (...args: Parameters<Context['apply']>) => calls.track(context.apply(...args)),
+    apply: (...args: Parameters<Context['apply']>) => settled(() => context.apply(...args)),
     createOnce: (...args: Parameters<Context['createOnce']>) =>
-      calls.track(context.createOnce(...args)),
+      settled(() => context.createOnce(...args)),
     get: <R extends Resource>(resource: R, name: string, namespace?: string) =>
-      calls.track(context.get(resource, name, namespace)),
+      settled(() => context.get(resource, name, namespace)),
     list: <R extends Resource>(resource: R, options?: Parameters<Context['list']>[1]) =>
-      calls.track(context.list(resource, options)),
-    readSecret: (...args) => calls.track(context.readSecret(...args)),
-    delete: (...args) => calls.track(context.delete(...args)),
-    once: (...args) => calls.track(context.once(...args)),
-    event: (...args) => calls.track(context.event(...args)),
+      settled(() => context.list(resource, options)),
+    readSecret: (...args) => settled(() => context.readSecret(...args)),
+    delete: (...args) => settled(() => context.delete(...args)),
+    once: (...args) => settled(() => context.once(...args)),
+    event: (...args) => settled(() => context.event(...args)),
   };
 }
 
