@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'no
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { waitUntil } from './wait.js';
 import { devStoreDir, holdStore, startOf } from './dev-nats-store.js';
 
 describe("kubebus dev's kept NATS store", () => {
@@ -62,6 +63,67 @@ describe("kubebus dev's kept NATS store", () => {
     const taken = holdStore(dir);
     assert.ok(taken);
     taken.release();
+  });
+
+  it('is taken over by one of several runs that find it stale at once', async () => {
+    const contender = join(import.meta.dirname, 'dev-nats-store.ts');
+    // each run loads, says so, waits for the same moment, tries, says whether it holds, then waits to end
+    const script = `
+      import { existsSync } from 'node:fs';
+      const { holdStore } = await import(${JSON.stringify(contender)});
+      const go = process.argv[1] + '.go';
+      process.stdout.write('ready\\n');
+      while (!existsSync(go));
+      const store = holdStore(process.argv[1]);
+      process.stdout.write(store === undefined ? 'refused\\n' : 'held\\n');
+      process.stdin.resume();
+      process.stdin.on('end', () => { store?.release(); process.exit(0); });`;
+    for (let round = 0; round < 3; round++) {
+      const dir = fresh();
+      holdStore(dir)?.release();
+      const gone = spawn('true');
+      await once(gone, 'exit');
+      lockAs(dir, gone.pid ?? 0, 'long ago');
+      const runs = Array.from({ length: 4 }, () =>
+        spawn(
+          process.execPath,
+          ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script, dir],
+          { stdio: ['pipe', 'pipe', 'inherit'] },
+        ),
+      );
+      /** A run's lines as they come: ready, then held or refused. */
+      const lines = runs.map((run) => {
+        const said: string[] = [];
+        run.stdout.on('data', (chunk: Buffer) => {
+          said.push(
+            ...chunk
+              .toString()
+              .split('\n')
+              .filter((line) => line !== ''),
+          );
+        });
+        return said;
+      });
+      const saidAll = (count: number) =>
+        waitUntil(
+          () => Promise.resolve(lines.every((said) => said.length >= count) ? true : undefined),
+          () => `${String(count)} lines from each run: ${JSON.stringify(lines)}`,
+          60_000,
+        );
+      await saidAll(1);
+      writeFileSync(`${dir}.go`, '');
+      await saidAll(2);
+      const answers = lines.map((said) => said[1]);
+      for (const run of runs) run.stdin.end();
+      await Promise.all(
+        runs.map((run) => (run.exitCode === null ? once(run, 'exit') : Promise.resolve())),
+      );
+      assert.deepEqual(
+        answers.filter((answer) => answer === 'held'),
+        ['held'],
+        `round ${String(round)}: ${answers.join(', ')}`,
+      );
+    }
   });
 
   it('never lets go of a lock another process holds now', () => {

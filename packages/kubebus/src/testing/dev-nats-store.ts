@@ -6,7 +6,16 @@
 // holds a store at a time (a lock naming its pid, host and start time); a
 // second dev of the operator on the cluster gets a store of its own.
 import { createHash, randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { cacheRoot } from '../../../../test/bed/archive-sources.js';
@@ -79,7 +88,8 @@ function holderOf(lock: string): Holder | undefined {
  * directory cannot be made (an unwritable cache).
  */
 export function holdStore(dir: string): HeldStore | undefined {
-  mkdirSync(dir, { recursive: true });
+  // the store holds the bus of a cluster's objects: this user's only
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const lock = join(dir, 'lock');
   const holder = me();
   const mine = join(dir, `lock.${String(process.pid)}.${randomBytes(4).toString('hex')}`);
@@ -91,15 +101,53 @@ export function holdStore(dir: string): HeldStore | undefined {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    if (holding(holderOf(lock))) return undefined;
-    // a run that ended without releasing it (kill -9): ours replaces it whole, and is read back
+    // which lock file this is, before what it says: a lock replaced meanwhile is another file
+    const seen = lockIdentity(lock);
+    if (seen === undefined || holding(holderOf(lock))) return undefined;
+    // A run that ended without releasing it (kill -9). Two runs that found it
+    // stale at once may both take it over: only the one that links the
+    // takeover's name (one per stale lock, kept) replaces it; the other, and
+    // any run that read the lock before it was replaced, finds that name taken.
+    try {
+      linkSync(mine, join(dir, `${TAKEN_OVER}${seen}`));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+      throw error;
+    }
     renameSync(mine, lock);
-    const now = holderOf(lock);
-    return now?.pid === holder.pid && now.started === holder.started
-      ? held(dir, lock, holder)
-      : undefined;
+    forgetOldTakeovers(dir);
+    return held(dir, lock, holder);
   } finally {
     rmSync(mine, { force: true });
+  }
+}
+
+const TAKEN_OVER = 'lock.taken-over.';
+const DAY_MS = 24 * 60 * 60 * 1_000;
+
+/** One lock file told from another (a new one is a new inode, made at another time), or undefined once gone. */
+function lockIdentity(lock: string): string | undefined {
+  try {
+    const { ino, ctimeMs, size } = statSync(lock);
+    return createHash('sha256')
+      .update(`${String(ino)}:${String(ctimeMs)}:${String(size)}`)
+      .digest('hex')
+      .slice(0, 16);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Takeover names a day old: no run still deciding has read those locks. */
+function forgetOldTakeovers(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith(TAKEN_OVER)) continue;
+    const path = join(dir, name);
+    try {
+      if (Date.now() - statSync(path).mtimeMs > DAY_MS) rmSync(path, { force: true });
+    } catch {
+      // removed by another run meanwhile
+    }
   }
 }
 
