@@ -163,6 +163,16 @@ describe('bounded storage', { timeout: 180_000 }, () => {
     assert.equal(shrunk.status, 1, shrunk.stdout);
     assert.match(shrunk.stderr, /KV_kubebus_cursors holds 1\.\d MiB, more than the 1\.0 MiB asked/);
     assert.equal(await maxBytes(`KV_${Buckets.cursors}`), 2 * MiB);
+    // the same from a bucket an earlier kubebus left unbounded: any bound is a shrink there
+    const unbounded = (await jsm.streams.info(`KV_${Buckets.cursors}`)).config;
+    await jsm.streams.update(unbounded.name, { ...unbounded, max_bytes: -1 });
+    const fromUnbounded = await topology('apply', '--storage=buckets=1MiB');
+    assert.equal(fromUnbounded.status, 1, fromUnbounded.stdout);
+    assert.match(
+      fromUnbounded.stderr,
+      /KV_kubebus_cursors holds 1\.\d MiB, more than the 1\.0 MiB/,
+    );
+    assert.equal(await maxBytes(`KV_${Buckets.cursors}`), -1);
     await jsm.streams.purge(`KV_${Buckets.cursors}`, { filter: '$KV.kubebus_cursors.filler.>' });
     // what it cannot read is one line, before anything is asked of NATS
     const wrong = await topology('apply', '--storage', 'events=lots');

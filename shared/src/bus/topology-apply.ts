@@ -113,7 +113,9 @@ const MiB = 1024 * 1024;
 function refuseShrinkBelowUse(info: StreamInfo, maxBytes: number | undefined): void {
   const { bytes } = info.state;
   if (info.config.discard !== DiscardPolicy.New || maxBytes === undefined || maxBytes <= 0) return;
-  if (maxBytes >= bytes || maxBytes >= info.config.max_bytes) return;
+  // a stream made before bounds existed is unbounded (-1): any bound is a shrink
+  const bounded = info.config.max_bytes > 0;
+  if (maxBytes >= bytes || (bounded && maxBytes >= info.config.max_bytes)) return;
   throw new Error(
     `${info.config.name} holds ${(bytes / MiB).toFixed(1)} MiB, more than the ${(maxBytes / MiB).toFixed(1)} MiB asked: it would refuse every new message; give it a larger size (--storage) or let its consumers drain it first`,
   );

@@ -64,6 +64,10 @@ describe('storage limits', () => {
       /events=1GiB=7: expected events=<size>/,
     );
     assert.throws(() => parseStorageSizes('events=1GiB,events=2GiB'), /events is given twice/);
+    // names and units are the tables' own keys, not Object.prototype's
+    for (const inherited of ['constructor=1GiB', '__proto__=2GiB', 'toString=1GiB'])
+      assert.throws(() => parseStorageSizes(inherited), /unknown storage limit/);
+    assert.equal(parseByteSize('1constructor'), undefined);
     // a stream too small to hold what kubebus must store would refuse it
     assert.throws(
       () => parseStorageSizes('dlq-message=1KiB'),

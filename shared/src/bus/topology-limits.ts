@@ -85,7 +85,8 @@ const UNITS: Readonly<Record<string, number>> = {
 export function parseByteSize(text: string): number | undefined {
   const matched = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(text);
   if (matched === null) return undefined;
-  const unit = UNITS[(matched[2] ?? '').toLowerCase()];
+  const unitName = (matched[2] ?? '').toLowerCase();
+  const unit = Object.hasOwn(UNITS, unitName) ? UNITS[unitName] : undefined;
   if (unit === undefined) return undefined;
   const bytes = Math.floor(Number(matched[1]) * unit);
   return bytes > 0 && Number.isSafeInteger(bytes) ? bytes : undefined;
@@ -126,7 +127,8 @@ export function parseStorageSizes(text: string): Partial<StorageLimits> {
   const sizes: Partial<Record<keyof StorageLimits, number>> = {};
   for (const part of text.split(',').filter((p) => p.trim() !== '')) {
     const [name = '', size = '', ...rest] = part.split('=').map((s) => s.trim());
-    const field = LIMIT_NAMES[name];
+    // own keys only: `constructor` or `toString` are not limit names
+    const field = Object.hasOwn(LIMIT_NAMES, name) ? LIMIT_NAMES[name] : undefined;
     if (field === undefined)
       throw new Error(
         `unknown storage limit ${JSON.stringify(name)}: expected one of ${Object.keys(LIMIT_NAMES).join(', ')}`,
