@@ -85,6 +85,11 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
         3,
       'three revisions',
     );
+    // any role may publish under kubebus.dlq: a letter that is not one is left out, not fatal
+    await jetstream(nc).publish(
+      'kubebus.dlq.forger.test_kubebus_dev.widgets.default.w_one',
+      new TextEncoder().encode('not json {'),
+    );
     const result = kubebus('history', `widgets.${TEST_GROUP}`, 'default/w.one');
     assert.equal(result.status, 0, result.stderr);
     const lines = result.stdout.trim().split('\n');

@@ -26,10 +26,19 @@ export async function readDeadLettersOf(
   // kubebus.dlq.<origin>.<the object's key tokens>, from any origin
   const filter = `kubebus.dlq.*.${subjects.event(key).split('.').slice(2).join('.')}`;
   const messages = await readMessages(nc, Streams.deadLetters, filter).catch(() => []);
+  // a letter that is not one (any role may publish under kubebus.dlq) is left out, not fatal
   return messages.flatMap((message) => {
-    const parsed = DeadLetterSchema.safeParse(JSON.parse(new TextDecoder().decode(message.data)));
+    const parsed = DeadLetterSchema.safeParse(parseJsonOrUndefined(message.data));
     return parsed.success ? [{ ...parsed.data, seq: message.seq }] : [];
   });
+}
+
+function parseJsonOrUndefined(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(data));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The trace id of a traceparent (the part every span of one change shares). */

@@ -7,8 +7,9 @@
 //   never creating, changing or deleting one (the topology step does, as admin);
 // - ephemeral reads (one-pass.ts, tail's ordered consumer) only on the limits streams and buckets it
 //   reads: an ack there removes nothing, and no kubebus durable lives there;
-// - no STREAM.CREATE, UPDATE, DELETE or PURGE at all: an operator's `setup`
-//   keeps its external state in an account of its own (stateAccountOf).
+// - no STREAM.CREATE, UPDATE or DELETE at all (an operator's `setup` keeps
+//   its external state in an account of its own, stateAccountOf), and PURGE
+//   only of the reconciler's own ctx.once bucket (a gone object's records).
 import {
   Buckets,
   performedBucketOf,
