@@ -45,7 +45,7 @@ const Webhook = defineResource({
   version: 'v1',
   kind: 'Webhook',
   scope: 'Namespaced',
-  spec: z.object({ via: z.enum(['reconcile', 'once']) }),
+  spec: z.object({ via: z.enum(['reconcile', 'once', 'wrapped']) }),
   status: z.object({ called: z.boolean() }).partial(),
 });
 
@@ -68,7 +68,16 @@ const webhooks = defineOperator({
       await fetch(endpoint, { method: 'POST', signal: AbortSignal.timeout(5_000) });
     };
     if (hook.spec.via === 'reconcile') await call();
-    else await ctx.once('notify', { perform: call });
+    else if (hook.spec.via === 'once') await ctx.once('notify', { perform: call });
+    else {
+      // as client libraries word it: the URL, with its key, in the message
+      const url = `${endpoint}?api_key=S3CRET`;
+      await call().catch((error: unknown) => {
+        throw new Error(`POST ${url.replace('http://', 'http://bill:pa55@')} failed`, {
+          cause: error,
+        });
+      });
+    }
     return { status: { called: true } };
   },
 });
@@ -151,6 +160,33 @@ describe('a failing reconcile on its object', { timeout: 300_000 }, () => {
         reason: 'Unreachable',
       });
       assert.match(ready.message ?? '', /retried without limit: fetch failed: .*ECONNREFUSED/);
+    }
+  });
+
+  it("shows an error that quotes a URL without the URL's credentials", async () => {
+    await env.apply({
+      apiVersion: 'retry.test.kubebus.dev/v1',
+      kind: 'Webhook',
+      metadata: { name: 'by-wrapped' },
+      spec: { via: 'wrapped' },
+    });
+    let notes: string[] = [];
+    await waitFor(async () => {
+      notes = await retryNotes(env, 'by-wrapped');
+      return notes.length >= 1;
+    }, 'a ReconcileRetrying Event of by-wrapped');
+    const ready = await env.waitForCondition(Webhook, 'by-wrapped', {
+      type: 'Ready',
+      status: 'False',
+      reason: 'Unreachable',
+    });
+    // `view` reads Events and conditions, not Secrets: neither the password nor the key
+    for (const text of [...notes, ready.message ?? '']) {
+      assert.doesNotMatch(text, /pa55|S3CRET/, text);
+      assert.match(
+        text,
+        /POST http:\/\/\[redacted\]@127\.0\.0\.1:\d+\/notify\?\[redacted\] failed/,
+      );
     }
   });
 });

@@ -7,21 +7,11 @@
 // (Trojan Source, CVE-2021-42574). Every such character is printed escaped,
 // as \u{…}, so what is seen is what was sent.
 
-/**
- * C0 and C1 controls (with DEL), the line and paragraph separators, and the
- * bidi controls: embeddings and overrides U+202A–U+202E, isolates
- * U+2066–U+2069, and the marks U+200E, U+200F and U+061C.
- */
-/* eslint-disable no-control-regex -- control characters are what is being escaped */
-const UNSAFE =
-  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
-// the same, newlines left alone
-const UNSAFE_BUT_NEWLINE =
-  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
-
-/* eslint-enable no-control-regex */
-
-const escape = (c: string) => `\\u{${c.charCodeAt(0).toString(16).padStart(4, '0')}}`;
+import {
+  UNSAFE_CHARACTERS as UNSAFE,
+  UNSAFE_CHARACTERS_BUT_NEWLINE as UNSAFE_BUT_NEWLINE,
+  escapeCharacter as escape,
+} from '@kubebus/shared/errors';
 
 /** One field, every unsafe character (newlines too) escaped. */
 export function safeField(text: string): string {

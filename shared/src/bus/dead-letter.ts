@@ -6,6 +6,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { z } from 'zod';
+import { redactCredentials } from '../errors/public-text.js';
 import { validateObjectKey } from '../kube/names.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import { keyOfSubject, subjects } from './subjects.js';
@@ -42,7 +43,9 @@ export type DeadLetter = z.infer<typeof DeadLetterSchema>;
 export function deadLetter(
   fields: Omit<DeadLetter, 'time' | 'key'> & { key: ObjectKey; time?: Date },
 ): DeadLetter {
-  const { time, key, reason, ...rest } = fields;
+  const { time, key, ...rest } = fields;
+  // every role and `kubebus dlq` reads letters: an error's quoted URL keeps no credentials
+  const reason = redactCredentials(fields.reason);
   return {
     ...rest,
     key: { ...key },

@@ -5,6 +5,7 @@
 // record lost in a NATS outage only leaves a gap in what the CLI shows.
 import type { NatsConnection } from '@nats-io/nats-core';
 import { z } from 'zod';
+import { redactCredentials } from '../errors/public-text.js';
 import type { ObjectKey } from '../runtime/object-key.js';
 import type { ReconcileOutcome } from '../runtime/controller.js';
 import { readMessages } from './history.js';
@@ -72,7 +73,8 @@ export class OutcomeRecorder {
       ...(outcome.wrote === undefined ? {} : { wrote: outcome.wrote }),
       ms: Math.round(outcome.seconds * 1_000),
       attempt: outcome.attempt,
-      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+      // `kubebus history` shows it to whoever reads the bus: an error's quoted URL keeps no credentials
+      ...(outcome.error === undefined ? {} : { error: redactCredentials(outcome.error) }),
       reconcileId: outcome.reconcileId,
       traceparent: outcome.traceparent,
       ...(outcome.eventId === undefined ? {} : { eventId: outcome.eventId }),

@@ -14,3 +14,12 @@ export {
   refusalAdvice,
 } from './authorization-refusal.js';
 export type { AuthorizationRefusal, GrantedRole } from './authorization-refusal.js';
+export {
+  REDACTED,
+  UNSAFE_CHARACTERS,
+  UNSAFE_CHARACTERS_BUT_NEWLINE,
+  escapeCharacter,
+  publicErrorText,
+  publicText,
+  redactCredentials,
+} from './public-text.js';

@@ -1,6 +1,7 @@
 // Server-side apply, owner references, finalizers and Events: the writes a
 // reconciler makes, each idempotent.
 import { createHash, randomBytes } from 'node:crypto';
+import { publicText } from '../errors/public-text.js';
 import type { KubeObject } from '../events/kube-object.js';
 import { isConflict, isKubeApiError } from './api-error.js';
 import { ContentTypes, type KubeClient } from './client.js';
@@ -223,7 +224,8 @@ export async function recordEvent(
       eventTime: now,
       type: input.type,
       reason: input.reason,
-      note: truncateUtf8(input.note, MAX_NOTE_BYTES),
+      // `view` reads Events, not Secrets: no credentials, no control characters (public-text.ts)
+      note: truncateUtf8(publicText(input.note), MAX_NOTE_BYTES),
       action: input.action,
       reportingController: input.reportingController,
       reportingInstance: input.reportingInstance,

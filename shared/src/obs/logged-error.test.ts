@@ -144,6 +144,27 @@ describe('an error in a log line', () => {
     assert.match(String((lines[1]?.['err'] as Record<string, unknown>)['stack']), /\n\s+at /);
   });
 
+  it("writes no URL credentials or request headers an HTTP client's error carries", async () => {
+    const { log, lines } = capture();
+    // gaxios' and node-fetch's shape: the URL in the message, the request on the error
+    const leaky = Object.assign(
+      new Error('request to https://api.example.com/v1/bill?api_key=S3CRET failed', {
+        cause: new Error('upstream https://svc:pa55@billing.internal/ refused'),
+      }),
+      { config: { headers: { Authorization: 'Bearer abcdef0123456' } } },
+    );
+    log.error({ err: leaky }, 'reconcile failed');
+    // and an expected failure's one line
+    const refused = Object.assign(await connectionRefused(), {
+      message: 'connect ECONNREFUSED https://svc:pa55@billing.internal/?key=S3CRET',
+    });
+    log.warn({ err: refused }, 'retrying');
+    const written = JSON.stringify(lines);
+    assert.doesNotMatch(written, /S3CRET|pa55|abcdef0123456/, written);
+    assert.match(written, /bill\?\[redacted\] failed/);
+    assert.match(String((lines[0]?.['err'] as Record<string, unknown>)['stack']), /\n\s+at /);
+  });
+
   it('leaves a fatal line fatal, with its stack', () => {
     const { log, lines } = capture();
     log.fatal({ err: throttled() }, 'watch loop crashed');

@@ -8,6 +8,7 @@
 // form stays, stack and causes, as does the level the caller chose.
 import { pino, type LogFn, type Logger } from 'pino';
 import { classifyFailure, FailureClasses } from '../errors/failure-class.js';
+import { redactCredentials } from '../errors/public-text.js';
 
 const WARN_LEVEL = 40; // pino's `warn`: above it, error and fatal keep the full form
 
@@ -70,11 +71,30 @@ function withCauses(error: Error): string {
 /** The one-line forms made by the hook, which the serializer passes as they are. */
 const oneLines = new WeakSet<object>();
 
-/** pino's `err` serializer: the hook's one-line form as it is, anything else as pino has it. */
+/**
+ * pino's `err` serializer: the hook's one-line form as it is, anything else as
+ * pino has it; either way with no credentials in its text (an HTTP client's
+ * error quotes the URL it failed on, and may carry its request's headers).
+ */
 export function serializeError(error: unknown): unknown {
   return typeof error === 'object' && error !== null && oneLines.has(error)
     ? error
-    : pino.stdSerializers.err(error as Error);
+    : withoutCredentials(pino.stdSerializers.err(error as Error), 0);
+}
+
+/** Every string in a serialized error with its credentials replaced (public-text.ts). */
+function withoutCredentials(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return redactCredentials(value);
+  if (typeof value !== 'object' || value === null || depth >= MAX_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((item) => withoutCredentials(item, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).map(([name, item]) => [
+      name,
+      /^(authorization|cookie|password|token|secret)$/i.test(name)
+        ? '[redacted]'
+        : withoutCredentials(item, depth + 1),
+    ]),
+  );
 }
 
 /** An expected failure (an outage) as one line: what a retry needs said, no stack. */
@@ -88,7 +108,7 @@ export function oneLine(error: Error): Record<string, unknown> {
     ...(status === undefined ? {} : { status }),
     ...(typeof reason === 'string' && reason !== '' ? { reason } : {}),
     ...(typeof code === 'string' ? { code } : {}),
-    message: messageOf(error),
+    message: redactCredentials(messageOf(error)),
   };
   oneLines.add(line);
   return line;

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { isAbandonedReconcile } from './abandoned.js';
 import { explainRefused } from '../errors/authorization-refusal.js';
 import type { FailureClass } from '../errors/failure-class.js';
+import { redactCredentials } from '../errors/public-text.js';
 import type { Logger } from '../obs/logger.js';
 import { spans as traceparentsOnly, type Spans } from '../obs/spans.js';
 import type { RuntimeMetrics } from './metrics.js';
@@ -412,7 +413,7 @@ export class Controller {
         // line with its message, not a stack
         log.warn(
           {
-            error: action.error instanceof Error ? action.error.message : String(action.error),
+            error: redactCredentials(errorMessage(action.error)),
           },
           'reconcile failed for good; not retried until the object changes',
         );
