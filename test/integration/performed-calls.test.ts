@@ -56,8 +56,18 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
   let nats: StandaloneNats;
   let jsm: JetStreamManager;
   let kv: KV;
+  /** Which life of each name the apiserver has now (the reconciler asks it with a GET). */
+  const live = new Map<string, string>();
+  const liveUid = (key: { name: string }) => Promise.resolve(live.get(key.name));
   const calls = (takeoverMs?: number) =>
-    PerformedCalls.of(kv, jsm, 'mailer', silent, ...(takeoverMs === undefined ? [] : [takeoverMs]));
+    PerformedCalls.of(
+      kv,
+      jsm,
+      'mailer',
+      liveUid,
+      silent,
+      ...(takeoverMs === undefined ? [] : [takeoverMs]),
+    );
   const messages = async () =>
     (await jsm.streams.info(`KV_${performedBucketOf('mailer')}`)).state.messages;
 
@@ -132,7 +142,7 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
     const outcomes: string[] = [];
     const count = (outcome: string) => void outcomes.push(outcome);
     const takers = [0, 1].map(() =>
-      PerformedCalls.of(kv, jsm, 'mailer', silent, TAKEOVER_MS, count),
+      PerformedCalls.of(kv, jsm, 'mailer', liveUid, silent, TAKEOVER_MS, count),
     );
     const taken = await Promise.allSettled(takers.map((c) => c.claim(call)));
     const won = taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
@@ -162,6 +172,11 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
     await mailer.forget(keyOf('kept'));
     await mailer.forget(keyOf('never-recorded'));
     assert.equal((await mailer.find(kept))?.state, 'made');
+    // recorded deleted while the apiserver still has it (a forged deletion): nothing goes
+    live.set('kept', 'uid-kept');
+    await recordRevision(jsm, mails, mail('kept', 'uid-kept'), 'delete');
+    await mailer.forget(keyOf('kept'));
+    assert.equal((await mailer.find(kept))?.state, 'made', 'a forged deletion forgets nothing');
     // recorded deleted: that life's records go; a new life of the name is not touched
     await recordRevision(jsm, mails, mail('gone', 'uid-gone'), 'delete');
     const before = await messages();
@@ -177,7 +192,20 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
     const earlier = [ref('again', 'uid-old', 'one'), ref('again', 'uid-old', 'two')];
     const sameUidElsewhere = ref('other', 'uid-old', 'one');
     for (const call of [...earlier, sameUidElsewhere]) await mailer.made(call, 'perform');
+    // a forged event of another uid, last on the bus, while the apiserver has the old life
+    live.set('again', 'uid-old');
+    await recordRevision(jsm, mails, mail('again', 'uid-forged'), 'add');
+    await calls().claim(ref('again', 'uid-forged', 'one'));
+    for (const call of earlier)
+      assert.equal((await mailer.find(call))?.state, 'made', 'the live object keeps its records');
+    await jsm.streams.purge(`KV_${performedBucketOf('mailer')}`, {
+      filter: `$KV.${performedBucketOf('mailer')}.${performedKey(ref('again', 'uid-forged', 'one'))
+        .split('.')
+        .slice(0, 2)
+        .join('.')}.>`,
+    });
     // the name re-created before the deletion was reconciled: the bus' last record is the new life
+    live.set('again', 'uid-new');
     await recordRevision(jsm, mails, mail('again', 'uid-new'), 'add');
     const first = ref('again', 'uid-new', 'one');
     const claim = await mailer.claim(first);
@@ -234,7 +262,7 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
 
   it('counts what became of each call (kubebus_once_calls_total)', async () => {
     const seen: string[] = [];
-    const counted = PerformedCalls.of(kv, jsm, 'mailer', silent, 60_000, (outcome) => {
+    const counted = PerformedCalls.of(kv, jsm, 'mailer', liveUid, silent, 60_000, (outcome) => {
       seen.push(outcome);
     });
     const call = ref('m', 'uid-m', 'one');

@@ -46,6 +46,14 @@ export class ApiserverFallbackReader implements Pick<ObjectReader, 'read' | 'rea
     );
   }
 
+  /** The object as the apiserver has it now (not the bus): throws when it cannot say. */
+  async live(key: ObjectKey): Promise<KubeObject | undefined> {
+    const resource = this.#resources.get(`${key.group}/${key.resource}`);
+    if (resource === undefined)
+      throw new Error(`${key.group}/${key.resource} is not the operator's`);
+    return this.client.getIfExists<KubeObject>(objectPath(resource, key.namespace, key.name));
+  }
+
   async #fromApiserver(key: ObjectKey): Promise<KubeObject | undefined> {
     const resource = this.#resources.get(`${key.group}/${key.resource}`);
     if (resource === undefined) return undefined;

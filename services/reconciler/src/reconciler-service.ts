@@ -226,6 +226,7 @@ export async function startReconcilerService(deps: {
     await openOperatorBucket(bus.nc, performedBucketConfig(config.controller, topology), log),
     jsm,
     config.controller,
+    async (key) => (await reader.live(key))?.metadata.uid,
     log,
     config.onceClaimTimeoutMs,
     (outcome) => {

@@ -144,11 +144,16 @@ export class PerformedCalls {
     private readonly count: (outcome: OnceOutcome) => void = () => undefined,
   ) {}
 
-  /** Over an operator's bucket, with the JetStream manager that reads deletions and purges. */
+  /**
+   * Over an operator's bucket, with the JetStream manager that reads deletions
+   * and purges, and the apiserver's word on which life of a name is there now
+   * (`liveUid`: its uid, undefined when there is none; a throw purges nothing).
+   */
   static of(
     kv: KV,
     jsm: Pick<JetStreamManager, 'streams'>,
     controller: string,
+    liveUid: (key: ObjectKey) => Promise<string | undefined>,
     log: Logger,
     takeoverMs = CLAIM_TAKEOVER_MS,
     count?: (outcome: OnceOutcome) => void,
@@ -167,6 +172,9 @@ export class PerformedCalls {
           });
           const uid = last === null ? undefined : deletedUid(last.data, last.header);
           if (uid === undefined) return;
+          // and the apiserver's: an event any watcher of the kind may publish is not proof
+          // enough to forget calls (a forged deletion would have them made again)
+          if ((await liveUid(key)) === uid) return;
           await jsm.streams.purge(stream, { filter: `$KV.${bucket}.${lifeTokens(key, uid)}.>` });
         },
         async earlier(call) {
@@ -186,6 +194,10 @@ export class PerformedCalls {
             ),
           );
           lives.delete(own);
+          if (lives.size === 0) return;
+          // the apiserver's word too, asked only when there is something to purge: a
+          // forged event of another uid must not make the live object's calls forgotten
+          if ((await liveUid(call.object)) !== call.uid) return;
           for (const life of lives)
             await jsm.streams.purge(stream, { filter: `${prefix}${life}.>` });
         },
