@@ -244,6 +244,8 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
     for (let i = 0; i < 50 && refusedAt < 0; i++)
       await full.claim(ref('t', 't', `k/${String(i)}`)).catch((error: unknown) => {
         assert.ok(!(error instanceof CallInFlight), String(error));
+        // said as what it is, with what to do
+        assert.match(String(error), /ctx\.once bucket is full: .*--storage performed=/);
         refusedAt = i;
       });
     assert.ok(refusedAt > 0, 'the bucket refused a claim');

@@ -397,13 +397,22 @@ function isContention(error: unknown): boolean {
 
 /** A bucket refusal as the operator's admin can act on it. */
 function explained(error: unknown): unknown {
-  return isPermissionRefusal(error)
-    ? new Error(
-        'the NATS user may not record external calls (ctx.once) in its performed bucket: apply the NATS users `kubebus generate` writes for this version',
-        { cause: error },
-      )
-    : error;
+  if (isPermissionRefusal(error))
+    return new Error(
+      'the NATS user may not record external calls (ctx.once) in its performed bucket: apply the NATS users `kubebus generate` writes for this version',
+      { cause: error },
+    );
+  if (error instanceof Error && STORE_FULL.test(error.message))
+    return new Error(
+      "the operator's ctx.once bucket is full: no external call is made until it has room (a gone object's records are purged); give it more with `kubebus topology apply <operator> --storage performed=<size>`",
+      { cause: error },
+    );
+  return error;
 }
+
+/** JetStream's refusals of a store past its bounds (discard new) or its account's. */
+const STORE_FULL =
+  /maximum (bytes|messages)|insufficient (storage )?resources|resource limits exceeded/i;
 
 /** Whether a recorded event is of the object with this uid, and not its deletion. */
 function isLiveEventOf(

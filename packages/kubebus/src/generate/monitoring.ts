@@ -106,6 +106,16 @@ function alertsOf(operatorName: string, ns: string): Alert[] {
         '{{ $labels.controller }} took over a claim left by a reconcile that stopped between its call and its record, or made a call whose record NATS refused, in the last hour. Without `done` the call may have been made again: check the receiver.',
     },
     {
+      alert: 'KubebusOnceCallsRefused',
+      // a full bucket (or NATS refusing it) stops every ctx.once call, retried quietly
+      expr: `sum by (controller) (increase(kubebus_once_calls_total{${at},outcome="refused"}[10m])) > 0`,
+      for: '10m',
+      severity: 'warning',
+      summary: `${operatorName}: external calls (ctx.once) are refused`,
+      description:
+        "{{ $labels.controller }} could not claim ctx.once calls for 10 minutes: no such call is made, and the reconciles that need one are retried without end. The reconciler's log says why: the operator's performed bucket full, or its NATS user refused.",
+    },
+    {
       alert: 'KubebusQueueStuck',
       expr: `max by (controller) (workqueue_depth{${at}}) > 0 and sum by (controller) (rate(controller_runtime_reconcile_total{${at}}[10m])) == 0`,
       for: '15m',
