@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { waitUntil } from './wait.js';
-import { devStoreDir, holdStore, startOf } from './dev-nats-store.js';
+import { HEARTBEAT_MS, devStoreDir, holdStore, startOf } from './dev-nats-store.js';
 
 describe("kubebus dev's kept NATS store", () => {
   const root = mkdtempSync(join(tmpdir(), 'kubebus-devstore-'));
@@ -124,6 +124,22 @@ describe("kubebus dev's kept NATS store", () => {
         `round ${String(round)}: ${answers.join(', ')}`,
       );
     }
+  });
+
+  it('counts a lock of another host held while its holder marks it, and stale once it lapses', () => {
+    const dir = fresh();
+    holdStore(dir)?.release();
+    // a container's run: another host name each start, no pid to ask
+    writeFileSync(
+      join(dir, 'lock'),
+      JSON.stringify({ pid: 1, started: '1', host: `${hostname()}-elsewhere` }),
+    );
+    assert.equal(holdStore(dir), undefined, 'just marked: held');
+    const lapsed = new Date(Date.now() - 5 * HEARTBEAT_MS);
+    utimesSync(join(dir, 'lock'), lapsed, lapsed);
+    const taken = holdStore(dir);
+    assert.ok(taken, 'unmarked for longer than its heartbeats allow: taken over');
+    taken.release();
   });
 
   it('never lets go of a lock another process holds now', () => {

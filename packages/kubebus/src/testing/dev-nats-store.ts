@@ -3,8 +3,9 @@
 // operator: the objects outlive a run, and so must what the bus holds of them
 // — ctx.once's records above all. A store made anew each run had every
 // existing object's external calls made again at each start. One process
-// holds a store at a time (a lock naming its pid, host and start time); a
-// second dev of the operator on the cluster gets a store of its own.
+// holds a store at a time (a lock naming its pid, host and start time, its
+// mtime marked every 30 s for runs on other hosts); a second dev of the
+// operator on the cluster gets a store of its own.
 import { createHash, randomBytes } from 'node:crypto';
 import {
   linkSync,
@@ -14,6 +15,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
@@ -54,10 +56,15 @@ export function startOf(pid: number): string {
 
 const me = (): Holder => ({ pid: process.pid, started: startOf(process.pid), host: hostname() });
 
-function holding(holder: Holder | undefined): boolean {
+/** How often a holder marks its lock as alive (its mtime), and how long one unmarked counts as alive. */
+export const HEARTBEAT_MS = 30_000;
+const HEARTBEAT_LAPSE_MS = 4 * HEARTBEAT_MS;
+
+function holding(holder: Holder | undefined, lock: string): boolean {
   if (holder === undefined) return false;
-  // another machine sharing the home directory: it may be running
-  if (holder.host !== hostname()) return true;
+  // another host sharing the home directory (a container, whose host name changes
+  // with each start): no pid to ask, so alive while it marks the lock
+  if (holder.host !== hostname()) return Date.now() - mtimeOf(lock) < HEARTBEAT_LAPSE_MS;
   if (holder.pid === process.pid && holder.started === me().started) return false;
   try {
     process.kill(holder.pid, 0);
@@ -66,6 +73,14 @@ function holding(holder: Holder | undefined): boolean {
   }
   // the pid is taken again by another process (a container's pid 1 restarted)
   return holder.started === '' || startOf(holder.pid) === holder.started;
+}
+
+function mtimeOf(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
 }
 
 function holderOf(lock: string): Holder | undefined {
@@ -103,7 +118,7 @@ export function holdStore(dir: string): HeldStore | undefined {
     }
     // which lock file this is, before what it says: a lock replaced meanwhile is another file
     const seen = lockIdentity(lock);
-    if (seen === undefined || holding(holderOf(lock))) return undefined;
+    if (seen === undefined || holding(holderOf(lock), lock)) return undefined;
     // A run that ended without releasing it (kill -9). Two runs that found it
     // stale at once may both take it over: only the one that links the
     // takeover's name (one per stale lock, kept) replaces it; the other, and
@@ -152,12 +167,26 @@ function forgetOldTakeovers(dir: string): void {
 }
 
 function held(dir: string, lock: string, holder: Holder): HeldStore {
+  const ours = () => {
+    const current = holderOf(lock);
+    return current?.pid === holder.pid && current.started === holder.started;
+  };
+  // alive, as a run on another host can see it
+  const heartbeat = setInterval(() => {
+    if (!ours()) return;
+    try {
+      const now = new Date();
+      utimesSync(lock, now, now);
+    } catch {
+      // the cache went away: the next run takes the store once the lock lapses
+    }
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
   return {
     dir,
     release: () => {
-      const current = holderOf(lock);
-      if (current?.pid === holder.pid && current.started === holder.started)
-        rmSync(lock, { force: true });
+      clearInterval(heartbeat);
+      if (ours()) rmSync(lock, { force: true });
     },
   };
 }
