@@ -45,7 +45,7 @@ import {
   type StaleReadOutcome,
   type RunningPartitions,
 } from '@kubebus/shared/bus';
-import { ErrorCodes, isKubebusError } from '@kubebus/shared/errors';
+import { ErrorCodes, isKubebusError, publicText } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   AppliedObjects,
@@ -308,7 +308,8 @@ export async function startReconcilerService(deps: {
     );
     const object = await reader.read(item.key);
     if (object === undefined) return;
-    const message = `${summary}${reason}`;
+    // as `view` may read it, before the Event's note is sized around the hint
+    const message = publicText(`${summary}${reason}`);
     const redrive = `; after the fix: kubebus dlq redrive ${String(seq)}`;
     await publishDegraded(status, item.key, object, message, item.traceparent);
     // one Warning Event per dead letter: what `kubectl describe` and `kubectl events` show

@@ -6,6 +6,7 @@
 // round of retries — a spec change, `kubebus dlq redrive`, or a new version
 // of the operator (its upgrade sweep: the fix may be in the code; not for an
 // object that killed its process) does.
+import { cutChars, publicText } from '../errors/public-text.js';
 import type { KubeObject } from '../events/kube-object.js';
 import { setCondition, type Condition } from '../kube/conditions.js';
 import type { ObjectKey } from '../runtime/object-key.js';
@@ -32,7 +33,8 @@ export async function publishDegraded(
   const parked = {
     status: 'True' as const,
     reason: DEAD_LETTERED,
-    message: reason.slice(0, 2_000),
+    // redacted before the cut: a cut password would no longer look like one
+    message: cutChars(publicText(reason), 2_000),
     observedGeneration: object.metadata.generation ?? 0,
   };
   // Ready keeps no stale True: the object is not being reconciled any more

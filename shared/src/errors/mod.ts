@@ -18,6 +18,7 @@ export {
   REDACTED,
   UNSAFE_CHARACTERS,
   UNSAFE_CHARACTERS_BUT_NEWLINE,
+  cutChars,
   escapeCharacter,
   publicErrorText,
   publicText,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { publicErrorText, publicText, redactCredentials } from './public-text.js';
+import { cutChars, publicErrorText, publicText, redactCredentials } from './public-text.js';
 
 describe('public text', () => {
   it("drops a URL's credentials and query, whatever error quotes it", async () => {
@@ -31,6 +31,37 @@ describe('public text', () => {
       assert.equal(publicText(plain), plain);
   });
 
+  it('drops keyed secrets, fragments and a password holding @, and leaves plain words alone', () => {
+    assert.equal(
+      redactCredentials('dial host=db user=app password=hunter2 sslmode=require'),
+      'dial host=db user=app password=[redacted] sslmode=require',
+    );
+    assert.equal(
+      redactCredentials('config {"client_secret":"abc123","api_key": "k"}'),
+      'config {"client_secret":"[redacted]","api_key": "[redacted]"}',
+    );
+    assert.equal(
+      redactCredentials('postgres://app:p@ss@db:5432/shop'),
+      'postgres://[redacted]@db:5432/shop',
+    );
+    assert.equal(
+      redactCredentials('see https://h/cb#access_token=abc'),
+      'see https://h/cb#[redacted]',
+    );
+    assert.equal(redactCredentials('failed basic validation'), 'failed basic validation');
+  });
+
+  it('looks at a long hostile text in linear time, and keeps no half of a character', () => {
+    // each pattern could restart inside such runs and scan them again: seconds, then minutes
+    for (const run of ['a.', 'a+', 'a-', 'eyJ-', 'a@', 'Bearer ', 'password=']) {
+      const hostile = run.repeat(Math.ceil((512 * 1024) / run.length));
+      const shown = publicText(hostile);
+      assert.ok(shown.length <= 64 * 1024 + 64, run);
+    }
+    assert.equal(cutChars('ab\u{1f600}', 3), 'ab');
+    assert.equal(cutChars('ab\u{1f600}', 4), 'ab\u{1f600}');
+  });
+
   it('drops bearer and basic credentials and JWTs', () => {
     const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW0ifQ.c2lnbmF0dXJl';
     const text = redactCredentials(
@@ -52,6 +83,8 @@ describe('public text', () => {
       'https://u:p@h/p?q=1 and Bearer abcdefghijk',
       'a\u001bb',
       'http://h/p? done',
+      'https://u:p\n@host/x',
+      'https://h/p\t?token=abc',
     ]) {
       const once = publicText(text);
       assert.equal(publicText(once), once, text);

@@ -28,30 +28,70 @@ export const escapeCharacter = (c: string) =>
 
 export const REDACTED = '[redacted]';
 
-// scheme://[userinfo@]rest[?query] — the userinfo and query of any URL
-const URL_PARTS = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@]*@)?([^\s?#]*)(\?[^\s#]*)?/gi;
-// `Bearer <token>`, `Basic <base64>` (an Authorization header quoted)
-const AUTH_SCHEME = /\b(Bearer|Basic)\s+[\w\-.~+/=]{8,}/gi;
-// a JWT: three base64url parts, the first a JSON object's (`{"` is `eyJ`)
-const JWT = /\beyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*/g;
+/** Text past this is cut before it is looked at (every place it goes keeps less). */
+const MAX_SCANNED_CHARS = 64 * 1024;
 
-/** The text with URL credentials and query strings, bearer and basic credentials and JWTs replaced. */
-export function redactCredentials(text: string): string {
-  return text
-    .replace(
-      URL_PARTS,
-      (_url, scheme: string, userinfo: string | undefined, rest: string, query?: string) =>
-        `${scheme}${userinfo === undefined ? '' : `${REDACTED}@`}${rest}${
-          query === undefined || query === '?' ? (query ?? '') : `?${REDACTED}`
-        }`,
-    )
-    .replace(AUTH_SCHEME, (_match, scheme: string) => `${scheme} ${REDACTED}`)
-    .replace(JWT, REDACTED);
+// Each pattern may start only where a run of its characters starts (the
+// lookbehinds): a start inside a run would scan the rest of it again, and a
+// tenant's 1 MB of `a.a.a…` quoted by an error would block the process.
+// scheme://[userinfo@]rest[?query][#fragment] — the userinfo (a password may hold '@'), query and fragment of any URL
+const URL_PARTS =
+  /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/)([^\s/?#]*@)?([^\s?#]*)(\?[^\s#]*)?(#\S*)?/gi;
+// `Bearer <token>`, `Basic <base64>` (an Authorization header quoted): a credential
+// has a digit, a capital or a base64 sign, so "basic validation failed" is left alone
+const AUTH_SCHEME =
+  /(?<![\w-])([Bb]earer|[Bb]asic|BEARER|BASIC)\s+(?=[\w\-.~+/=]*[\dA-Z+/=])[\w\-.~+/=]{8,}/g;
+// a JWT: three base64url parts, the first a JSON object's (`{"` is `eyJ`)
+const JWT = /(?<![\w-])eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*/g;
+// `password=…`, `api_key: …`, `"client_secret":"…"` (a connection string, a quoted config)
+const KEYED_SECRET =
+  /(?<![\w-])(password|passwd|pwd|secret|client[_-]?secret|token|access[_-]?token|api[_-]?key)(["']?\s*[=:]\s*["']?)[^\s"'&,;]+/gi;
+
+/** At most `max` characters, never half of a surrogate pair (the apiserver would store U+FFFD). */
+export function cutChars(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  const last = cut.charCodeAt(cut.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
 }
 
-/** The text with credentials replaced and every control character escaped (newlines too). */
+/** The text with URL credentials, query strings and fragments, bearer and basic credentials, keyed secrets and JWTs replaced. */
+export function redactCredentials(text: string): string {
+  return cutChars(text, MAX_SCANNED_CHARS)
+    .replace(
+      URL_PARTS,
+      (
+        _url,
+        scheme: string,
+        userinfo: string | undefined,
+        rest: string,
+        query?: string,
+        fragment?: string,
+      ) =>
+        `${scheme}${userinfo === undefined ? '' : `${REDACTED}@`}${rest}${redactedPart('?', query)}${redactedPart('#', fragment)}`,
+    )
+    .replace(AUTH_SCHEME, (_match, scheme: string) => `${scheme} ${REDACTED}`)
+    .replace(JWT, REDACTED)
+    .replace(
+      KEYED_SECRET,
+      (_match, name: string, separator: string) => `${name}${separator}${REDACTED}`,
+    );
+}
+
+/** A query or fragment with something in it, replaced; an empty one kept. */
+function redactedPart(sign: '?' | '#', part: string | undefined): string {
+  if (part === undefined) return '';
+  return part === sign ? part : `${sign}${REDACTED}`;
+}
+
+/**
+ * The text with every control character escaped (newlines too), then its
+ * credentials replaced: given its own output, it gives it again.
+ */
 export function publicText(text: string): string {
-  return redactCredentials(text).replace(UNSAFE_CHARACTERS, escapeCharacter);
+  return redactCredentials(
+    cutChars(text, MAX_SCANNED_CHARS).replace(UNSAFE_CHARACTERS, escapeCharacter),
+  );
 }
 
 /** An error's message (or the thrown value) as `publicText`. */

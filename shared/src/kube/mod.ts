@@ -28,7 +28,7 @@ export type { KubeCredentials } from './kubeconfig.js';
 export type { KubeClientOptions, RequestInit } from './client.js';
 export { listPages, watchEvents } from './list-watch.js';
 export type { ListPage, WatchEvent, WatchOptions, WatchScope } from './list-watch.js';
-export { findCondition, setCondition } from './conditions.js';
+export { conditionMessage, findCondition, setCondition } from './conditions.js';
 export type { Condition, ConditionInput, ConditionStatus } from './conditions.js';
 export {
   MAX_NOTE_BYTES,

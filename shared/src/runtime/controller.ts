@@ -413,7 +413,7 @@ export class Controller {
         // line with its message, not a stack
         log.warn(
           {
-            error: redactCredentials(errorMessage(action.error)),
+            error: errorMessage(action.error),
           },
           'reconcile failed for good; not retried until the object changes',
         );
@@ -456,8 +456,9 @@ function sameRequest(a: WorkItem, b: WorkItem): boolean {
   return a.id !== undefined && a.id === b.id;
 }
 
+/** An error's message as records and logs may keep it: credentials it quotes replaced, before any cut. */
 function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return redactCredentials(error instanceof Error ? error.message : String(error));
 }
 
 /** An outside system's failures a retry carries, when it has any (a mark without stays as it was). */

@@ -108,7 +108,8 @@ function alertsOf(operatorName: string, ns: string): Alert[] {
     {
       alert: 'KubebusOnceCallsRefused',
       // a full bucket (or NATS refusing it) stops every ctx.once call, retried quietly
-      expr: `sum by (controller) (increase(kubebus_once_calls_total{${at},outcome="refused"}[10m])) > 0`,
+      // refusals over 10 minutes on end: one refusal (a NATS blip) stays under the 5 minutes' rate
+      expr: `sum by (controller) (rate(kubebus_once_calls_total{${at},outcome="refused"}[5m])) > 0`,
       for: '10m',
       severity: 'warning',
       summary: `${operatorName}: external calls (ctx.once) are refused`,

@@ -78,7 +78,7 @@ describe("kubebus dev's kept NATS store", () => {
       process.stdout.write(store === undefined ? 'refused\\n' : 'held\\n');
       process.stdin.resume();
       process.stdin.on('end', () => { store?.release(); process.exit(0); });`;
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < 6; round++) {
       const dir = fresh();
       holdStore(dir)?.release();
       const gone = spawn('true');

@@ -8,11 +8,11 @@
 // operator on the cluster gets a store of its own.
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
-  renameSync,
   rmSync,
   statSync,
   utimesSync,
@@ -99,41 +99,57 @@ function holderOf(lock: string): Holder | undefined {
 /**
  * The store, held by this process until release(); undefined while another
  * live process holds it. The lock is written whole before it appears (a link
- * of a complete file), and released only by its holder. Throws when the
- * directory cannot be made (an unwritable cache).
+ * of a complete file), taken only by an exclusive link, and released only by
+ * its holder; `onLost` is told if another run takes it over meanwhile (this
+ * one was paused past its heartbeats). Throws when the directory cannot be
+ * made (an unwritable cache).
  */
-export function holdStore(dir: string): HeldStore | undefined {
+export function holdStore(
+  dir: string,
+  options: { readonly onLost?: () => void } = {},
+): HeldStore | undefined {
   // the store holds the bus of a cluster's objects: this user's only
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
   const lock = join(dir, 'lock');
   const holder = me();
   const mine = join(dir, `lock.${String(process.pid)}.${randomBytes(4).toString('hex')}`);
   writeFileSync(mine, JSON.stringify(holder));
   try {
-    try {
-      linkSync(mine, lock);
-      return held(dir, lock, holder);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // a few rounds: a lock released or replaced while it is looked at is looked at again
+    for (let round = 0; round < 3; round++) {
+      if (linked(mine, lock)) return held(dir, lock, holder, options.onLost);
+      // which lock file this is, before and after what it says: the words are that file's
+      const seen = lockIdentity(lock);
+      const current = holderOf(lock);
+      if (seen === undefined || lockIdentity(lock) !== seen) continue;
+      if (holding(current, lock)) return undefined;
+      // A run that ended without releasing it (kill -9). Of the runs that found
+      // this lock file stale, only the one that links its takeover name (kept)
+      // removes it; the others find that name taken. It is removed only while
+      // it is still that file, and taken only by the exclusive link: a run
+      // that linked a fresh lock meanwhile keeps it.
+      if (!linked(mine, join(dir, `${TAKEN_OVER}${seen}`))) return undefined;
+      if (lockIdentity(lock) !== seen) return undefined;
+      rmSync(lock, { force: true });
+      if (!linked(mine, lock)) return undefined;
+      forgetOldTakeovers(dir);
+      return held(dir, lock, holder, options.onLost);
     }
-    // which lock file this is, before what it says: a lock replaced meanwhile is another file
-    const seen = lockIdentity(lock);
-    if (seen === undefined || holding(holderOf(lock), lock)) return undefined;
-    // A run that ended without releasing it (kill -9). Two runs that found it
-    // stale at once may both take it over: only the one that links the
-    // takeover's name (one per stale lock, kept) replaces it; the other, and
-    // any run that read the lock before it was replaced, finds that name taken.
-    try {
-      linkSync(mine, join(dir, `${TAKEN_OVER}${seen}`));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
-      throw error;
-    }
-    renameSync(mine, lock);
-    forgetOldTakeovers(dir);
-    return held(dir, lock, holder);
+    return undefined;
   } finally {
     rmSync(mine, { force: true });
+  }
+}
+
+/** An exclusive link: false when the name is taken. */
+function linked(from: string, to: string): boolean {
+  try {
+    linkSync(from, to);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
   }
 }
 
@@ -166,14 +182,18 @@ function forgetOldTakeovers(dir: string): void {
   }
 }
 
-function held(dir: string, lock: string, holder: Holder): HeldStore {
+function held(dir: string, lock: string, holder: Holder, onLost?: () => void): HeldStore {
   const ours = () => {
     const current = holderOf(lock);
     return current?.pid === holder.pid && current.started === holder.started;
   };
   // alive, as a run on another host can see it
   const heartbeat = setInterval(() => {
-    if (!ours()) return;
+    if (!ours()) {
+      clearInterval(heartbeat);
+      onLost?.();
+      return;
+    }
     try {
       const now = new Date();
       utimesSync(lock, now, now);

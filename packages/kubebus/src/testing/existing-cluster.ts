@@ -184,7 +184,13 @@ function keptStore(
   const cluster = probe.clusterId ?? `${probe.server}\n${probe.context}`;
   const dir = devStoreDir(env, cluster, operator);
   try {
-    const held = holdStore(join(dir, 'jetstream'));
+    const held = holdStore(join(dir, 'jetstream'), {
+      onLost: () => {
+        process.stderr.write(
+          `warning: another kubebus dev took this cluster's NATS store (${dir}) over while this run was paused: stop this run, or its nats-server and the other's share one store\n`,
+        );
+      },
+    });
     return { dir, ...(held === undefined ? {} : { held }) };
   } catch (error) {
     // an unwritable cache: this run's store is its own, as before

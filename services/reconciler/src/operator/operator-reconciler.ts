@@ -20,6 +20,8 @@ import {
   explainRefused,
   FailureClasses,
   markOperatorError,
+  cutChars,
+  publicText,
 } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
@@ -616,8 +618,11 @@ function unreachableMessage(error: unknown): string {
   const line = (e: unknown) => (e instanceof Error ? e.message : String(e)).split('\n', 1)[0] ?? '';
   const cause = error instanceof Error ? error.cause : undefined;
   const text = cause === undefined ? line(error) : `${line(error)}: ${line(cause)}`;
-  return `an outside system the operator calls is unreachable, retried without limit: ${text}`.slice(
-    0,
+  // redacted before the cut: a cut password would no longer look like one
+  return cutChars(
+    publicText(
+      `an outside system the operator calls is unreachable, retried without limit: ${text}`,
+    ),
     1_024,
   );
 }

@@ -47,4 +47,14 @@ describe('a terminal failure on the object', () => {
     );
     assert.equal(alreadyTerminal(object(3), 'no secret'), false);
   });
+
+  it('is already reported when its message was stored redacted and escaped', () => {
+    // stored as `view` may read it: the password and key replaced, the newline escaped
+    const message = 'POST https://bill:pa55@api.example.com/?key=S3CRET failed\nat line 2';
+    const reported = object(3, terminalStatus(object(3), message));
+    const ready = (reported['status'] as { conditions: { type: string; message: string }[] })
+      .conditions[0];
+    assert.doesNotMatch(ready?.message ?? '', /pa55|S3CRET|\n/);
+    assert.equal(alreadyTerminal(reported, message), true, 'no second Event for it');
+  });
 });

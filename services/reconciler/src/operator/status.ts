@@ -2,7 +2,12 @@
 // returned (or the status as it is), with Ready, Degraded and the reconcile's
 // own conditions set at the object's generation.
 import type { KubeObject } from '@kubebus/shared/events';
-import { setCondition, type Condition, type ConditionStatus } from '@kubebus/shared/kube';
+import {
+  conditionMessage,
+  setCondition,
+  type Condition,
+  type ConditionStatus,
+} from '@kubebus/shared/kube';
 import type { ConditionReport, InvalidSpecReport } from '@kubebus/shared/definition';
 
 export type Status = Record<string, unknown>;
@@ -50,7 +55,7 @@ export function withConditions(
           type: report.type,
           status: statusOf(report.status),
           reason: report.reason,
-          message: (report.message ?? '').slice(0, 32_768),
+          message: report.message ?? '',
           observedGeneration,
         },
         now,
@@ -191,7 +196,8 @@ function alreadyNotReady(object: KubeObject, reason: string, message: string): b
   const ready = conditionsOf(currentStatus(object)).find((c) => c.type === 'Ready');
   return (
     ready?.reason === reason &&
-    ready.message === message.slice(0, 32_768) &&
+    // as setCondition stored it (redacted, escaped, cut)
+    ready.message === conditionMessage(message) &&
     ready.observedGeneration === (object.metadata.generation ?? 0)
   );
 }
