@@ -61,7 +61,7 @@ export async function generate(
     );
 
   // on stderr: stdout stays the YAML to apply
-  for (const warning of rbacWarnings(operator))
+  for (const warning of rbacWarnings(operator, watchNamespaces))
     host.stderr.write(`kubebus generate: warning: ${warning}\n`);
 
   const out = text(line, 'out');

@@ -61,4 +61,20 @@ describe('the RBAC kubebus generate warns of', () => {
     });
     assert.deepEqual(rbacWarnings(declared), []);
   });
+
+  it('is Secrets watched or owned: the watcher may list them, values included, where it watches', () => {
+    const sites = defineOperator({
+      name: 'sites',
+      for: Tenant,
+      watches: [{ resource: kinds.Secret, references: () => [] }],
+      async reconcile() {
+        return undefined;
+      },
+    });
+    const [everywhere] = rbacWarnings(sites);
+    assert.match(everywhere ?? '', /may list and watch them in every namespace of the cluster/);
+    assert.match(everywhere ?? '', /a list returns their values/);
+    assert.match(rbacWarnings(sites, ['shop'])[0] ?? '', /may list and watch them in shop,/);
+    assert.deepEqual(rbacWarnings(tenants([kinds.ConfigMap])), []);
+  });
 });

@@ -3,15 +3,42 @@
 // reconciler holds every rule of that role or may `bind` it; a role it owns
 // is refused the same way unless it holds every rule it writes or may
 // `escalate` it. kubebus dev and the test kit run as an admin, so the
-// refusal first shows in a cluster.
-import { kinds, type Operator } from '@kubebus/shared/definition';
+// refusal first shows in a cluster. And what it grants that reads more than
+// it looks: list and watch of Secrets, which return their values.
+import { declaredResources, kinds, type Operator } from '@kubebus/shared/definition';
 
 const BINDINGS = [kinds.RoleBinding, kinds.ClusterRoleBinding];
 const ROLES = [kinds.Role, kinds.ClusterRole];
 
 /** One line per likely gap in the operator's declared RBAC; none when it declares what it grants. */
-export function rbacWarnings(operator: Operator): string[] {
-  return [...bindingWarnings(operator), ...roleWarnings(operator)];
+export function rbacWarnings(
+  operator: Operator,
+  watchNamespaces: readonly string[] = [],
+): string[] {
+  return [
+    ...bindingWarnings(operator),
+    ...roleWarnings(operator),
+    ...secretWarnings(operator, watchNamespaces),
+  ];
+}
+
+/**
+ * A watched or owned Secret kind: the watcher lists and watches Secrets, and
+ * Kubernetes has no metadata-only list — its ServiceAccount may read every
+ * Secret's values where it watches (the watcher itself drops them).
+ */
+function secretWarnings(operator: Operator, watchNamespaces: readonly string[]): string[] {
+  const secrets = declaredResources(operator).some(
+    (resource) => resource.group === kinds.Secret.group && resource.plural === kinds.Secret.plural,
+  );
+  if (!secrets) return [];
+  const where =
+    watchNamespaces.length === 0
+      ? 'in every namespace of the cluster (--watch-namespaces limits it to those named)'
+      : `in ${watchNamespaces.join(', ')}`;
+  return [
+    `operator "${operator.name}" watches Secrets: its watcher's ServiceAccount may list and watch them ${where}, and a list returns their values (RBAC has no metadata-only list; the watcher drops the values, and the bus records every Secret there without them). Guard that ServiceAccount's token as you would the Secrets (docs/security.md, Watched Secrets)`,
+  ];
 }
 
 function ownedOf(operator: Operator, among: readonly { group: string; plural: string }[]) {
