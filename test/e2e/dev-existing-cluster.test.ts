@@ -8,6 +8,7 @@
 // with the variables dev prints. The test kit does the same with
 // KUBEBUS_USE_EXISTING_CLUSTER=1.
 import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -22,11 +23,13 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connectionOf } from '@kubebus/cli/commands';
+import { Buckets, sweepKey } from '@kubebus/shared/bus';
 import { KubeClient, loadKubeConfig } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics } from '@kubebus/shared/obs';
+import { operatorVersionOf } from '../../packages/kubebus/src/host/operator-version.js';
 import { startEnvironment } from '../../packages/kubebus/src/testing/environment.js';
 import { serverBinary } from '../bed/binaries.js';
 import { TestBed } from '../bed/testbed.js';
@@ -247,6 +250,19 @@ describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
       });
       assert.equal(history.code, 0, history.stderr);
       assert.match(history.stdout, /^#1 \S+ add rv \d+ generation 1 \(watch\)$/m);
+      // the runs swept as the version `kubebus run` of the same file has: switching between
+      // dev and run sweeps nothing again
+      const nc = await connect(connectionOf({}, exportsIn(stdout)).options);
+      try {
+        const agreements = await new Kvm(nc).open(Buckets.agreements);
+        const swept = await agreements.get(sweepKey(widgets.name, 0));
+        assert.equal(
+          (swept?.json() as { version?: string } | undefined)?.version,
+          operatorVersionOf(resolve(WIDGETS_OPERATOR), widgets, undefined),
+        );
+      } finally {
+        await nc.close();
+      }
       child.kill('SIGINT');
       await exited;
       // held while it ran, and let go

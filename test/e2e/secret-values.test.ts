@@ -203,6 +203,48 @@ describe('ctx.readSecret under the generated RBAC', { timeout: 300_000 }, () => 
       for (const password of passwords) assert.ok(!output.includes(password), 'a password shown');
   });
 
+  it('replays a revision from before its Secret was made as it was: without the Secret', async () => {
+    // named before it exists: its first reconciles fail, then it reads the new Secret
+    const late = READABLE[2] ?? '';
+    await connection('later', late);
+    // its reconcile ran without the Secret: failed twice (a ReconcileRetrying Event)
+    await waitFor(
+      async () =>
+        (
+          await admin.request<{ items: { reason: string; regarding: { name: string } }[] }>(
+            `/apis/events.k8s.io/v1/namespaces/${APP}/events`,
+          )
+        ).items.some((e) => e.reason === 'ReconcileRetrying' && e.regarding.name === 'later'),
+      'a failed reconcile of later without its Secret',
+      120_000,
+    );
+    const password = randomBytes(12).toString('hex');
+    passwords.push(password);
+    await admin.request(`/api/v1/namespaces/${APP}/secrets`, {
+      method: 'POST',
+      body: secret(late, password),
+    });
+    await waitFor(
+      async () => (await statusOf('later')).fingerprint === fingerprintOf(password),
+      "later's status to show the password's fingerprint",
+      120_000,
+    );
+    const replayed = await kubebusCli(
+      [
+        'replay',
+        fileURLToPath(new URL('../support/operators/connections.ts', import.meta.url)),
+        `${APP}/later`,
+      ],
+      { KUBEBUS_NATS_URL: bed.natsUrl, KUBECONFIG: bed.kubeconfigPath },
+    );
+    // its first revision read no Secret then, as the bus shows: no advice to declare a watch
+    // it has, no values of today put in the past
+    assert.equal(replayed.status, 0, `${replayed.stdout}\n${replayed.stderr}`);
+    assert.doesNotMatch(replayed.stdout, /not recorded on the bus|as they are today/);
+    assert.match(replayed.stdout, /: status same as recorded$/m);
+    assert.ok(!replayed.stdout.includes(password), 'a password shown');
+  });
+
   it('refuses a Secret its rule does not name, on the object and at the apiserver', async () => {
     await admin.request(`/api/v1/namespaces/${APP}/secrets`, {
       method: 'POST',

@@ -25,6 +25,7 @@ import { FailureClasses, classifyFailure } from '@kubebus/shared/errors';
 import { opOf, type KubeObject } from '@kubebus/shared/events';
 import {
   AppliedObjects,
+  KubeApiError,
   KubeClient,
   type RequestInit,
   diff,
@@ -185,6 +186,8 @@ function parsedOrUndefined(text: string): unknown {
 /** What a Secret read answered today besides a resourceVersion. */
 const GONE = 'gone';
 const UNREADABLE = 'unreadable';
+/** Not read: the bus shows it was made after the revision, so it was absent then (as answered). */
+const ABSENT_THEN = 'absent then';
 
 /** A dry-run client that keeps what each write would have done. */
 class RecordingClient extends KubeClient {
@@ -203,6 +206,8 @@ class RecordingClient extends KubeClient {
   }[] = [];
   /** what the reconcile is told a write answered (the world as of the revision) */
   asOfRevision: (path: string, answer: unknown) => Promise<unknown> = async (_, answer) => answer;
+  /** whether the bus shows a Secret made after the revision (absent then, whatever it holds today) */
+  madeAfterRevision: (key: ObjectKey) => Promise<boolean> = () => Promise.resolve(false);
 
   override async request<T = unknown>(path: string, init: RequestInit = {}): Promise<T> {
     const method = init.method ?? 'GET';
@@ -210,6 +215,14 @@ class RecordingClient extends KubeClient {
       // a read of a Secret is one of today's values, found or not
       const key = keyFromPath(path);
       if (key?.group !== '' || key.resource !== 'secrets') return super.request<T>(path, init);
+      if (await this.madeAfterRevision(key)) {
+        this.secretsRead.set(keyString(key), { key, today: ABSENT_THEN });
+        throw new KubeApiError(
+          404,
+          'NotFound',
+          `secrets "${key.name}" not found (at the revision)`,
+        );
+      }
       try {
         const answer = await super.request<T>(path, init);
         const today = (answer as KubeObject | undefined)?.metadata.resourceVersion ?? UNREADABLE;
@@ -325,6 +338,24 @@ export async function replay(deps: {
   };
 
   /**
+   * Whether the bus shows the object made after a point of the log: nothing
+   * recorded of it before, and its first record after an add the watch saw, at
+   * a later resourceVersion than the revision's (a relist's add may be of an
+   * object older than the recording; another kind's watch may deliver late).
+   */
+  const madeAfter = async (key: ObjectKey, point: number | Date, revisionRv: string) => {
+    if ((await recordedBefore(key, point)) !== undefined) return false;
+    const history = (await histories.get(keyString(key))) ?? [];
+    const first = history.find((r) => !isBefore(r, point));
+    return (
+      first !== undefined &&
+      opOf(first.event) === 'add' &&
+      first.event.kbreason === 'watch' &&
+      laterVersion(first.event.kbrv, revisionRv)
+    );
+  };
+
+  /**
    * The Secrets read whose values may not be what they were at the revision,
    * each with why. Known the same: one the bus recorded before the revision
    * at today's resourceVersion, or deleted then and gone today. Sequences of
@@ -336,12 +367,12 @@ export async function replay(deps: {
       const then = await recordedBefore(key, seq);
       const recorded =
         then === undefined ? undefined : opOf(then.event) === 'delete' ? GONE : then.event.kbrv;
-      if (recorded === today && today !== UNREADABLE) continue;
+      if ((recorded === today && today !== UNREADABLE) || today === ABSENT_THEN) continue;
       const why =
         today === UNREADABLE
           ? 'not readable today'
           : recorded === undefined
-            ? 'not recorded on the bus: declare it in watches'
+            ? 'not recorded on the bus before the revision: declare it in watches, or its records aged out'
             : 'changed since';
       unsure.push(`Secret ${key.namespace}/${key.name} (${why})`);
     }
@@ -379,6 +410,7 @@ export async function replay(deps: {
     const snapshot = own?.started ?? next?.seq ?? Number.MAX_SAFE_INTEGER;
     const captured: Record<string, unknown>[] = [];
     const client = new RecordingClient(deps.kubeConfig, metrics, { dryRun: true });
+    client.madeAfterRevision = (key) => madeAfter(key, snapshot, event.kbrv);
     client.asOfRevision = async (path, answer) => {
       const target = keyFromPath(path);
       // a status write is captured, not sent: only object writes come here
@@ -625,6 +657,11 @@ export function formatReplay(steps: readonly ReplayStep[]): string {
 }
 
 /** A revision recorded before a sequence number, or by a time. */
+/** Whether one resourceVersion is later than another: both etcd revisions, else not known to be. */
+function laterVersion(version: string, than: string): boolean {
+  return /^\d+$/.test(version) && /^\d+$/.test(than) && BigInt(version) > BigInt(than);
+}
+
 function isBefore(revision: Revision, point: number | Date): boolean {
   if (typeof point === 'number') return revision.seq < point;
   const time = revision.event.time === undefined ? Number.NaN : Date.parse(revision.event.time);

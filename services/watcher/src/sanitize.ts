@@ -14,9 +14,10 @@ export function sanitize(resource: ResourceRef, object: KubeObject): KubeObject 
   const { data, stringData, ...secret } = object;
   const annotations = metadata['annotations'] as Record<string, string> | undefined;
   if (annotations !== undefined) {
-    metadata['annotations'] = Object.fromEntries(
-      Object.entries(annotations).filter(([name]) => name !== LAST_APPLIED),
-    );
+    const kept = Object.entries(annotations).filter(([name]) => name !== LAST_APPLIED);
+    // none left: none at all, not an empty map `kubebus history` shows as a change
+    if (kept.length === 0) delete metadata['annotations'];
+    else metadata['annotations'] = Object.fromEntries(kept);
   }
   return { ...secret, metadata };
 }

@@ -4,6 +4,7 @@
 // real kube-apiserver, etcd, kube-controller-manager and nats-server on
 // loopback, with a stand-in for kubelets so workloads report ready. The
 // operator runs with a readable log; Ctrl-C stops what dev started.
+import { resolve } from 'node:path';
 import { crdOf } from '../api/crd.js';
 import type { TestEnvironment } from '../testing-api.js';
 import type { Host } from './command-spec.js';
@@ -76,7 +77,13 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
     const { settings, ignored } = devSettingsOf(host.env);
     for (const name of ignored)
       host.stderr.write(`kubebus dev: warning: ${name} is ignored: dev sets it itself\n`);
-    await environment.run(operator, { logLevel: level, log: 'readable', env: settings });
+    await environment.run(operator, {
+      logLevel: level,
+      log: 'readable',
+      env: settings,
+      // the same version as `kubebus run` of the file: no upgrade sweep between the two
+      module: resolve(line.positionals[0] ?? ''),
+    });
     // kept running until stop(), as kubelets are
     if (standInWanted) await environment.markWorkloadsReady();
     say(

@@ -52,6 +52,8 @@ export interface InProcessRunOptions extends RunOptions {
   /** another replica of the operator (default: test-<operator>) */
   readonly replicaId?: string;
   readonly statusIntentTaken?: IntentTaken;
+  /** the operator's module file (kubebus dev): its version is the file's, as under `kubebus run` */
+  readonly module?: string;
 }
 
 /** The test environment as `kubebus test` drives it. */
@@ -204,7 +206,7 @@ export async function startEnvironment(
         version: VERSION,
         // a new version reconciles what exists again, as under `kubebus run`
         operatorVersion: operatorVersionOf(
-          undefined,
+          runOptions.module,
           operator,
           runOptions.version ?? runOptions.env?.['KUBEBUS_OPERATOR_VERSION'],
         ),
