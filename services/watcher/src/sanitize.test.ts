@@ -6,21 +6,20 @@ import { sanitize } from './sanitize.js';
 const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true };
 const CONFIG_MAPS = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
 
-const secret = (annotations?: Record<string, string>): KubeObject =>
-  ({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: {
-      name: 'creds',
-      namespace: 'shop',
-      uid: 'u',
-      resourceVersion: '7',
-      managedFields: [{ manager: 'kubectl' }],
-      ...(annotations === undefined ? {} : { annotations }),
-    },
-    data: { password: 'aHVudGVyMg==' },
-    stringData: { token: 't' },
-  }) as unknown as KubeObject;
+const secret = (annotations?: Record<string, string>): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: {
+    name: 'creds',
+    namespace: 'shop',
+    uid: 'u',
+    resourceVersion: '7',
+    managedFields: [{ manager: 'kubectl' }],
+    ...(annotations === undefined ? {} : { annotations }),
+  },
+  data: { password: 'aHVudGVyMg==' },
+  stringData: { token: 't' },
+});
 
 describe('what leaves the watcher of an object', () => {
   it('is a Secret without its values, its last-applied copy of them or managedFields', () => {
