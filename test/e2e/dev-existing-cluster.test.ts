@@ -257,7 +257,7 @@ describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
         const agreements = await new Kvm(nc).open(Buckets.agreements);
         const swept = await agreements.get(sweepKey(widgets.name, 0));
         assert.equal(
-          (swept?.json())?.version,
+          swept?.json<{ version?: string }>().version,
           operatorVersionOf(resolve(WIDGETS_OPERATOR), widgets, undefined),
         );
       } finally {
