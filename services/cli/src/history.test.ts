@@ -9,6 +9,7 @@ const revision = (
   rv: string,
   time: string,
   op: 'add' | 'update' = 'update',
+  uid = 'uid-1',
 ): Revision => ({
   seq,
   event: kubeEvent({
@@ -21,7 +22,7 @@ const revision = (
     object: {
       apiVersion: 'example.kubebus.dev/v1alpha1',
       kind: 'DatabaseCluster',
-      metadata: { name: 'db', namespace: 'ns', uid: 'uid-1', resourceVersion: rv },
+      metadata: { name: 'db', namespace: 'ns', uid, resourceVersion: rv },
       status: { seq },
     },
     op,
@@ -123,5 +124,17 @@ describe('history: outcomes joined to the revision they belong to', () => {
       text,
       /→ databasecluster success after a change of secrets ns\/db-password in 5 ms/,
     );
+  });
+
+  it('says where another object of the name begins, and diffs it against nothing earlier', () => {
+    const text = formatHistory(
+      [...revisions, revision(3, '20', '2026-11-30T11:00:00.000Z', 'add', 'uid-2')],
+      [],
+    );
+    const lines = text.split('\n');
+    const third = lines.findIndex((line) => line.startsWith('#3 '));
+    assert.equal(lines[third - 1], '— another object of this name from here: uid uid-2');
+    // no "status.seq: 2 → 3" as if the new object were a change of the old one
+    assert.equal(lines[third + 1], '');
   });
 });

@@ -105,8 +105,15 @@ export function formatHistory(
   // outcomes older than the first revision kept (the rest of its history has aged out)
   lines.push(...outcomesOf(-1));
   let previous: unknown;
+  let life: string | undefined;
   for (const [index, { seq, event }] of revisions.entries()) {
     const generation = event.kbgeneration === undefined ? '' : ` generation ${event.kbgeneration}`;
+    // a name deleted and made again is another object: said, and not diffed against the earlier one
+    if (life !== undefined && event.kbuid !== life) {
+      lines.push(`— another object of this name from here: uid ${printable(event.kbuid)}`);
+      previous = undefined;
+    }
+    life = event.kbuid;
     lines.push(
       `#${seq} ${printable(event.time)} ${opOf(event)} rv ${printable(event.kbrv)}${generation} (${event.kbreason})`,
     );
