@@ -46,9 +46,16 @@ export const connectionsOperator = (fingerprintLength = 16, { watchesSecret = tr
     },
     async reconcile(connection, ctx) {
       const values = await ctx.readSecret(connection.spec.passwordSecret);
-      // not there yet (made after the Connection): retried until it is
+      // not there yet (made after the Connection): said on the object; its creation
+      // reconciles it again (watched by reference)
       if (values === undefined)
-        throw new Error(`Secret ${connection.spec.passwordSecret} not found`);
+        return {
+          ready: {
+            status: false,
+            reason: 'SecretMissing',
+            message: `Secret ${connection.spec.passwordSecret} not found`,
+          },
+        };
       if (values['password'] === undefined)
         return {
           ready: {
