@@ -33,6 +33,32 @@ const Dial = defineResource({
 });
 const dials = defineOperator({ name: 'dials', for: Dial, reconcile: async () => undefined });
 
+/** A kind first shipped in one version, then in two (its CRD on the cluster has no webhook). */
+const KnobV1alpha1 = defineResource({
+  group: 'test.kubebus.dev',
+  version: 'v1alpha1',
+  kind: 'Knob',
+  scope: 'Namespaced',
+  spec: z.object({ turns: z.int() }),
+  status: z.object({}),
+});
+const Knob = defineResource({
+  group: 'test.kubebus.dev',
+  kind: 'Knob',
+  scope: 'Namespaced',
+  versions: {
+    v1alpha1: { spec: z.object({ turns: z.int() }), status: z.object({}) },
+    v1: { spec: z.object({ degrees: z.int() }), status: z.object({}) },
+  },
+  storage: 'v1',
+  convert: {
+    v1alpha1: {
+      toStorage: ({ spec }) => ({ spec: { degrees: spec.turns * 360 } }),
+      fromStorage: ({ spec }) => ({ spec: { turns: Math.round(spec.degrees / 360) } }),
+    },
+  },
+});
+
 const Crd = resource<{
   apiVersion: string;
   kind: string;
@@ -132,6 +158,46 @@ describe('a versioned resource in the test kit', { timeout: 300_000 }, () => {
         spec: { level: 5 },
       });
       assert.deepEqual((await env.get(Dial, 'five'))?.spec, { percent: 50 });
+    } finally {
+      await existing.stop();
+    }
+  });
+
+  it('on an existing cluster refuses a CRD of two versions with no webhook to convert them, and changes nothing', async () => {
+    const existing = await startTestEnvironment({
+      cluster: 'existing',
+      kubeconfig: env.kubeconfigPath,
+      natsUrl: env.natsUrl,
+    });
+    try {
+      // no CRD yet: none to keep, and none this process could serve to the cluster
+      await assert.rejects(
+        existing.install(Knob),
+        /Knob has versions v1alpha1, v1, and the cluster's CRD knobs\.test\.kubebus\.dev has no conversion webhook.*--cluster local/,
+      );
+      assert.equal(await env.get(Crd, 'knobs.test.kubebus.dev'), undefined);
+      // shipped in one version (strategy None): its next release is refused, the CRD left as it was
+      await existing.install(KnobV1alpha1);
+      assert.equal(
+        (await env.get(Crd, 'knobs.test.kubebus.dev'))?.spec.conversion?.strategy,
+        'None',
+      );
+      await env.apply({
+        apiVersion: 'test.kubebus.dev/v1alpha1',
+        kind: 'Knob',
+        metadata: { name: 'volume', namespace: 'default' },
+        spec: { turns: 3 },
+      });
+      await assert.rejects(existing.install(Knob), /has no conversion webhook/);
+      const crd = await env.get(Crd, 'knobs.test.kubebus.dev');
+      assert.deepEqual(
+        (crd as unknown as { spec: { versions: { name: string }[] } }).spec.versions.map(
+          (v) => v.name,
+        ),
+        ['v1alpha1'],
+      );
+      // and the object keeps its spec (not pruned through a version it lacks)
+      assert.deepEqual((await existing.get(KnobV1alpha1, 'volume'))?.spec, { turns: 3 });
     } finally {
       await existing.stop();
     }

@@ -137,8 +137,19 @@ export async function startEnvironment(
         // an installed one keeps its own, never forced over by one this process cannot serve
         const installed =
           local === undefined && resource.versions.length > 1
-            ? await client.getIfExists<{ spec?: { conversion?: unknown } }>(path)
+            ? await client.getIfExists<{ spec?: { conversion?: { strategy?: string } } }>(path)
             : undefined;
+        // none to keep (no CRD, or one of a single version: strategy None): applied so, the
+        // apiserver would serve each version without converting and prune what one lacks —
+        // a spec written back through the other version loses its fields for good
+        if (
+          local === undefined &&
+          resource.versions.length > 1 &&
+          installed?.spec?.conversion?.strategy !== 'Webhook'
+        )
+          throw new Error(
+            `${resource.kind} has versions ${resource.versions.map((v) => v.name).join(', ')}, and the cluster's CRD ${generated.metadata.name} has no conversion webhook to convert between them (this process cannot serve one the cluster's apiserver reaches): deploy the operator first (kubebus generate; its conversion Service), or use --cluster local`,
+          );
         const crd =
           installed?.spec?.conversion === undefined
             ? generated
