@@ -76,5 +76,9 @@ describe('the RBAC kubebus generate warns of', () => {
     assert.match(everywhere ?? '', /a list returns their values/);
     assert.match(rbacWarnings(sites, ['shop'])[0] ?? '', /may list and watch them in shop,/);
     assert.deepEqual(rbacWarnings(tenants([kinds.ConfigMap])), []);
+    // owned only: watched by kubebus' label, so only its own reach the bus; the grant is the same
+    const [owned] = rbacWarnings(tenants([kinds.Secret]));
+    assert.match(owned ?? '', /owns Secrets: .*may list and watch them in every namespace/);
+    assert.match(owned ?? '', /the bus records only the Secrets it made/);
   });
 });

@@ -28,16 +28,20 @@ export function rbacWarnings(
  * Secret's values where it watches (the watcher itself drops them).
  */
 function secretWarnings(operator: Operator, watchNamespaces: readonly string[]): string[] {
-  const secrets = declaredResources(operator).some(
-    (resource) => resource.group === kinds.Secret.group && resource.plural === kinds.Secret.plural,
-  );
-  if (!secrets) return [];
+  const isSecret = (kind: { group: string; plural: string }) =>
+    kind.group === kinds.Secret.group && kind.plural === kinds.Secret.plural;
+  if (!declaredResources(operator).some(isSecret)) return [];
+  // a kind only owned is watched by kubebus' label alone; one in `watches`, whole
+  const watched = (operator.watches ?? []).some((watch) => isSecret(watch.resource));
   const where =
     watchNamespaces.length === 0
       ? 'in every namespace of the cluster (--watch-namespaces limits it to those named)'
       : `in ${watchNamespaces.join(', ')}`;
+  const recorded = watched
+    ? 'the bus records every Secret there without them'
+    : 'the bus records only the Secrets it made, without them';
   return [
-    `operator "${operator.name}" watches Secrets: its watcher's ServiceAccount may list and watch them ${where}, and a list returns their values (RBAC has no metadata-only list; the watcher drops the values, and the bus records every Secret there without them). Guard that ServiceAccount's token as you would the Secrets (docs/security.md, Watched Secrets)`,
+    `operator "${operator.name}" ${watched ? 'watches' : 'owns'} Secrets: its watcher's ServiceAccount may list and watch them ${where}, and a list returns their values (RBAC has no metadata-only list; the watcher drops the values, and ${recorded}). Guard that ServiceAccount's token as you would the Secrets (docs/security.md, Watched Secrets)`,
   ];
 }
 
