@@ -315,16 +315,19 @@ export async function replay(deps: {
   // Every other object as it was when the replayed revision was recorded: its
   // last revision before that one in KUBEBUS_EVENTS (one sequence for all).
   const histories = new Map<string, Promise<Revision[]>>();
-  /** the object's last revision at a point of the log: before a sequence, or at a time */
-  const recordedBefore = async (key: ObjectKey, seq: number | Date) => {
+  /** every revision the bus keeps of an object, read once per replay */
+  const historyOf = (key: ObjectKey): Promise<Revision[]> => {
     const id = keyString(key);
     let history = histories.get(id);
     if (history === undefined) {
       history = readRevisions(deps.nc, key);
       histories.set(id, history);
     }
-    return (await history).filter((r) => isBefore(r, seq)).at(-1);
+    return history;
   };
+  /** the object's last revision at a point of the log: before a sequence, or at a time */
+  const recordedBefore = async (key: ObjectKey, seq: number | Date) =>
+    (await historyOf(key)).filter((r) => isBefore(r, seq)).at(-1);
   /** the object as it was at a point of the log: before a sequence, or at a time */
   const asOf = async (key: ObjectKey, seq: number | Date): Promise<KubeObject | undefined> => {
     const before = await recordedBefore(key, seq);
@@ -344,8 +347,8 @@ export async function replay(deps: {
    * object older than the recording; another kind's watch may deliver late).
    */
   const madeAfter = async (key: ObjectKey, point: number | Date, revisionRv: string) => {
-    if ((await recordedBefore(key, point)) !== undefined) return false;
-    const history = (await histories.get(keyString(key))) ?? [];
+    const history = await historyOf(key);
+    if (history.some((r) => isBefore(r, point))) return false;
     const first = history.find((r) => !isBefore(r, point));
     return (
       first !== undefined &&
