@@ -5,7 +5,7 @@
 // the bed's CA as caBundle): objects created as v1alpha1 read as v1 and back,
 // the upgrade loses no object and reconciles each in v1, and
 // `kubebus storage migrate` leaves nothing stored in v1alpha1 — the CRD can
-// then drop it.
+// then drop it. The webhook serves with NATS down, and before it is reached.
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import assert from 'node:assert/strict';
@@ -46,6 +46,8 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
   let crds: ApiextensionsV1Api;
   const running: ServiceProcess[] = [];
   const names: string[] = [];
+  /** where release 2 serves the webhook the CRD names */
+  let webhookEnv: Record<string, string> = {};
 
   const get = async (version: string, name: string) =>
     (await custom.getNamespacedCustomObject({
@@ -137,16 +139,16 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
     const cert = await issueNatsCert(bed.pki, 'conversion-webhook');
     const port = await freePort();
     // the rolling update: the new release starts (its webhook first), the CRD follows, the old one goes
+    webhookEnv = {
+      KUBEBUS_WEBHOOK_HOST: '127.0.0.1',
+      KUBEBUS_WEBHOOK_PORT: String(port),
+      KUBEBUS_WEBHOOK_CERT: cert.cert,
+      KUBEBUS_WEBHOOK_KEY: cert.key,
+    };
     const next = await ServiceProcess.start(
       bed,
       'all',
-      {
-        ...FAST,
-        KUBEBUS_WEBHOOK_HOST: '127.0.0.1',
-        KUBEBUS_WEBHOOK_PORT: String(port),
-        KUBEBUS_WEBHOOK_CERT: cert.cert,
-        KUBEBUS_WEBHOOK_KEY: cert.key,
-      },
+      { ...FAST, ...webhookEnv },
       { operator: release(2), waitReady: false },
     );
     running.push(next);
@@ -214,6 +216,41 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
     assert.deepEqual((await get('v1', 'g101')).spec, {
       endpoint: { host: 'default.example', port: 80 },
     });
+  });
+
+  it('converts without NATS: from a reconciler started before it, and one that lost it', async () => {
+    const readsAsV1alpha1 = async () => {
+      try {
+        return (await get('v1alpha1', 'g100')).spec['host'] === 'round.example';
+      } catch {
+        return false;
+      }
+    };
+    await running.pop()?.stop();
+    await bed.stopNats('kill');
+    // the webhook before the bus: a pod that starts in an outage serves conversions
+    const next = await ServiceProcess.start(
+      bed,
+      'all',
+      { ...FAST, ...webhookEnv },
+      { operator: release(2), waitReady: false },
+    );
+    running.push(next);
+    await waitFor(readsAsV1alpha1, 'a conversion by a reconciler waiting for NATS');
+    assert.equal((await next.get('/readyz')).status, 503, 'not ready before it reached NATS');
+    await bed.startNats();
+    await next.waitReady();
+
+    // NATS lost later: still ready (the webhook's Service keeps it), and converting (ADR 0036)
+    await bed.stopNats('kill');
+    const connected = async () =>
+      /^kubebus_nats_connected (\d)$/m.exec((await next.get('/metrics')).body)?.[1];
+    await waitFor(async () => (await connected()) === '0', 'the reconciler to see NATS gone');
+    assert.equal((await next.get('/readyz')).status, 200);
+    assert.ok(await readsAsV1alpha1(), 'a conversion while NATS is down');
+    assert.equal((await list('v1alpha1')).length, names.length);
+    await bed.startNats();
+    await waitFor(async () => (await connected()) === '1', 'the reconciler to reconnect');
   });
 
   it('storage migrate rewrites every object in v1: v1alpha1 can then leave the CRD', async () => {

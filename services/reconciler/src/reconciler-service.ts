@@ -102,7 +102,6 @@ const HANDED_DOWN_DEADLINE_MS = 3_000;
 
 export interface RunningReconciler {
   readonly httpPort: number | undefined;
-  ready(): true | string;
   stop(): Promise<void>;
 }
 
@@ -516,7 +515,6 @@ export async function startReconcilerService(deps: {
 
   return {
     httpPort: http?.port,
-    ready: () => (bus.connected() ? true : 'nats is not connected'),
     async stop() {
       lag?.stop();
       await http?.close();

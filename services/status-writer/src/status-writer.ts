@@ -48,7 +48,6 @@ export const CONTROLLER_NAME = 'status-writer';
 export interface RunningStatusWriter {
   /** for a reconciler in the same process: its intents written at once (ADR 0028) */
   readonly inProcess: InProcessStatusWriter;
-  ready(): true | string;
   stop(): Promise<void>;
 }
 
@@ -180,7 +179,6 @@ export async function startStatusWriter(deps: {
       log,
       maxConcurrent: config.maxConcurrent,
     }),
-    ready: () => (bus.connected() ? true : 'nats is not connected'),
     async stop() {
       lag.stop();
       await partitions.stop();

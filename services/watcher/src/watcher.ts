@@ -210,8 +210,8 @@ export async function startWatcher(deps: {
       }
       return true;
     },
+    // not the bus: a NATS outage is every replica's (ADR 0036)
     ready() {
-      if (!bus.connected()) return 'nats is not connected';
       const pending = watchers.filter((w) => !w.synced).map((w) => w.resource.resource);
       return pending.length === 0 ? true : `initial list pending: ${pending.join(', ')}`;
     },

@@ -1,5 +1,6 @@
 // One NATS connection per service, reconnecting for ever: NATS being down is a
-// state to report (not ready) and wait out, never a reason to exit.
+// state to report (not ready before the first connection, kubebus_nats_connected
+// after it: ADR 0036) and wait out, never a reason to exit.
 import { usernamePasswordAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { readFileSync } from 'node:fs';

@@ -117,6 +117,16 @@ function alertsOf(operatorName: string, ns: string): Alert[] {
         "{{ $labels.controller }} could not claim ctx.once calls for 10 minutes: no such call is made, and the reconciles that need one are retried without end. The reconciler's log says why: the operator's performed bucket full, or its NATS user refused.",
     },
     {
+      alert: 'KubebusBusDisconnected',
+      // not readiness (ADR 0036): a pod stays ready, and serves conversions, through an outage
+      expr: `max by (pod) (kubebus_nats_connected{${at}} == 0)`,
+      for: '5m',
+      severity: 'critical',
+      summary: `${operatorName}: a pod has lost NATS`,
+      description:
+        '{{ $labels.pod }} has not reached NATS for 5 minutes: it watches, reconciles or writes nothing meanwhile. Its log says why (nats disconnected, a refused password); kubebus topology check shows the NATS side.',
+    },
+    {
       alert: 'KubebusQueueStuck',
       expr: `max by (controller) (workqueue_depth{${at}}) > 0 and sum by (controller) (rate(controller_runtime_reconcile_total{${at}}[10m])) == 0`,
       for: '15m',

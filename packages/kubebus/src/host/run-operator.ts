@@ -4,6 +4,7 @@
 // connection and one client-side throttle, as a controller-runtime manager
 // does) and one health server.
 import { arch, platform } from 'node:os';
+import { Gauge } from 'prom-client';
 import {
   connectBus,
   serverAtLeast,
@@ -82,10 +83,6 @@ export async function runOperator(options: {
   const { nats, kubeRate } = first;
   const kube = kubeClientOf(options, kubeRate, roles, log);
   const clients = [kube];
-  const bus = await connectBus(
-    { ...nats, name: `kubebus-${operator.name}-${roles.join('+')}-${options.replicaId}` },
-    log,
-  );
   const stops: (() => Promise<void>)[] = [];
   const versioned = operator.for.versions.length > 1;
   if (configs.reconciler !== undefined && versioned && options.webhook === undefined)
@@ -93,8 +90,8 @@ export async function runOperator(options: {
     // process, and a self-signed webhook on every interface would serve no one
     log.info('not serving the conversion webhook: the cluster converts through its own');
   if (configs.reconciler !== undefined && versioned && options.webhook !== undefined) {
-    // the reconciler role holds the code, and so the conversions; first and closed last: the
-    // apiserver needs it to read objects stored in another version
+    // the reconciler role holds the code, and so the conversions; before NATS, first and closed
+    // last: the apiserver needs it to read objects stored in another version, bus or no bus
     const { webhook } = options;
     const listening = await startConversionWebhook({
       ...webhook,
@@ -108,6 +105,14 @@ export async function runOperator(options: {
     );
     stops.push(() => listening.close());
   }
+  const bus = await connectBus(
+    { ...nats, name: `kubebus-${operator.name}-${roles.join('+')}-${options.replicaId}` },
+    log,
+  ).catch(async (error: unknown) => {
+    for (const stop of stops) await stop();
+    throw error;
+  });
+  watchBusHealth(bus, shell);
   const common = {
     kube,
     bus,
@@ -123,7 +128,6 @@ export async function runOperator(options: {
       log: log.child({ role: 'status-writer' }),
       ...(options.statusIntentTaken === undefined ? {} : { taken: options.statusIntentTaken }),
     });
-    shell.checks.ready('status-writer', () => writer.ready());
     stops.push(() => writer.stop());
     // the reconciler beside it writes its statuses through it, inside each reconcile (ADR 0028)
     statusWriter = writer.inProcess;
@@ -151,7 +155,6 @@ export async function runOperator(options: {
         log: log.child({ role: 'reconciler' }),
       }),
     });
-    shell.checks.ready('reconciler', () => reconciler.ready());
     stops.push(() => reconciler.stop());
   }
   if (configs.watcher !== undefined) {
@@ -230,4 +233,24 @@ function kubeClientOf(
     userAgent: userAgentOf(options.version, options.operator.name, roles),
     log: log.child({ component: 'kube' }),
   });
+}
+
+/**
+ * The bus' state on /metrics and /healthz, not /readyz (ADR 0036): every
+ * replica shares the one NATS, so its outage made unready steers no work
+ * elsewhere, while it takes the reconcilers, and so the conversion webhook,
+ * out of their Service (every read of a versioned kind then fails). A
+ * connection nats.js gave up on (a refused password, twice) fails liveness:
+ * the restart reads the password file again.
+ */
+function watchBusHealth(bus: BusConnection, shell: ServiceShell): void {
+  new Gauge({
+    name: 'kubebus_nats_connected',
+    help: "1 while this process' NATS connection is up, 0 while it is down and reconnecting.",
+    registers: [shell.registry],
+    collect() {
+      this.set(bus.connected() ? 1 : 0);
+    },
+  });
+  shell.checks.live('nats', () => !bus.nc.isClosed() || 'the NATS connection was closed');
 }
