@@ -25,9 +25,11 @@ const Dial = defineResource({
     v1beta1: {
       toStorage: ({ spec }) => {
         if (spec.level === 13) throw new Error('level 13 has no percentage');
-        return { spec: { percent: spec.level * 10 } };
+        return { spec: spec.level === undefined ? {} : { percent: spec.level * 10 } };
       },
-      fromStorage: ({ spec }) => ({ spec: { level: Math.round(spec.percent / 10) } }),
+      fromStorage: ({ spec }) => ({
+        spec: spec.percent === undefined ? {} : { level: Math.round(spec.percent / 10) },
+      }),
     },
   },
 });
@@ -53,8 +55,12 @@ const Knob = defineResource({
   storage: 'v1',
   convert: {
     v1alpha1: {
-      toStorage: ({ spec }) => ({ spec: { degrees: spec.turns * 360 } }),
-      fromStorage: ({ spec }) => ({ spec: { turns: Math.round(spec.degrees / 360) } }),
+      toStorage: ({ spec }) => ({
+        spec: spec.turns === undefined ? {} : { degrees: spec.turns * 360 },
+      }),
+      fromStorage: ({ spec }) => ({
+        spec: spec.degrees === undefined ? {} : { turns: Math.round(spec.degrees / 360) },
+      }),
     },
   },
 });

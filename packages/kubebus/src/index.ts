@@ -21,6 +21,7 @@ export type {
   Conversions,
   Converted,
   Convertible,
+  PartialDeep,
   ServedVersion,
   UntypedConversion,
   VersionSchemas,

@@ -175,8 +175,9 @@ export interface ConversionCheckOptions {
  * (which its schema accepts) and back unchanged, and so do storage objects
  * through the version. The objects start with annotations (unrelated ones,
  * stale round-trip ones); they come back but for those the conversions set
- * or delete, and further round trips change nothing. Throws with the
- * smallest counterexample.
+ * or delete, and further round trips change nothing. And objects with any of
+ * their fields taken out, as a server-side apply hands them over, convert
+ * without throwing. Throws with the smallest counterexample.
  */
 export declare function checkConversions(
   resource: CustomResource,

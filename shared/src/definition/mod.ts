@@ -29,6 +29,7 @@ export type {
   Conversions,
   Converted,
   Convertible,
+  PartialDeep,
   ServedVersion,
   UntypedConversion,
   VersionSchemas,

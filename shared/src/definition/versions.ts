@@ -29,19 +29,37 @@ export interface VersionSchemas<
   readonly printerColumns?: readonly PrinterColumn[];
 }
 
+/**
+ * A value whose objects may lack any field, at any depth. A conversion is
+ * handed such objects: in a server-side apply the apiserver converts an
+ * object with the fields its applier no longer applies taken out, and stores
+ * what the conversion answers — so a conversion converts what is there,
+ * never throws on what is not, and invents nothing for it.
+ */
+export type PartialDeep<T> = T extends readonly unknown[]
+  ? { [I in keyof T]: PartialDeep<T[I]> }
+  : T extends object
+    ? { [K in keyof T]?: PartialDeep<T[K]> | undefined }
+    : T;
+
 /** What a conversion function gets: an object of one version, as stored or sent. */
 export interface Convertible<Spec, Status> {
   /** read-only: the apiserver refuses a conversion that changes metadata other than labels and annotations */
   readonly metadata: ObjectMeta;
-  readonly spec: Spec;
+  /** whole when stored; any field may be absent in a server-side apply (PartialDeep) */
+  readonly spec: PartialDeep<Spec>;
   /** the version's own status fields as far as written; conditions and observedGeneration are carried for you */
-  readonly status: Partial<Status> & RuntimeStatus;
+  readonly status: PartialDeep<Status> & RuntimeStatus;
 }
 
-/** What a conversion function answers: the object in the other version. */
+/**
+ * What a conversion function answers: the object in the other version. A
+ * whole object must come back whole (the test kit's `checkConversions`
+ * checks it against the version's schema); a partial one, as far as it goes.
+ */
 export interface Converted<Spec, Status> {
-  readonly spec: Spec;
-  readonly status?: Partial<Status>;
+  readonly spec: PartialDeep<Spec>;
+  readonly status?: PartialDeep<Status>;
   /**
    * annotations to set (a string) or delete (null) on the converted object:
    * where a field the other version cannot hold is kept so a round trip loses
@@ -59,7 +77,8 @@ type StatusOf<V extends VersionSchemas> = z.output<V['status']>;
  * The conversions of one version to and from the storage version (controller-
  * runtime's ConvertTo and ConvertFrom). Both must be pure and total: a
  * conversion that throws fails the apiserver's request with its message.
- * Their input passed the CRD's schema, not the zod refinements.
+ * A stored object passed the CRD's schema (not the zod refinements); a
+ * server-side apply's may lack any field (PartialDeep).
  */
 export interface Conversion<Version extends VersionSchemas, Storage extends VersionSchemas> {
   toStorage(

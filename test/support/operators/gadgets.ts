@@ -47,7 +47,7 @@ export const Gadget = defineResource({
           : { status: { address: status.url.replace(/^http:\/\//, '') } }),
       }),
       fromStorage: ({ spec, status }) => ({
-        spec: { host: spec.endpoint.host, port: spec.endpoint.port },
+        spec: { host: spec.endpoint?.host, port: spec.endpoint?.port },
         ...(status.address === undefined ? {} : { status: { url: `http://${status.address}` } }),
       }),
     },

@@ -171,6 +171,30 @@ describe('the conversion webhook answer', () => {
     }, /v1 → v1alpha1 → v1/);
   });
 
+  it('finds a conversion that throws on a partial object, as a server-side apply sends', () => {
+    const strict = defineResource({
+      group: 'test.kubebus.dev',
+      kind: 'Box',
+      scope: 'Namespaced',
+      versions: {
+        v1alpha1: { spec: z.object({ size: z.int() }), status: z.object({}) },
+        v1: { spec: z.object({ dimensions: z.object({ size: z.int() }) }), status: z.object({}) },
+      },
+      storage: 'v1',
+      convert: {
+        v1alpha1: {
+          toStorage: ({ spec }) => ({ spec: { dimensions: { size: spec.size } } }),
+          // lossless on whole objects; a pruned one has no dimensions
+          // eslint-disable-next-line @typescript-eslint/no-non-null-assertion
+          fromStorage: ({ spec }) => ({ spec: { size: spec.dimensions!.size } }),
+        },
+      },
+    });
+    assert.throws(() => {
+      conversionProperty(strict, { numRuns: 100 });
+    }, /Box v1 → v1alpha1 throws on a partial object/);
+  });
+
   it('answers a conversion that throws with Failure and a message naming the object', () => {
     const broken = defineResource({
       group: 'test.kubebus.dev',

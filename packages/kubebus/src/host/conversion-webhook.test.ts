@@ -193,7 +193,7 @@ describe('a conversion webhook whose conversion answers what JSON cannot say', (
       storage: 'v1',
       convert: {
         v1alpha1: {
-          toStorage: ({ spec }) => ({ spec: { celsius: BigInt(spec.celsius) } }),
+          toStorage: ({ spec }) => ({ spec: { celsius: BigInt(spec.celsius ?? 0) } }),
           fromStorage: () => ({ spec: { celsius: 0 } }),
         },
       },

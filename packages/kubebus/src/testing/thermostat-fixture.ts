@@ -46,11 +46,12 @@ export const Thermostat = defineResource({
         };
       },
       fromStorage: ({ spec, status }) => {
-        const { value, unit } = spec.target;
+        // a server-side apply's partial object may lack any field
+        const { value, unit } = spec.target ?? {};
         return {
-          spec: { celsius: unit === 'C' ? value : toCelsius(value) },
+          spec: { celsius: value === undefined || unit !== 'F' ? value : toCelsius(value) },
           // nothing to keep in Celsius: a stale one (carried on the stored object) goes too
-          annotations: { [UNIT]: unit === 'F' ? `F:${value}` : null },
+          annotations: { [UNIT]: unit === 'F' && value !== undefined ? `F:${value}` : null },
           ...(status.current === undefined ? {} : { status: { reading: status.current } }),
         };
       },

@@ -19,7 +19,7 @@ const Box = defineResource({
   convert: {
     v1alpha1: {
       toStorage: ({ spec }) => ({ spec: { dimensions: { size: spec.size } } }),
-      fromStorage: ({ spec }) => ({ spec: { size: spec.dimensions.size } }),
+      fromStorage: ({ spec }) => ({ spec: { size: spec.dimensions?.size } }),
     },
   },
 });
