@@ -104,6 +104,18 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
     });
   };
   const portOf = (name: string) => 1000 + Number(name.replace(/\D/g, ''));
+  /** the kubebus CLI against the bed's apiserver */
+  const kubebus = (...args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        kubebusArgs(...args),
+        { env: { ...process.env, KUBECONFIG: bed.kubeconfigPath }, timeout: 120_000 },
+        (error, stdout, stderr) => {
+          resolve({ code: error === null ? 0 : Number(error.code ?? -1), stdout, stderr });
+        },
+      );
+    });
 
   before(async () => {
     bed = await TestBed.start();
@@ -152,6 +164,10 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
       { operator: release(2), waitReady: false },
     );
     running.push(next);
+    // the preflight: release 2 takes every object stored in v1alpha1
+    const check = await kubebus('storage', 'check', release(2));
+    assert.equal(check.code, 0, check.stdout + check.stderr);
+    assert.match(check.stdout, /stored in v1alpha1; objects 20 read as v1alpha1: each passes/);
     await replaceCrd(
       crdOf(Gadget, {
         url: `https://127.0.0.1:${port}/convert`,
@@ -256,18 +272,7 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
   it('storage migrate rewrites every object in v1: v1alpha1 can then leave the CRD', async () => {
     const before = await crds.readCustomResourceDefinition({ name: CRD });
     assert.deepEqual([...(before.status?.storedVersions ?? [])].sort(), ['v1', 'v1alpha1']);
-    const result = await new Promise<{ code: number; stdout: string; stderr: string }>(
-      (resolve) => {
-        execFile(
-          process.execPath,
-          kubebusArgs('storage', 'migrate', release(2)),
-          { env: { ...process.env, KUBECONFIG: bed.kubeconfigPath }, timeout: 120_000 },
-          (error, stdout, stderr) => {
-            resolve({ code: error === null ? 0 : Number(error.code ?? -1), stdout, stderr });
-          },
-        );
-      },
-    );
+    const result = await kubebus('storage', 'migrate', release(2));
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, new RegExp(`${names.length} objects rewritten in v1`));
     const after = await crds.readCustomResourceDefinition({ name: CRD });
@@ -293,5 +298,9 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
     }, 'v1 to be listed again');
     assert.equal(all.length, names.length);
     for (const gadget of all) assert.ok('endpoint' in gadget.spec, gadget.metadata.name);
+    // a rollback to release 1 could read none of them: the preflight says so
+    const rollback = await kubebus('storage', 'check', release(1));
+    assert.equal(rollback.code, 1, rollback.stdout + rollback.stderr);
+    assert.match(rollback.stdout, /stored in v1, which this release does not define/);
   });
 });

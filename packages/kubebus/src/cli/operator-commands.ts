@@ -110,6 +110,19 @@ export const OPERATOR_COMMANDS: readonly CommandSpec[] = [
       (await import('./migrate-storage.js')).migrateStorageCommand(line, host),
   },
   {
+    name: 'storage check',
+    section: 'operators',
+    arguments: OPERATOR,
+    takes: { min: 1, max: 1 },
+    summary: [
+      "whether the operator's conversions and schemas take every object the cluster",
+      'stores (before its CRD is applied); exit 1 naming each one they do not',
+    ],
+    options: {},
+    shared: [],
+    run: async (line, host) => (await import('./check-storage.js')).checkStorageCommand(line, host),
+  },
+  {
     name: 'replay',
     section: 'operators',
     arguments: `${OPERATOR} <namespace/name | name>`,

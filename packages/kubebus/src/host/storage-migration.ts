@@ -16,7 +16,7 @@ import {
   type ResourceRef,
 } from '@kubebus/shared/kube';
 
-const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+export const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const PAGE = 200;
 const ATTEMPTS = 5;
 
@@ -24,9 +24,13 @@ interface Listed {
   readonly metadata: { readonly name: string; readonly namespace?: string };
 }
 
-interface Crd {
+export interface Crd {
   readonly spec: {
-    readonly versions: readonly { readonly name: string; readonly storage: boolean }[];
+    readonly versions: readonly {
+      readonly name: string;
+      readonly storage: boolean;
+      readonly served?: boolean;
+    }[];
   };
   readonly status?: {
     readonly storedVersions?: readonly string[];
@@ -49,17 +53,17 @@ export class MigrationRefused extends Error {
   override readonly name = 'MigrationRefused';
 }
 
-function refOf(resource: CustomResource): ResourceRef {
+export function refOf(resource: CustomResource, version = resource.version): ResourceRef {
   return {
     group: resource.group,
-    version: resource.version,
+    version,
     resource: resource.plural,
     namespaced: resource.scope === 'Namespaced',
   };
 }
 
 /** A page of the collection; a continue token that expired (410) goes on with the one its Status carries. */
-async function pageOf(kube: MigrationClient, path: string, next: string | undefined) {
+export async function pageOf(kube: MigrationClient, path: string, next: string | undefined) {
   try {
     return await kube.request<{ items: Listed[]; metadata: { continue?: string } }>(path, {
       query: { limit: PAGE, continue: next },
