@@ -5,7 +5,9 @@
 // the bed's CA as caBundle): objects created as v1alpha1 read as v1 and back,
 // the upgrade loses no object and reconciles each in v1, and
 // `kubebus storage migrate` leaves nothing stored in v1alpha1 — the CRD can
-// then drop it. The webhook serves with NATS down, and before it is reached.
+// then drop it. The webhook serves with NATS down, and before it is reached;
+// `kubebus storage check` is the preflight; release 3 (v1 alone) replays
+// only what the bus recorded in v1.
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import assert from 'node:assert/strict';
@@ -110,7 +112,10 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
       execFile(
         process.execPath,
         kubebusArgs(...args),
-        { env: { ...process.env, KUBECONFIG: bed.kubeconfigPath }, timeout: 120_000 },
+        {
+          env: { ...process.env, KUBECONFIG: bed.kubeconfigPath, KUBEBUS_NATS_URL: bed.natsUrl },
+          timeout: 120_000,
+        },
         (error, stdout, stderr) => {
           resolve({ code: error === null ? 0 : Number(error.code ?? -1), stdout, stderr });
         },
@@ -302,5 +307,15 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
     const rollback = await kubebus('storage', 'check', release(1));
     assert.equal(rollback.code, 1, rollback.stdout + rollback.stderr);
     assert.match(rollback.stdout, /stored in v1, which this release does not define/);
+
+    // release 3 (v1 alone) replays g0's history: what was recorded as v1alpha1 it does not
+    // replay (it would read today's object instead), what was recorded as v1 it does
+    const replayed = await kubebus('replay', release(3), `${NAMESPACE}/g0`);
+    assert.equal(replayed.code, 0, replayed.stdout + replayed.stderr);
+    assert.match(
+      replayed.stdout,
+      /recorded as test\.kubebus\.dev\/v1alpha1, a version this release does not define \(it has v1\): not replayed/,
+    );
+    assert.match(replayed.stdout, /status same as recorded/);
   });
 });

@@ -308,6 +308,8 @@ export async function replay(deps: {
   readonly to?: number;
   /** the field manager the operator applies with (what a dry-run apply removes depends on it) */
   readonly fieldManager?: string;
+  /** the replayed kind's versions in this release: a revision recorded in another is not replayed */
+  readonly versions?: readonly string[];
 }): Promise<ReplayStep[]> {
   const revisions = await readRevisions(deps.nc, deps.key);
   const metrics = restClientMetrics(new Registry());
@@ -401,6 +403,23 @@ export async function replay(deps: {
         differences: [],
         writes: [],
         notReplayed: `an earlier object of this name (uid ${event.kbuid}), deleted since: not replayed (its writes would meet today's object, and its ctx.once records went with it)`,
+      });
+      continue;
+    }
+    const recordedIn = event.data?.apiVersion.split('/')[1];
+    if (
+      deps.versions !== undefined &&
+      recordedIn !== undefined &&
+      !deps.versions.includes(recordedIn)
+    ) {
+      steps.push({
+        ...headOf(revision),
+        computed: undefined,
+        recorded: undefined,
+        differences: [],
+        writes: [],
+        // the reconciler would read the object again from the apiserver in its own version
+        notReplayed: `recorded as ${event.data?.apiVersion ?? ''}, a version this release does not define (it has ${deps.versions.join(', ')}): not replayed (it would read today's object, not this revision)`,
       });
       continue;
     }

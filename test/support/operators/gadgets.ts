@@ -1,7 +1,8 @@
 // A resource that grows a second version, and the operator that reconciles
-// it, in two releases: release 1 knows only v1alpha1 (host and port side by
+// it, in three releases: release 1 knows only v1alpha1 (host and port side by
 // side); release 2 adds v1 (an endpoint object, and a status address instead
-// of a url), stores v1 and converts v1alpha1 objects through its webhook. Each
+// of a url), stores v1 and converts v1alpha1 objects through its webhook;
+// release 3 drops v1alpha1. Each
 // reconcile applies a ConfigMap saying which release reconciled the Gadget and
 // where it points, as the storage version the release reconciles in says it.
 import { defineOperator, defineResource, kinds } from 'kubebus';
@@ -29,6 +30,15 @@ export const GadgetV1alpha1 = defineResource({
   kind: 'Gadget',
   scope: 'Namespaced',
   ...v1alpha1,
+});
+
+/** Release 3: v1alpha1 dropped, once every object is stored in v1. */
+export const GadgetV1 = defineResource({
+  group: GROUP,
+  version: 'v1',
+  kind: 'Gadget',
+  scope: 'Namespaced',
+  ...v1,
 });
 
 /** Release 2: v1 stored, v1alpha1 still served and converted. */
@@ -74,10 +84,11 @@ export function gadgetOperatorV1() {
   });
 }
 
-export function gadgetOperatorV2() {
+/** Releases 2 and 3: the same reconcile, in v1. */
+export function gadgetOperatorV2(gadgets: typeof Gadget | typeof GadgetV1 = Gadget) {
   return defineOperator({
     name: 'gadgets',
-    for: Gadget,
+    for: gadgets,
     owns: [kinds.ConfigMap],
     partitions: 4,
     async reconcile(gadget, ctx) {

@@ -59,6 +59,7 @@ export async function replayCommand(line: CommandLine, host: Host): Promise<Exit
       },
       log,
       controller: operator.name,
+      versions: operator.for.versions.map((version) => version.name),
       // the manager the operator's reconcilers apply as (KUBEBUS_FIELD_MANAGER where it is set)
       fieldManager: host.env['KUBEBUS_FIELD_MANAGER'] ?? `kubebus-${operator.name}`,
       ...(from === undefined ? {} : { from }),
