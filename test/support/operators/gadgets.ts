@@ -85,7 +85,7 @@ export function gadgetOperatorV1() {
 }
 
 /** Releases 2 and 3: the same reconcile, in v1. */
-export function gadgetOperatorV2(gadgets: typeof Gadget | typeof GadgetV1 = Gadget) {
+export function gadgetOperatorV2(gadgets: typeof Gadget = Gadget) {
   return defineOperator({
     name: 'gadgets',
     for: gadgets,
