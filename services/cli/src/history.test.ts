@@ -10,17 +10,18 @@ const revision = (
   time: string,
   op: 'add' | 'update' = 'update',
   uid = 'uid-1',
+  version = 'v1alpha1',
 ): Revision => ({
   seq,
   event: kubeEvent({
     resource: {
       group: 'example.kubebus.dev',
-      version: 'v1alpha1',
+      version,
       resource: 'databaseclusters',
       namespaced: true,
     },
     object: {
-      apiVersion: 'example.kubebus.dev/v1alpha1',
+      apiVersion: `example.kubebus.dev/${version}`,
       kind: 'DatabaseCluster',
       metadata: { name: 'db', namespace: 'ns', uid, resourceVersion: rv },
       status: { seq },
@@ -136,5 +137,19 @@ describe('history: outcomes joined to the revision they belong to', () => {
     assert.equal(lines[third - 1], '— another object of this name from here: uid uid-2');
     // no "status.seq: 2 → 3" as if the new object were a change of the old one
     assert.equal(lines[third + 1], '');
+  });
+
+  it('says where the recording version changes, and diffs nothing across it', () => {
+    const text = formatHistory(
+      [...revisions, revision(3, '12', '2026-11-30T11:00:00.000Z', 'update', 'uid-1', 'v1')],
+      [],
+    );
+    const lines = text.split('\n');
+    const third = lines.findIndex((line) => line.startsWith('#3 '));
+    assert.equal(
+      lines[third + 1],
+      '    recorded as example.kubebus.dev/v1 from here (was example.kubebus.dev/v1alpha1): not compared across versions',
+    );
+    assert.equal(lines[third + 2], '');
   });
 });

@@ -90,6 +90,11 @@ export function placeOutcomes(
   return placed;
 }
 
+function apiVersionOf(object: unknown): string | undefined {
+  const apiVersion = (object as { apiVersion?: unknown } | undefined)?.apiVersion;
+  return typeof apiVersion === 'string' ? apiVersion : undefined;
+}
+
 export function formatHistory(
   revisions: readonly Revision[],
   letters: readonly NumberedLetter[],
@@ -117,6 +122,15 @@ export function formatHistory(
     lines.push(
       `#${seq} ${printable(event.time)} ${opOf(event)} rv ${printable(event.kbrv)}${generation} (${event.kbreason})`,
     );
+    // another release's watcher records another version: its fields are not the earlier ones changed
+    const was = apiVersionOf(previous);
+    const now = apiVersionOf(event.data);
+    if (was !== undefined && now !== undefined && was !== now) {
+      lines.push(
+        `    recorded as ${printable(now)} from here (was ${printable(was)}): not compared across versions`,
+      );
+      previous = undefined;
+    }
     const writer = writers.get(event.kbrv);
     if (writer !== undefined)
       lines.push(
