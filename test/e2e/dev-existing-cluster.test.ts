@@ -17,6 +17,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -218,6 +219,17 @@ describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
       // the nats-server dev started is gone with it
       await assert.rejects(
         connect({ ...connectionOf({}, exported).options, reconnect: false, timeout: 2_000 }),
+      );
+      // its logs stay to be read; its password and keys do not
+      const runDir = dirname(passwordFile);
+      assert.equal(existsSync(passwordFile), false);
+      assert.deepEqual(
+        readdirSync(runDir).filter((name) => name.endsWith('.key')),
+        [],
+      );
+      assert.ok(
+        readdirSync(runDir).some((name) => name.endsWith('.log')),
+        runDir,
       );
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');

@@ -3,7 +3,7 @@
 // current context or the one named, asked for /version to see that it
 // answers. NATS is the one named, else a nats-server started here, with TLS
 // (a CA made for this run) and one user whose password is made for this run.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { parse } from 'yaml';
@@ -166,6 +166,11 @@ export async function connectExistingCluster(
         await server.stop();
         kept?.held?.release();
         if (options.keepDir !== true) rmSync(dir, { recursive: true, force: true });
+        // the logs stay for reading; the run's CA key, TLS key and NATS password go with it
+        else
+          for (const name of readdirSync(dir))
+            if (name.endsWith('.key') || name === 'nats-password')
+              rmSync(join(dir, name), { force: true });
       },
     };
   } catch (error) {
