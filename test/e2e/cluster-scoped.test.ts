@@ -1,7 +1,8 @@
 // A cluster-scoped owner with namespaced children (a Tenant owning a
 // Namespace and a ConfigMap in it), on the test kit's real servers: an edit or
 // a deletion of the child reconciles the owner — the key has no namespace —
-// and the child is repaired within seconds, not at the next resync.
+// and the child is repaired within seconds, not at the next resync. A
+// namespace another Tenant controls, or one an admin made, is not taken.
 import { defineOperator, defineResource, kinds } from 'kubebus';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
@@ -14,7 +15,7 @@ const Tenant = defineResource({
   version: 'v1',
   kind: 'Tenant',
   scope: 'Cluster',
-  spec: z.object({ cpu: z.string().default('2') }),
+  spec: z.object({ cpu: z.string().default('2'), namespace: z.string().optional() }),
   status: z.object({ namespace: z.string() }).partial(),
 });
 
@@ -24,7 +25,7 @@ const tenants = defineOperator({
   owns: [kinds.Namespace, kinds.ConfigMap],
   partitions: 4,
   async reconcile(tenant, ctx) {
-    const namespace = `tenant-${tenant.metadata.name}`;
+    const namespace = tenant.spec.namespace ?? `tenant-${tenant.metadata.name}`;
     await ctx.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     await ctx.apply({
       apiVersion: 'v1',
@@ -78,5 +79,40 @@ describe('a cluster-scoped owner with namespaced children', { timeout: 300_000 }
       'the deleted child recreated',
       60_000,
     );
+  });
+
+  it('takes neither a namespace another Tenant controls nor one an admin made', async () => {
+    const tenant = (name: string, namespace: string) =>
+      env.apply({
+        apiVersion: 'tenancy.test.kubebus.dev/v1',
+        kind: 'Tenant',
+        metadata: { name },
+        spec: { namespace },
+      });
+    const refused = { type: 'Ready', status: 'False', reason: 'TerminalError' };
+    // all Tenants apply with one field manager: without the check, beta's apply would have
+    // replaced acme's controller reference with its own
+    await tenant('beta', 'tenant-acme');
+    const taken = await env.waitForCondition(Tenant, 'beta', refused);
+    assert.match(
+      taken.message ?? '',
+      /^Namespace tenant-acme is already controlled by Tenant acme/,
+    );
+    const acmes = await env.get(kinds.Namespace, 'tenant-acme');
+    assert.deepEqual(
+      acmes?.metadata.ownerReferences?.map((ref) => ref.name),
+      ['acme'],
+    );
+
+    await env.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'legacy' } });
+    await tenant('gamma', 'legacy');
+    const adopted = await env.waitForCondition(Tenant, 'gamma', refused);
+    assert.match(
+      adopted.message ?? '',
+      /^Namespace legacy exists and was not made by the operator tenants: not adopted/,
+    );
+    const legacy = await env.get(kinds.Namespace, 'legacy');
+    assert.equal(legacy?.metadata.ownerReferences, undefined);
+    assert.equal(legacy?.metadata.labels?.['kubebus.dev/controller'], undefined);
   });
 });

@@ -210,6 +210,7 @@ describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
       assert.equal(status.code, 0, status.stderr);
       assert.match(status.stdout, /^Ready +True/m);
 
+      const natsOptions = connectionOf({}, exported).options;
       child.kill('SIGINT');
       const [code] = await exited;
       assert.equal(code, 0, stderr);
@@ -217,9 +218,7 @@ describe('kubebus dev on an existing cluster', { timeout: 300_000 }, () => {
       assert.equal(stderr.includes('    at '), false, stderr); // no stack trace
       assert.notEqual(await client.getIfExists(CRD_PATH), undefined);
       // the nats-server dev started is gone with it
-      await assert.rejects(
-        connect({ ...connectionOf({}, exported).options, reconnect: false, timeout: 2_000 }),
-      );
+      await assert.rejects(connect({ ...natsOptions, reconnect: false, timeout: 2_000 }));
       // its logs stay to be read; its password and keys do not
       const runDir = dirname(passwordFile);
       assert.equal(existsSync(passwordFile), false);

@@ -172,7 +172,10 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
     // the preflight: release 2 takes every object stored in v1alpha1
     const check = await kubebus('storage', 'check', release(2));
     assert.equal(check.code, 0, check.stdout + check.stderr);
-    assert.match(check.stdout, /stored in v1alpha1; objects 20 read as v1alpha1: each passes/);
+    assert.match(
+      check.stdout,
+      /stored in v1alpha1; 20 objects \(listed as v1alpha1\): each converts to every version of this release \(v1alpha1, v1\) and back\n$/,
+    );
     await replaceCrd(
       crdOf(Gadget, {
         url: `https://127.0.0.1:${port}/convert`,

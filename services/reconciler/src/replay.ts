@@ -406,9 +406,10 @@ export async function replay(deps: {
       });
       continue;
     }
-    const recordedIn = event.data?.apiVersion.split('/')[1];
+    const [recordedGroup, recordedIn] = event.data?.apiVersion.split('/') ?? [];
     if (
       deps.versions !== undefined &&
+      recordedGroup === deps.key.group &&
       recordedIn !== undefined &&
       !deps.versions.includes(recordedIn)
     ) {

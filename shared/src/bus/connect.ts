@@ -117,6 +117,9 @@ async function connectPatiently(
         ...auth,
         ...(tls === undefined ? {} : { tls }),
         maxReconnectAttempts: -1,
+        // a refused password is retried with the file read again (a rotation where the
+        // server got the new password first), not the connection closed after two
+        ignoreAuthErrorAbort: true,
         reconnectTimeWait: 500,
         pingInterval: 10_000,
         // An Error (with its stack) built for every request only to improve a

@@ -37,7 +37,7 @@ export interface VersionSchemas<
  * never throws on what is not, and invents nothing for it.
  */
 export type PartialDeep<T> = T extends readonly unknown[]
-  ? { [I in keyof T]: PartialDeep<T[I]> }
+  ? T // a list is atomic (kubebus' CRDs say no other list type): whole or absent
   : T extends object
     ? { [K in keyof T]?: PartialDeep<T[K]> | undefined }
     : T;

@@ -13,10 +13,10 @@ describe('Kubernetes version floor', () => {
     assert.equal(kubernetesVersion({}), undefined);
   });
 
-  it('accepts 1.29 and later, refuses earlier', () => {
-    assert.equal(supportedKubernetes({ major: 1, minor: 29 }), true);
+  it('accepts 1.30 and later, refuses earlier', () => {
+    assert.equal(supportedKubernetes({ major: 1, minor: 30 }), true);
     assert.equal(supportedKubernetes({ major: 1, minor: 37 }), true);
     assert.equal(supportedKubernetes({ major: 2, minor: 0 }), true);
-    assert.equal(supportedKubernetes({ major: 1, minor: 28 }), false);
+    assert.equal(supportedKubernetes({ major: 1, minor: 29 }), false);
   });
 });

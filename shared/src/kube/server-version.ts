@@ -1,6 +1,8 @@
 // The Kubernetes floor: kubebus relies on CRD validation rules (CEL,
-// x-kubernetes-validations, GA in 1.29), server-side apply and
-// events.k8s.io/v1. Each service asks the apiserver's /version at start and
+// x-kubernetes-validations, GA in 1.29), server-side apply,
+// events.k8s.io/v1, and the ValidatingAdmissionPolicies `kubebus generate`
+// writes (admissionregistration.k8s.io/v1, GA in 1.30: what keeps the
+// reconciler off objects it did not make). Each service asks the apiserver's /version at start and
 // refuses an older one in one line; an apiserver that does not answer yet is
 // waited for (it is not a version problem).
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,7 +11,7 @@ import type { Logger } from '../obs/logger.js';
 import { backoffDelay } from '../runtime/backoff.js';
 import type { KubeClient } from './client.js';
 
-export const MIN_KUBERNETES = { major: 1, minor: 29 } as const;
+export const MIN_KUBERNETES = { major: 1, minor: 30 } as const;
 
 interface VersionInfo {
   readonly major?: string;

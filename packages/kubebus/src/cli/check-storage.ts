@@ -24,22 +24,22 @@ export async function checkStorageCommand(line: CommandLine, host: Host): Promis
   try {
     const report = await checkStoredObjects(kube, resource);
     const crd = `${resource.plural}.${resource.group}`;
-    const read = Object.entries(report.checked)
-      .map(([version, count]) => `${count} read as ${version}`)
-      .join(', ');
+    const read = `${report.objects} objects${report.listedIn.length === 0 ? '' : ` (listed as ${report.listedIn.join(' and ')})`}`;
     const versions = resource.versions.map((version) => version.name).join(', ');
-    for (const problem of report.problems.slice(0, SHOWN))
-      host.stdout.write(`${publicText(problem)}\n`);
-    if (report.problems.length > SHOWN)
-      host.stdout.write(`… and ${report.problems.length - SHOWN} more\n`);
+    const print = (lines: readonly string[], prefix: string) => {
+      for (const line of lines.slice(0, SHOWN)) host.stdout.write(`${prefix}${publicText(line)}\n`);
+      if (lines.length > SHOWN) host.stdout.write(`${prefix}… and ${lines.length - SHOWN} more\n`);
+    };
+    print(report.warnings, 'warning: ');
+    print(report.problems, '');
     if (report.problems.length > 0) {
       host.stdout.write(
-        `${crd}: ${report.problems.length} problems (objects ${read || 'none'}): fix the release's conversions or schemas before its CRD is applied\n`,
+        `${crd}: ${report.problems.length} problems in ${read}: fix the release's conversions before its CRD is applied\n`,
       );
       return ExitCodes.problem;
     }
     host.stdout.write(
-      `${crd}: stored in ${report.storedVersions.join(', ') || 'nothing'}; objects ${read || 'none'}: each passes this release's schema and converts to every version (${versions}) and back\n`,
+      `${crd}: stored in ${report.storedVersions.join(', ') || 'nothing'}; ${read}: each converts to every version of this release (${versions}) and back${report.warnings.length === 0 ? '' : ` (${report.warnings.length} warnings above)`}\n`,
     );
     return ExitCodes.ok;
   } catch (error) {

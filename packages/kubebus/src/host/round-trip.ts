@@ -98,15 +98,20 @@ export interface RoundTrip {
   readonly again: readonly Content[];
 }
 
-/** `from` → `through` → `from`, twice more; throws a ConversionProblem where a step fails. */
+/**
+ * `from` → `through` → `from`, twice more; throws a ConversionProblem where a
+ * step fails. With `validate`, each step's spec must pass its version's
+ * schema (what a valid object must convert to).
+ */
 export function roundTrip(
   resource: CustomResource,
   object: SentObject,
   through: ServedVersion,
   from: ServedVersion,
+  validate = true,
 ): RoundTrip {
-  const there = convertThroughWebhook(resource, object, through);
-  const back = convertThroughWebhook(resource, there, from);
+  const there = convertThroughWebhook(resource, object, through, validate);
+  const back = convertThroughWebhook(resource, there, from, validate);
   const own = new Set<string>();
   for (const [before, after] of [
     [object, there],
@@ -120,7 +125,12 @@ export function roundTrip(
   const again: Content[] = [];
   let next = back;
   for (let turn = 0; turn < 2; turn++) {
-    next = convertThroughWebhook(resource, convertThroughWebhook(resource, next, through), from);
+    next = convertThroughWebhook(
+      resource,
+      convertThroughWebhook(resource, next, through, validate),
+      from,
+      validate,
+    );
     again.push(content(next));
   }
   return { expected: content(object, own), got: content(back, own), back: content(back), again };

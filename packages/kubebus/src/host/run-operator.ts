@@ -105,87 +105,94 @@ export async function runOperator(options: {
     );
     stops.push(() => listening.close());
   }
-  const bus = await connectBus(
-    { ...nats, name: `kubebus-${operator.name}-${roles.join('+')}-${options.replicaId}` },
-    log,
-  ).catch(async (error: unknown) => {
-    for (const stop of stops) await stop();
-    throw error;
-  });
-  watchBusHealth(bus, shell);
-  const common = {
-    kube,
-    bus,
-    registry: shell.registry,
-    spans: shell.spans,
-  };
-
-  let statusWriter: InProcessStatusWriter | undefined;
-  if (configs.statusWriter !== undefined) {
-    const writer = await startStatusWriter({
-      ...common,
-      config: configs.statusWriter,
-      log: log.child({ role: 'status-writer' }),
-      ...(options.statusIntentTaken === undefined ? {} : { taken: options.statusIntentTaken }),
-    });
-    stops.push(() => writer.stop());
-    // the reconciler beside it writes its statuses through it, inside each reconcile (ADR 0028)
-    statusWriter = writer.inProcess;
-  }
-  if (configs.reconciler !== undefined) {
-    const state = await stateConnectionOf(
-      configs.reconciler,
-      bus,
-      operator.name,
-      options.replicaId,
+  const connection: { bus?: BusConnection } = {};
+  watchBusHealth(() => connection.bus, shell);
+  try {
+    const bus = await connectBus(
+      { ...nats, name: `kubebus-${operator.name}-${roles.join('+')}-${options.replicaId}` },
       log,
     );
-    if (state !== bus) stops.push(() => state.nc.drain());
-    const reconciler = await startReconcilerService({
-      ...common,
-      config: configs.reconciler,
-      log: log.child({ role: 'reconciler' }),
-      ...(statusWriter === undefined ? {} : { statusWriter }),
-      ...(options.operatorVersion === undefined
-        ? {}
-        : { operatorVersion: options.operatorVersion }),
-      plan: await operatorPlan(operator, {
-        nats: state.nc,
-        streamReplicas: configs.reconciler.streamReplicas,
+    connection.bus = bus;
+    const common = {
+      kube,
+      bus,
+      registry: shell.registry,
+      spans: shell.spans,
+    };
+
+    let statusWriter: InProcessStatusWriter | undefined;
+    if (configs.statusWriter !== undefined) {
+      const writer = await startStatusWriter({
+        ...common,
+        config: configs.statusWriter,
+        log: log.child({ role: 'status-writer' }),
+        ...(options.statusIntentTaken === undefined ? {} : { taken: options.statusIntentTaken }),
+      });
+      stops.push(() => writer.stop());
+      // the reconciler beside it writes its statuses through it, inside each reconcile (ADR 0028)
+      statusWriter = writer.inProcess;
+    }
+    if (configs.reconciler !== undefined) {
+      const state = await stateConnectionOf(
+        configs.reconciler,
+        bus,
+        operator.name,
+        options.replicaId,
+        log,
+      );
+      if (state !== bus) stops.push(() => state.nc.drain());
+      const reconciler = await startReconcilerService({
+        ...common,
+        config: configs.reconciler,
         log: log.child({ role: 'reconciler' }),
-      }),
-    });
-    stops.push(() => reconciler.stop());
+        ...(statusWriter === undefined ? {} : { statusWriter }),
+        ...(options.operatorVersion === undefined
+          ? {}
+          : { operatorVersion: options.operatorVersion }),
+        plan: await operatorPlan(operator, {
+          nats: state.nc,
+          streamReplicas: configs.reconciler.streamReplicas,
+          log: log.child({ role: 'reconciler' }),
+        }),
+      });
+      stops.push(() => reconciler.stop());
+    }
+    if (configs.watcher !== undefined) {
+      // beside other roles, the watches get a client (an HTTP/2 connection) of their own:
+      // on the one that carries every write, watch events came seconds late (ADR 0033)
+      const watchesKube =
+        roles.length === 1 ? kube : kubeClientOf(options, kubeRate, ['watcher'], log);
+      if (watchesKube !== kube) clients.push(watchesKube);
+      const watcher = await startWatcher({
+        ...common,
+        kube: watchesKube,
+        config: configs.watcher,
+        log: log.child({ role: 'watcher' }),
+      });
+      shell.checks.live('watch-loops', () => watcher.live());
+      shell.checks.ready('watcher', () => watcher.ready());
+      stops.push(() => watcher.stop());
+    }
+    log.info(
+      { operator: operator.name, roles, batchedReads: serverAtLeast(bus.nc, '2.11.0') },
+      'operator running',
+    );
+    return {
+      bus,
+      async stop() {
+        // the watcher first (no new work), the status writer last (it writes what reconciles produced)
+        for (const stop of stops.reverse()) await stop();
+        await bus.nc.drain();
+        for (const client of clients) client.close();
+      },
+    };
+  } catch (error) {
+    // what started is stopped: the test kit and kubebus dev start again in this process
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    await connection.bus?.nc.drain().catch(() => undefined);
+    for (const client of clients) client.close();
+    throw error;
   }
-  if (configs.watcher !== undefined) {
-    // beside other roles, the watches get a client (an HTTP/2 connection) of their own:
-    // on the one that carries every write, watch events came seconds late (ADR 0033)
-    const watchesKube =
-      roles.length === 1 ? kube : kubeClientOf(options, kubeRate, ['watcher'], log);
-    if (watchesKube !== kube) clients.push(watchesKube);
-    const watcher = await startWatcher({
-      ...common,
-      kube: watchesKube,
-      config: configs.watcher,
-      log: log.child({ role: 'watcher' }),
-    });
-    shell.checks.live('watch-loops', () => watcher.live());
-    shell.checks.ready('watcher', () => watcher.ready());
-    stops.push(() => watcher.stop());
-  }
-  log.info(
-    { operator: operator.name, roles, batchedReads: serverAtLeast(bus.nc, '2.11.0') },
-    'operator running',
-  );
-  return {
-    bus,
-    async stop() {
-      // the watcher first (no new work), the status writer last (it writes what reconciles produced)
-      for (const stop of stops.reverse()) await stop();
-      await bus.nc.drain();
-      for (const client of clients) client.close();
-    },
-  };
 }
 
 /**
@@ -239,18 +246,22 @@ function kubeClientOf(
  * The bus' state on /metrics and /healthz, not /readyz (ADR 0036): every
  * replica shares the one NATS, so its outage made unready steers no work
  * elsewhere, while it takes the reconcilers, and so the conversion webhook,
- * out of their Service (every read of a versioned kind then fails). A
- * connection nats.js gave up on (a refused password, twice) fails liveness:
- * the restart reads the password file again.
+ * out of their Service (every read of a versioned kind then fails). 0 from
+ * the start, before the first connection (a refused password shows). A
+ * connection closed for good fails liveness; a refused password does not
+ * close it (it is retried, the file read again).
  */
-function watchBusHealth(bus: BusConnection, shell: ServiceShell): void {
+function watchBusHealth(bus: () => BusConnection | undefined, shell: ServiceShell): void {
   new Gauge({
     name: 'kubebus_nats_connected',
-    help: "1 while this process' NATS connection is up, 0 while it is down and reconnecting.",
+    help: "1 while this process' NATS connection is up, 0 before it is made and while it is down.",
     registers: [shell.registry],
     collect() {
-      this.set(bus.connected() ? 1 : 0);
+      this.set(bus()?.connected() === true ? 1 : 0);
     },
   });
-  shell.checks.live('nats', () => !bus.nc.isClosed() || 'the NATS connection was closed');
+  shell.checks.live(
+    'nats',
+    () => bus()?.nc.isClosed() !== true || 'the NATS connection was closed',
+  );
 }

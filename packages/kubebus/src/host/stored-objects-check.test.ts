@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
 import { defineResource, type ServedVersion } from '@kubebus/shared/definition';
-import { storedObjectProblem } from './stored-objects-check.js';
+import { storedObjectFindings } from './stored-objects-check.js';
 
 const Dial = defineResource({
   group: 'test.kubebus.dev',
@@ -40,38 +40,83 @@ const dial = (apiVersion: string, spec: unknown) => ({
   spec,
 });
 
+const findings = (apiVersion: string, spec: unknown) =>
+  storedObjectFindings(Dial, dial(apiVersion, spec), version(apiVersion));
+
 describe('a stored object under a release', () => {
   it('passes when its schema takes it and every version gives it back', () => {
-    assert.equal(
-      storedObjectProblem(Dial, dial('v1beta1', { level: 4 }), version('v1beta1')),
-      undefined,
-    );
-    assert.equal(storedObjectProblem(Dial, dial('v1', { percent: 40 }), version('v1')), undefined);
+    assert.deepEqual(findings('v1beta1', { level: 4 }), {});
+    assert.deepEqual(findings('v1', { percent: 40 }), {});
   });
 
   it('names a conversion that refuses it, with the conversion’s message', () => {
-    const problem = storedObjectProblem(Dial, dial('v1beta1', { level: 13 }), version('v1beta1'));
     assert.match(
-      problem ?? '',
+      findings('v1beta1', { level: 13 }).problem ?? '',
       /^v1beta1 → v1: converting Dial n\/d from v1beta1 to the storage version failed: level 13 has no percentage$/,
     );
   });
 
   it('names the field a round trip changes', () => {
-    const problem = storedObjectProblem(Dial, dial('v1', { percent: 75 }), version('v1'));
-    assert.equal(problem, 'v1 → v1beta1 → v1: the round trip changes spec.percent');
-  });
-
-  it('names a value an earlier, looser schema let in', () => {
-    const problem = storedObjectProblem(Dial, dial('v1', { percent: -5 }), version('v1'));
-    assert.match(
-      problem ?? '',
-      /^does not pass this release's v1 schema \(spec\.percent: .+\): its reconciles will say InvalidSpec$/,
+    assert.equal(
+      findings('v1', { percent: 75 }).problem,
+      'v1 → v1beta1 → v1: the round trip changes spec.percent',
     );
   });
 
-  it('names a converted value the other version’s schema refuses', () => {
-    const problem = storedObjectProblem(Dial, dial('v1beta1', { level: -1 }), version('v1beta1'));
-    assert.match(problem ?? '', /^v1beta1 → v1: the v1 spec does not pass its schema: percent: /);
+  it('says, without failing, what the release’s schema refuses; a conversion’s failure still counts', () => {
+    // an earlier, looser schema let it in: InvalidSpec under this release, not the conversion's fault
+    assert.deepEqual(findings('v1', { percent: -10 }), {
+      invalid:
+        "does not pass this release's v1 schema (spec.percent: Too small: expected number to be >=0): its reconciles will say InvalidSpec",
+    });
+    const both = findings('v1', { percent: -5 });
+    assert.match(both.invalid ?? '', /^does not pass/);
+    assert.match(both.problem ?? '', /round trip changes spec\.percent/);
+  });
+
+  it('names a valid object that converts to one the other version’s schema refuses', () => {
+    assert.match(
+      findings('v1beta1', { level: -1 }).problem ?? '',
+      /^v1beta1 → v1: the v1 spec does not pass its schema: percent: /,
+    );
+  });
+
+  it('takes a field the release adds with a default as no loss', () => {
+    const mode = z.enum(['auto', 'manual']).default('auto');
+    const Knob = defineResource({
+      group: 'test.kubebus.dev',
+      kind: 'Knob',
+      scope: 'Namespaced',
+      versions: {
+        v1beta1: { spec: z.object({ turns: z.int(), mode }), status: z.object({}) },
+        v1: { spec: z.object({ degrees: z.int(), mode }), status: z.object({}) },
+      },
+      storage: 'v1',
+      convert: {
+        v1beta1: {
+          toStorage: ({ spec }) => ({
+            spec: {
+              ...(spec.turns === undefined ? {} : { degrees: spec.turns * 360 }),
+              mode: spec.mode,
+            },
+          }),
+          fromStorage: ({ spec }) => ({
+            spec: {
+              ...(spec.degrees === undefined ? {} : { turns: Math.round(spec.degrees / 360) }),
+              mode: spec.mode,
+            },
+          }),
+        },
+      },
+    });
+    const v1 = Knob.versions.find((known) => known.storage);
+    assert.ok(v1);
+    // stored before the release added `mode`: the apiserver reads it with the default
+    const stored = {
+      apiVersion: 'test.kubebus.dev/v1',
+      metadata: { name: 'k', namespace: 'n' },
+      spec: { degrees: 720 },
+    };
+    assert.deepEqual(storedObjectFindings(Knob, stored, v1), {});
   });
 });

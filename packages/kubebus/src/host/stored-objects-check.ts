@@ -7,7 +7,7 @@
 // of that version, and converted by the release to each of its other
 // versions and back (host/round-trip.ts), as the apiserver will convert it.
 import type { CustomResource, ServedVersion } from '@kubebus/shared/definition';
-import { collectionPath } from '@kubebus/shared/kube';
+import { collectionPath, isKubeApiError } from '@kubebus/shared/kube';
 import { ConversionProblem, roundTrip, roundTripLoss, type SentObject } from './round-trip.js';
 import {
   CRDS,
@@ -21,44 +21,66 @@ import {
 export interface StoredObjectsReport {
   /** the CRD's status.storedVersions */
   readonly storedVersions: readonly string[];
-  /** objects checked, by the version they were listed in */
-  readonly checked: Readonly<Record<string, number>>;
-  /** one line each: the object (or version) and what is wrong */
+  /** objects checked (each once, whatever it was listed in), and the versions they were listed in */
+  readonly objects: number;
+  readonly listedIn: readonly string[];
+  /** one line each: an object (or a version) the release would refuse or lose a field of */
   readonly problems: readonly string[];
+  /** one line each: what the release's schemas refuse (those objects are InvalidSpec), and what was not checked */
+  readonly warnings: readonly string[];
 }
 
 interface Listed extends SentObject {
-  readonly metadata: { readonly name: string; readonly namespace?: string };
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly uid?: string };
 }
 
 function issuesOf(version: ServedVersion, object: SentObject): string | undefined {
   const parsed = version.spec.safeParse(object.spec ?? {});
   if (parsed.success) return undefined;
   return parsed.error.issues
-    .map((issue) => `spec.${issue.path.join('.')}: ${issue.message}`)
+    .map((issue) => `${['spec', ...issue.path].join('.')}: ${issue.message}`)
     .join('; ');
 }
 
-/** What is wrong with one object of `version` under the release; undefined when nothing. */
-export function storedObjectProblem(
+export interface StoredObjectFindings {
+  /** a conversion that refuses it, or a round trip that loses a field: fails the check */
+  readonly problem?: string;
+  /** the release's schema of the version refuses it (a refinement too): said, not failed */
+  readonly invalid?: string;
+}
+
+/** What is wrong with one object of `version` under the release. */
+export function storedObjectFindings(
   resource: CustomResource,
   object: SentObject,
   version: ServedVersion,
-): string | undefined {
+): StoredObjectFindings {
   const issues = issuesOf(version, object);
-  if (issues !== undefined)
-    return `does not pass this release's ${version.name} schema (${issues})${version.storage ? ': its reconciles will say InvalidSpec' : ''}`;
+  const invalid =
+    issues === undefined
+      ? undefined
+      : `does not pass this release's ${version.name} schema (${issues})${version.storage ? ': its reconciles will say InvalidSpec' : ''}`;
+  // as the release reads it: with its defaults (a field it adds comes back with its default)
+  const parsed = version.spec.safeParse(object.spec ?? {});
+  const read = parsed.success ? { ...object, spec: parsed.data } : object;
   for (const other of resource.versions.filter((known) => known.name !== version.name)) {
+    let problem: string | undefined;
     try {
-      const loss = roundTripLoss(roundTrip(resource, object, other, version));
-      if (loss !== undefined) return `${version.name} → ${other.name} → ${version.name}: ${loss}`;
+      // an object its own schema refuses may convert to one the other's refuses: not the conversion's fault
+      const loss = roundTripLoss(roundTrip(resource, read, other, version, issues === undefined));
+      if (loss !== undefined)
+        problem = `${version.name} → ${other.name} → ${version.name}: ${loss}`;
     } catch (error) {
       if (!(error instanceof ConversionProblem)) throw error;
-      return `${version.name} → ${other.name}: ${error.message}`;
+      problem = `${version.name} → ${other.name}: ${error.message}`;
     }
+    if (problem !== undefined) return { problem, ...(invalid === undefined ? {} : { invalid }) };
   }
-  return undefined;
+  return invalid === undefined ? {} : { invalid };
 }
+
+const nameOf = (object: Listed) =>
+  `${object.metadata.namespace === undefined ? '' : `${object.metadata.namespace}/`}${object.metadata.name}`;
 
 export async function checkStoredObjects(
   kube: MigrationClient,
@@ -74,7 +96,7 @@ export async function checkStoredObjects(
   const served = (name: string) =>
     crd.spec.versions.some((known) => known.name === name && known.served !== false);
   const problems: string[] = [];
-  const checked: Record<string, number> = {};
+  const warnings: string[] = [];
   const listIn = new Set<string>();
   for (const stored of storedVersions) {
     if (!resource.versions.some((known) => known.name === stored)) {
@@ -83,32 +105,53 @@ export async function checkStoredObjects(
       );
       continue;
     }
-    // a version the installed CRD no longer serves is read through its storage version
-    const through = served(stored) ? stored : installedStorage;
-    if (through !== undefined && resource.versions.some((known) => known.name === through))
-      listIn.add(through);
+    if (served(stored)) {
+      listIn.add(stored);
+      continue;
+    }
+    // the apiserver shows an object only in a served version: its stored form is not seen
+    if (installedStorage !== undefined) listIn.add(installedStorage);
+    warnings.push(
+      `objects stored in ${stored} are read as ${installedStorage ?? 'the storage version'} (the installed CRD no longer serves ${stored}): the release's ${stored} conversion is not tried on their stored form`,
+    );
   }
+  // an object shows in every version listed, converted by the installed webhook where it is
+  // stored in another: each is checked in each, and reported once
+  const seen = new Set<string>();
+  const reported = new Set<string>();
+  const invalid = new Set<string>();
   for (const name of listIn) {
     const version = resource.versions.find((known) => known.name === name);
     if (version === undefined) continue;
     const path = collectionPath(refOf(resource, name));
     let next: string | undefined;
-    let count = 0;
     do {
-      const page = await pageOf(kube, path, next);
+      let page;
+      try {
+        page = await pageOf(kube, path, next);
+      } catch (error) {
+        if (!isKubeApiError(error)) throw error;
+        problems.push(
+          `listing the objects as ${name} failed: ${error.message} (an object the installed conversion refuses fails every list: docs/errors.md, "A conversion that fails")`,
+        );
+        break;
+      }
       // the apiserver's objects of the kind: apiVersion, metadata, spec, status
       for (const object of page.items as unknown as Listed[]) {
-        count++;
-        const problem = storedObjectProblem(resource, object, version);
-        if (problem === undefined) continue;
-        const { name: objectName, namespace } = object.metadata;
-        problems.push(
-          `${namespace === undefined ? '' : `${namespace}/`}${objectName} (read as ${name}): ${problem}`,
-        );
+        const id = object.metadata.uid ?? nameOf(object);
+        seen.add(id);
+        const findings = storedObjectFindings(resource, object, version);
+        if (findings.problem !== undefined && !reported.has(id)) {
+          reported.add(id);
+          problems.push(`${nameOf(object)} (read as ${name}): ${findings.problem}`);
+        }
+        if (findings.invalid !== undefined && !invalid.has(id)) {
+          invalid.add(id);
+          warnings.push(`${nameOf(object)} (read as ${name}): ${findings.invalid}`);
+        }
       }
       next = page.metadata.continue === '' ? undefined : page.metadata.continue;
     } while (next !== undefined);
-    checked[name] = count;
   }
-  return { storedVersions, checked, problems };
+  return { storedVersions, objects: seen.size, listedIn: [...listIn], problems, warnings };
 }

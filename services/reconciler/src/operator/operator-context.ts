@@ -47,6 +47,7 @@ import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js'
 import { secretPlaceRefusal, secretReadRefusal, secretValuesOf } from './secret-values.js';
 import type { InFlightCalls } from './in-flight-calls.js';
 import { explainedRefusal } from './refused-write.js';
+import { ownershipRefusal } from './ownership.js';
 
 const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true } as const;
 
@@ -146,6 +147,34 @@ export function operatorContext(
       name: body.metadata.name,
     });
 
+  /**
+   * Another owner's child, or a cluster-scoped object another made, is refused
+   * (ownership.ts). The bus records only this operator's children: one it has
+   * no record of that is cluster-scoped is read from the apiserver (a replay
+   * judges the revision, not today's objects).
+   */
+  const refuseOthers = async (
+    body: ApplyBody,
+    resource: Resource,
+    recorded: KubeObject | undefined,
+  ) => {
+    const clusterScoped = resource.scope === 'Cluster';
+    const current =
+      recorded === undefined && clusterScoped && !deps.dryRun
+        ? await deps.client.getIfExists<KubeObject>(
+            objectPath(refOf(resource), '', body.metadata.name),
+          )
+        : recorded;
+    const refusal = ownershipRefusal(
+      current,
+      owner,
+      deps.operator.name,
+      `${String(body.kind)} ${body.metadata.namespace === undefined ? '' : `${body.metadata.namespace}/`}${body.metadata.name}`,
+      clusterScoped,
+    );
+    if (refusal !== undefined) throw new TerminalError(refusal);
+  };
+
   const apply = async (first: Resource | DesiredObject, rest?: DesiredBody) => {
     const { body, resource, ownable } = owned(desiredOf(first, rest), 'ctx.apply');
     // only what carries this object's controller reference is ever pruned
@@ -153,6 +182,7 @@ export function operatorContext(
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
     const ref = refOf(resource);
+    if (ownable) await refuseOthers(body, resource, recorded);
     fenced(runtime);
     const { outcome, object } = await deps.applied
       .apply(

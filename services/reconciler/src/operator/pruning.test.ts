@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defineOperator, kinds } from '@kubebus/shared/definition';
-import { AppliedByOwner, prunedKinds } from './pruning.js';
+import { AppliedByOwner, mayHaveDropped, prunedKinds } from './pruning.js';
 import { Site } from './site-context.test-support.js';
 const base = {
   name: 'site',
@@ -55,5 +55,31 @@ describe('what a reconcile that reports Ready=False leaves for the next one that
     assert.equal(applied.partial('u'), false);
     applied.forget('u');
     assert.equal(applied.get('u'), undefined);
+  });
+});
+
+describe('with no memory of the owner (a restarted process), whether to list its children', () => {
+  const owner = (generation: number, status: Record<string, unknown> | undefined) => ({
+    apiVersion: 'example.kubebus.dev/v1',
+    kind: 'Site',
+    metadata: { name: 's', namespace: 'n', uid: 'u', resourceVersion: '1', generation },
+    ...(status === undefined ? {} : { status }),
+  });
+  const ready = (value: 'True' | 'False') => [{ type: 'Ready', status: value }];
+
+  it('lists when the spec changed since the last reconcile, not when it did not', () => {
+    assert.equal(mayHaveDropped(owner(3, { observedGeneration: 2 }), undefined), true);
+    assert.equal(
+      mayHaveDropped(owner(3, { observedGeneration: 3, conditions: ready('True') }), undefined),
+      false,
+    );
+  });
+
+  it('lists when the last reconcile reported not ready: it deferred its pruning', () => {
+    // the pruning it owed was remembered by the process that made it, gone since
+    assert.equal(
+      mayHaveDropped(owner(3, { observedGeneration: 3, conditions: ready('False') }), undefined),
+      true,
+    );
   });
 });

@@ -91,12 +91,21 @@ export class AppliedByOwner {
 /**
  * With no memory of the owner, whether its children may differ from what
  * this reconcile applied: its spec changed since its last successful
- * reconcile, or an upgrade sweep or a re-drive is reconciling it.
+ * reconcile, its last reconcile reported it not ready (that one deferred its
+ * pruning, and what it owed was remembered by a process that may be gone),
+ * or an upgrade sweep or a re-drive is reconciling it.
  */
 export function mayHaveDropped(owner: KubeObject, body: Uint8Array | undefined): boolean {
-  const observed = (owner['status'] as { observedGeneration?: unknown } | undefined)
-    ?.observedGeneration;
+  const status = owner['status'] as
+    | { observedGeneration?: unknown; conditions?: unknown }
+    | undefined;
+  const observed = status?.observedGeneration;
   if (typeof observed === 'number' && (owner.metadata.generation ?? 0) > observed) return true;
+  const conditions = Array.isArray(status?.conditions)
+    ? (status.conditions as { type?: unknown; status?: unknown }[])
+    : [];
+  if (conditions.some((condition) => condition.type === 'Ready' && condition.status === 'False'))
+    return true;
   if (body === undefined) return false;
   const parsed = parseWorkMark(body);
   return parsed.ok && (parsed.mark.reason === 'upgrade' || parsed.mark.reason === 'redrive');

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { KubeObject } from '@kubebus/shared/events';
+import { ownershipRefusal } from './ownership.js';
+
+const owner = (name: string, uid: string): KubeObject => ({
+  apiVersion: 'platform.example.com/v1',
+  kind: 'TeamSpace',
+  metadata: { name, uid, resourceVersion: '1' },
+});
+const namespace = (metadata: Record<string, unknown>): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name: 'shared', uid: 'ns-uid', resourceVersion: '5', ...metadata },
+});
+const controlledBy = (of: KubeObject) => ({
+  ownerReferences: [
+    {
+      apiVersion: of.apiVersion,
+      kind: of.kind,
+      name: of.metadata.name,
+      uid: of.metadata.uid,
+      controller: true,
+    },
+  ],
+  labels: { 'kubebus.dev/controller': 'teamspaces' },
+});
+const a = owner('a', 'uid-a');
+const b = owner('b', 'uid-b');
+const refusal = (current: KubeObject | undefined, by = b, clusterScoped = true) =>
+  ownershipRefusal(current, by, 'teamspaces', 'Namespace shared', clusterScoped);
+
+describe('what ctx.apply will not take', () => {
+  it('takes what does not exist, and its own', () => {
+    assert.equal(refusal(undefined), undefined);
+    assert.equal(refusal(namespace(controlledBy(b))), undefined);
+  });
+
+  it('refuses a child another owner controls, naming it', () => {
+    assert.equal(
+      refusal(namespace(controlledBy(a))),
+      'Namespace shared is already controlled by TeamSpace a (uid uid-a): not taken over. Two objects claim it; give one of them another name. This TeamSpace is reconciled again when it changes',
+    );
+    // namespaced children too
+    assert.match(refusal(namespace(controlledBy(a)), b, false) ?? '', /already controlled/);
+  });
+
+  it('takes the child of an earlier life of the same owner, and one being deleted', () => {
+    assert.equal(refusal(namespace(controlledBy(owner('b', 'uid-b-before')))), undefined);
+    assert.equal(
+      refusal(namespace({ ...controlledBy(a), deletionTimestamp: '2026-12-07T10:00:00Z' })),
+      undefined,
+    );
+  });
+
+  it('does not adopt a cluster-scoped object another made', () => {
+    assert.match(
+      refusal(namespace({ labels: { team: 'legacy' } })) ?? '',
+      /^Namespace shared exists and was not made by the operator teamspaces: not adopted/,
+    );
+    // one this operator made and whose owner reference is gone: its own again
+    assert.equal(
+      refusal(namespace({ labels: { 'kubebus.dev/controller': 'teamspaces' } })),
+      undefined,
+    );
+    // a namespaced one, as controller-runtime does, is adopted
+    assert.equal(refusal(namespace({}), b, false), undefined);
+  });
+});
