@@ -240,3 +240,18 @@ test('a time the operator wrote is compared by being there, not by when: the run
   assert.equal(differences(reference, withTimes('kbt-3', 'u2', undefined)).length, 1);
   assert.equal(differences(reference, withTimes('kbt-3', 'u2', 'tomorrow')).length, 1);
 });
+
+test('an owned object being deleted counts as gone (a pruned Namespace takes a while)', () => {
+  const terminating = raw('run-b', 'u2', 'p', '10.0.0.1');
+  const service = terminating.owned['Service']?.[0] as unknown as {
+    metadata: Record<string, unknown>;
+  };
+  service.metadata['deletionTimestamp'] = '2026-12-07T10:00:00Z';
+  const full = raw('run-c', 'u3', 'p', '10.0.0.1');
+  const gone = { ...full, owned: { Secret: full.owned['Secret'] ?? [], Service: [] } };
+  const whileDeleting = stateOf(operator, at('run-b'), terminating);
+  assert.deepEqual(differences(whileDeleting, stateOf(operator, at('run-c'), gone)), []);
+  // the control: one still there is not gone
+  const present = stateOf(operator, at('run-a'), raw('run-a', 'u1', 'p', '10.0.0.1'));
+  assert.notDeepEqual(differences(present, whileDeleting), []);
+});

@@ -239,8 +239,11 @@ export function stateOf(
   const mine: [string, ResourceObject][] = [];
   for (const [kind, items] of Object.entries(raw.owned))
     for (const item of items)
+      // being deleted counts as gone: a pruned Namespace may take a while to go, and one
+      // run's state may be taken before, another's after
+      if (item.metadata.deletionTimestamp !== undefined) continue;
       // anywhere in the cluster: only what the run's object controls is the run's
-      if (place.namespaced || controlledBy(item, operator.for.kind, place.name)) {
+      else if (place.namespaced || controlledBy(item, operator.for.kind, place.name)) {
         mine.push([kind, item]);
         for (const [value, name] of identifiersOf(kind, item)) identifiers.set(value, name);
       }
