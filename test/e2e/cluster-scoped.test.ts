@@ -2,46 +2,27 @@
 // Namespace and a ConfigMap in it), on the test kit's real servers: an edit or
 // a deletion of the child reconciles the owner — the key has no namespace —
 // and the child is repaired within seconds, not at the next resync. A
-// namespace another Tenant controls, or one an admin made, is not taken.
-import { defineOperator, defineResource, kinds } from 'kubebus';
+// namespace another Tenant controls, or one an admin made, is not taken; a
+// revision whose namespace is gone since replays as it ran.
+import { kinds } from 'kubebus';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { z } from 'zod';
+import { fileURLToPath } from 'node:url';
+import { kubebusCli } from '../support/kubebus-cli.js';
+import tenants, { Tenant } from '../support/operators/cluster-tenants.js';
 import { waitFor } from '../support/wait.js';
 
-const Tenant = defineResource({
-  group: 'tenancy.test.kubebus.dev',
-  version: 'v1',
-  kind: 'Tenant',
-  scope: 'Cluster',
-  spec: z.object({ cpu: z.string().default('2'), namespace: z.string().optional() }),
-  status: z.object({ namespace: z.string() }).partial(),
-});
-
-const tenants = defineOperator({
-  name: 'tenants',
-  for: Tenant,
-  owns: [kinds.Namespace, kinds.ConfigMap],
-  partitions: 4,
-  async reconcile(tenant, ctx) {
-    const namespace = tenant.spec.namespace ?? `tenant-${tenant.metadata.name}`;
-    await ctx.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-    await ctx.apply({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'limits', namespace },
-      data: { cpu: tenant.spec.cpu },
-    });
-    return { status: { namespace } };
-  },
-});
+const OPERATOR_FILE = fileURLToPath(
+  new URL('../support/operators/cluster-tenants.ts', import.meta.url),
+);
 
 describe('a cluster-scoped owner with namespaced children', { timeout: 300_000 }, () => {
   let env: TestEnvironment;
 
   before(async () => {
-    env = await startTestEnvironment();
+    // namespaces deleted for good (the namespace controller): a pruned one goes
+    env = await startTestEnvironment({ controllerManager: true });
     await env.install(Tenant);
     await env.run(tenants);
   });
@@ -114,5 +95,38 @@ describe('a cluster-scoped owner with namespaced children', { timeout: 300_000 }
     const legacy = await env.get(kinds.Namespace, 'legacy');
     assert.equal(legacy?.metadata.ownerReferences, undefined);
     assert.equal(legacy?.metadata.labels?.['kubebus.dev/controller'], undefined);
+  });
+
+  it('replays a revision whose namespace is gone since: its writes in it are made in it', async () => {
+    await env.apply({
+      apiVersion: 'tenancy.test.kubebus.dev/v1',
+      kind: 'Tenant',
+      metadata: { name: 'moving' },
+      spec: { namespace: 'moving-before' },
+    });
+    await waitFor(
+      async () => (await env.get(Tenant, 'moving'))?.status?.namespace === 'moving-before',
+      'the first namespace',
+    );
+    await env.apply({
+      apiVersion: 'tenancy.test.kubebus.dev/v1',
+      kind: 'Tenant',
+      metadata: { name: 'moving' },
+      spec: { namespace: 'moving-after' },
+    });
+    // the first namespace is pruned and gone: a dry run of the first revision's ConfigMap
+    // in it met a 404 from the apiserver, and computed no status
+    await waitFor(
+      async () => (await env.get(kinds.Namespace, 'moving-before')) === undefined,
+      'the first namespace to go',
+      120_000,
+    );
+    const result = await kubebusCli(['replay', OPERATOR_FILE, 'moving'], {
+      ...env.natsEnv,
+      KUBECONFIG: env.kubeconfigPath,
+    });
+    assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    assert.doesNotMatch(result.stdout, /no status computed/);
+    assert.match(result.stdout, /: status same as recorded$/m);
   });
 });

@@ -242,9 +242,39 @@ class RecordingClient extends KubeClient {
             throw error;
           })
         : undefined;
-    const answer = await super.request<T>(path, init);
+    let answer: T;
+    try {
+      answer = await super.request<T>(path, init);
+    } catch (error) {
+      // a write into a Namespace an earlier write of this dry run would create: the dry run
+      // made none, so the apiserver answers 404 for it; it would be made in it all the same
+      const inside = /\/namespaces\/([^/]+)\//.exec(path)?.[1];
+      if (
+        inside === undefined ||
+        !this.#namespacesMade.has(inside) ||
+        !isNotFound(error) ||
+        !(error as Error).message.includes(`namespaces "${inside}" not found`)
+      )
+        throw error;
+      answer = bodyOf(init.body) as T;
+    }
     this.writes.push({ method, path, body: init.body, answer, live });
+    const made = /^\/api\/v1\/namespaces\/([^/?]+)(\?|$)/.exec(path)?.[1];
+    if (made !== undefined && live === undefined) this.#namespacesMade.add(made);
     return (await this.asOfRevision(path, answer)) as T;
+  }
+
+  /** Namespaces a write of this dry run would create */
+  readonly #namespacesMade = new Set<string>();
+}
+
+/** A request body as the object it carries. */
+function bodyOf(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return undefined;
   }
 }
 
