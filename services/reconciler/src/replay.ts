@@ -425,15 +425,20 @@ export async function replay(deps: {
     if (deps.from !== undefined && revision.seq < deps.from) continue;
     if (deps.to !== undefined && revision.seq > deps.to) continue;
     const { event } = revision;
+    const skipped = (notReplayed: string): ReplayStep => ({
+      ...headOf(revision),
+      computed: undefined,
+      recorded: undefined,
+      differences: [],
+      writes: [],
+      notReplayed,
+    });
     if (liveUid !== undefined && event.kbuid !== liveUid) {
-      steps.push({
-        ...headOf(revision),
-        computed: undefined,
-        recorded: undefined,
-        differences: [],
-        writes: [],
-        notReplayed: `an earlier object of this name (uid ${event.kbuid}), deleted since: not replayed (its writes would meet today's object, and its ctx.once records went with it)`,
-      });
+      steps.push(
+        skipped(
+          `an earlier object of this name (uid ${event.kbuid}), deleted since: not replayed (its writes would meet today's object, and its ctx.once records went with it)`,
+        ),
+      );
       continue;
     }
     const [recordedGroup, recordedIn] = event.data?.apiVersion.split('/') ?? [];
@@ -443,15 +448,12 @@ export async function replay(deps: {
       recordedIn !== undefined &&
       !deps.versions.includes(recordedIn)
     ) {
-      steps.push({
-        ...headOf(revision),
-        computed: undefined,
-        recorded: undefined,
-        differences: [],
-        writes: [],
-        // the reconciler would read the object again from the apiserver in its own version
-        notReplayed: `recorded as ${event.data?.apiVersion ?? ''}, a version this release does not define (it has ${deps.versions.join(', ')}): not replayed (it would read today's object, not this revision)`,
-      });
+      // the reconciler would read the object again from the apiserver in its own version
+      steps.push(
+        skipped(
+          `recorded as ${event.data?.apiVersion ?? ''}, a version this release does not define (it has ${deps.versions.join(', ')}): not replayed (it would read today's object, not this revision)`,
+        ),
+      );
       continue;
     }
     // What handling this revision came to is recorded in the next one (the status

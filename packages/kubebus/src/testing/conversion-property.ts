@@ -140,40 +140,39 @@ export function conversionProperty(
     numRuns: options.numRuns ?? 200,
     ...(options.seed === undefined ? {} : { seed: options.seed }),
   };
-  const roundTrip = (from: ServedVersion, through: ServedVersion) => {
-    const path = `${from.name} → ${through.name} → ${from.name}`;
+  /** The property over the objects, or an Error that says what fails and why. */
+  const holds = (
+    objects: fc.Arbitrary<Sent>,
+    check: (object: Sent) => void,
+    failing: string,
+  ): void => {
     try {
-      fc.assert(
-        fc.property(objectsOf(resource, from), (object) => {
-          checkRoundTrip(resource, object, through, from);
-        }),
-        parameters,
-      );
+      fc.assert(fc.property(objects, check), parameters);
     } catch (error) {
       const cause = (error as Error).cause;
       const why = cause instanceof Error ? cause.message : '';
-      throw new Error(
-        `${resource.kind} ${path} is not lossless: ${(error as Error).message}\n${why}`,
-        { cause: error },
-      );
+      throw new Error(`${resource.kind} ${failing}: ${(error as Error).message}\n${why}`, {
+        cause: error,
+      });
     }
   };
+  const roundTrip = (from: ServedVersion, through: ServedVersion) => {
+    holds(
+      objectsOf(resource, from),
+      (object) => {
+        checkRoundTrip(resource, object, through, from);
+      },
+      `${from.name} → ${through.name} → ${from.name} is not lossless`,
+    );
+  };
   const partial = (from: ServedVersion, to: ServedVersion) => {
-    try {
-      fc.assert(
-        fc.property(partialObjectsOf(resource, from), (object) => {
-          convertThroughWebhook(resource, object, to, false);
-        }),
-        parameters,
-      );
-    } catch (error) {
-      const cause = (error as Error).cause;
-      const why = cause instanceof Error ? cause.message : '';
-      throw new Error(
-        `${resource.kind} ${from.name} → ${to.name} throws on a partial object (a server-side apply converts each field manager's fields alone: any field may be absent; convert what is there): ${(error as Error).message}\n${why}`,
-        { cause: error },
-      );
-    }
+    holds(
+      partialObjectsOf(resource, from),
+      (object) => {
+        convertThroughWebhook(resource, object, to, false);
+      },
+      `${from.name} → ${to.name} throws on a partial object (a server-side apply converts an object with the fields its applier no longer applies taken out: any field may be absent; convert what is there)`,
+    );
   };
   for (const version of resource.versions.filter((known) => !known.storage)) {
     roundTrip(version, storage);
