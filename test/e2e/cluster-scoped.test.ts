@@ -70,7 +70,7 @@ describe('a cluster-scoped owner with namespaced children', { timeout: 300_000 }
         metadata: { name },
         spec: { namespace },
       });
-    const refused = { type: 'Ready', status: 'False', reason: 'TerminalError' };
+    const refused = { type: 'Ready', status: 'False', reason: 'AlreadyOwned' };
     // all Tenants apply with one field manager: without the check, beta's apply would have
     // replaced acme's controller reference with its own
     await tenant('beta', 'tenant-acme');

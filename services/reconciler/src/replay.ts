@@ -259,7 +259,15 @@ class RecordingClient extends KubeClient {
       answer = bodyOf(init.body) as T;
     }
     this.writes.push({ method, path, body: init.body, answer, live });
-    const made = /^\/api\/v1\/namespaces\/([^/?]+)(\?|$)/.exec(path)?.[1];
+    // a Namespace this dry run would create: applied (PATCH, PUT) or created (POST)
+    const made =
+      method === 'POST'
+        ? /^\/api\/v1\/namespaces(\?|$)/.test(path)
+          ? (bodyOf(init.body) as { metadata?: { name?: string } } | undefined)?.metadata?.name
+          : undefined
+        : method === 'PATCH' || method === 'PUT'
+          ? /^\/api\/v1\/namespaces\/([^/?]+)(\?|$)/.exec(path)?.[1]
+          : undefined;
     if (made !== undefined && live === undefined) this.#namespacesMade.add(made);
     return (await this.asOfRevision(path, answer)) as T;
   }

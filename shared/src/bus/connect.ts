@@ -33,6 +33,9 @@ export interface BusConnection {
   connected(): boolean;
 }
 
+/** How often one NATS error, repeated, is logged (the repeats counted in the next line). */
+const ERROR_LOG_EVERY_MS = 60_000;
+
 export async function connectBus(
   options: BusConnectionOptions,
   log: Logger,
@@ -58,6 +61,8 @@ export async function connectBus(
     );
   }
   let connected = true;
+  // a refused password is retried every half second: the same error once a minute, counted
+  const errors = { last: '', at: 0, repeated: 0 };
   void (async () => {
     for await (const status of nc.status()) {
       switch (status.type) {
@@ -69,9 +74,20 @@ export async function connectBus(
           connected = true;
           log.info({ server: status.server }, 'nats reconnected');
           break;
-        case 'error':
-          log.error({ err: status.error }, 'nats error');
+        case 'error': {
+          const text = status.error.message;
+          const now = Date.now();
+          if (text === errors.last && now - errors.at < ERROR_LOG_EVERY_MS) {
+            errors.repeated++;
+            break;
+          }
+          log.error(
+            { err: status.error, ...(errors.repeated > 0 ? { repeated: errors.repeated } : {}) },
+            'nats error',
+          );
+          Object.assign(errors, { last: text, at: now, repeated: 0 });
           break;
+        }
         case 'close':
           connected = false;
           break;

@@ -26,6 +26,8 @@ export const ErrorCodes = {
   CrashLoop: 'KUBEBUS_CRASH_LOOP',
   /** A reconcile failed in a way retrying cannot fix. */
   Terminal: 'KUBEBUS_TERMINAL',
+  /** ctx.apply of an object another owner controls, or of a cluster-scoped one the operator did not make: waited out. */
+  AlreadyOwned: 'KUBEBUS_ALREADY_OWNED',
   /** Knative gave up delivering an event to the reconciler (its Trigger's deadLetterSink). */
   DeliveryFailed: 'KUBEBUS_DELIVERY_FAILED',
 } as const;

@@ -254,4 +254,9 @@ test('an owned object being deleted counts as gone (a pruned Namespace takes a w
   // the control: one still there is not gone
   const present = stateOf(operator, at('run-a'), raw('run-a', 'u1', 'p', '10.0.0.1'));
   assert.notDeepEqual(differences(present, whileDeleting), []);
+  // held by a finalizer not Kubernetes' own, it counts as there: a leak shows against a run
+  // where it went
+  service.metadata['finalizers'] = ['example.com/cleanup'];
+  const held = stateOf(operator, at('run-b'), terminating);
+  assert.deepEqual(differences(present, held), []);
 });

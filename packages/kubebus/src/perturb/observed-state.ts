@@ -216,6 +216,18 @@ export async function observe(
   });
 }
 
+/** Whether what holds an object being deleted is Kubernetes' own (garbage collection, protection). */
+function onlyKubernetesFinalizers(item: ResourceObject): boolean {
+  const finalizers = (item.metadata as { finalizers?: readonly string[] }).finalizers ?? [];
+  return finalizers.every(
+    (finalizer) =>
+      finalizer === 'foregroundDeletion' ||
+      finalizer === 'orphan' ||
+      // kubernetes.io/pvc-protection, kubernetes.io/pv-protection, …
+      finalizer.startsWith('kubernetes'),
+  );
+}
+
 /** An owned object's key: Kind/name, with its namespace when the run's object is cluster-scoped. */
 function ownedKeyOf(place: Pick<Place, 'namespaced'>, kind: string, item: ResourceObject): string {
   const { name, namespace } = item.metadata;
@@ -240,8 +252,9 @@ export function stateOf(
   for (const [kind, items] of Object.entries(raw.owned))
     for (const item of items)
       // being deleted counts as gone: a pruned Namespace may take a while to go, and one
-      // run's state may be taken before, another's after
-      if (item.metadata.deletionTimestamp !== undefined) continue;
+      // run's state may be taken before, another's after — unless a finalizer not Kubernetes'
+      // own holds it (a leak the run should show)
+      if (item.metadata.deletionTimestamp !== undefined && onlyKubernetesFinalizers(item)) continue;
       // anywhere in the cluster: only what the run's object controls is the run's
       else if (place.namespaced || controlledBy(item, operator.for.kind, place.name)) {
         mine.push([kind, item]);

@@ -224,6 +224,10 @@ export async function startEnvironment(
         ...(runOptions.statusIntentTaken === undefined
           ? {}
           : { statusIntentTaken: runOptions.statusIntentTaken }),
+      }).catch(async (error: unknown) => {
+        // what runOperator started it stopped; the shell is this call's to close
+        await shell.health.close();
+        throw error;
       });
       shell.started();
       const stoppable = {

@@ -47,7 +47,7 @@ import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js'
 import { secretPlaceRefusal, secretReadRefusal, secretValuesOf } from './secret-values.js';
 import type { InFlightCalls } from './in-flight-calls.js';
 import { explainedRefusal } from './refused-write.js';
-import { ownershipRefusal } from './ownership.js';
+import { AlreadyOwnedError, ownershipRefusal } from './ownership.js';
 
 const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true } as const;
 
@@ -150,8 +150,9 @@ export function operatorContext(
   /**
    * Another owner's child, or a cluster-scoped object another made, is refused
    * (ownership.ts). The bus records only this operator's children: one it has
-   * no record of that is cluster-scoped is read from the apiserver (a replay
-   * judges the revision, not today's objects).
+   * no record of that is cluster-scoped is read from the apiserver, and a
+   * refusal the record suggests is confirmed there (the record may be behind
+   * the other owner letting go).
    */
   const refuseOthers = async (
     body: ApplyBody,
@@ -159,20 +160,15 @@ export function operatorContext(
     recorded: KubeObject | undefined,
   ) => {
     const clusterScoped = resource.scope === 'Cluster';
-    const current =
-      recorded === undefined && clusterScoped && !deps.dryRun
-        ? await deps.client.getIfExists<KubeObject>(
-            objectPath(refOf(resource), '', body.metadata.name),
-          )
-        : recorded;
-    const refusal = ownershipRefusal(
-      current,
-      owner,
-      deps.operator.name,
-      `${String(body.kind)} ${body.metadata.namespace === undefined ? '' : `${body.metadata.namespace}/`}${body.metadata.name}`,
-      clusterScoped,
-    );
-    if (refusal !== undefined) throw new TerminalError(refusal);
+    const path = objectPath(refOf(resource), body.metadata.namespace ?? '', body.metadata.name);
+    const describe = `${String(body.kind)} ${body.metadata.namespace === undefined ? '' : `${body.metadata.namespace}/`}${body.metadata.name}`;
+    const refusalOf = (current: KubeObject | undefined) =>
+      ownershipRefusal(current, owner, deps.operator.name, describe, clusterScoped);
+    // a namespaced one without a record is adopted (as controller-runtime does)
+    if (recorded === undefined ? !clusterScoped : refusalOf(recorded) === undefined) return;
+    // nothing recorded of a cluster-scoped one, or a refusal to confirm: as the apiserver has it
+    const refusal = refusalOf(await deps.client.getIfExists<KubeObject>(path));
+    if (refusal !== undefined) throw new AlreadyOwnedError(refusal);
   };
 
   const apply = async (first: Resource | DesiredObject, rest?: DesiredBody) => {

@@ -57,7 +57,11 @@ import { rereadWith, StorageVersionReader } from './storage-version.js';
 import { describeInvalidSpec } from './spec-as-written.js';
 import { AppliedByOwner, mayHaveDropped, prunedKinds, pruneOwned } from './pruning.js';
 import { ReleasedFinalizers } from './released-finalizers.js';
+import { alreadyOwnedOf } from './ownership.js';
 import {
+  ALREADY_OWNED,
+  alreadyOwnedStatus,
+  alreadyReportedOwned,
   alreadyForbidden,
   alreadyInvalid,
   alreadyTerminal,
@@ -190,6 +194,9 @@ export class OperatorReconciler implements Reconciler {
       // retried until an admin applies the operator's RBAC: what to apply, on the object
       else if (classifyFailure(error) === FailureClasses.Forbidden && !runtime.signal.aborted)
         await this.#reportForbidden(recorded, object, error, runtime);
+      // looked at again until the other owner lets the name go: why, on the object
+      else if (alreadyOwnedOf(error) !== undefined && !runtime.signal.aborted)
+        await this.#reportAlreadyOwned(recorded, object, alreadyOwnedOf(error)?.message ?? '', runtime);
       // a counted failure that repeats shows on the object (kubectl describe) before its
       // letter does; a wait ("not now": the attempt does not advance) is the logs'
       else await this.#announceRetry(recorded, object, error, runtime);
@@ -517,6 +524,23 @@ export class OperatorReconciler implements Reconciler {
     } catch (error) {
       // the terminal error stays the outcome: a failed report must not make it a retry
       runtime.log.warn({ err: error }, 'could not report the terminal error on the object');
+    }
+  }
+
+  /** Ready=False, reason AlreadyOwned, naming the other owner; one Warning Event per generation and message. */
+  async #reportAlreadyOwned(
+    recorded: KubeObject,
+    object: KubeObject,
+    message: string,
+    runtime: RuntimeContext,
+  ): Promise<void> {
+    if (alreadyReportedOwned(object, message)) return;
+    try {
+      await this.#publishStatus(recorded, alreadyOwnedStatus(object, message), runtime);
+      await this.#event(object, 'Warning', ALREADY_OWNED, message, 'Reconcile');
+    } catch (failure) {
+      // the refusal stays the outcome: its retry is what takes the name once it is free
+      runtime.log.warn({ err: failure }, 'could not report the refused name on the object');
     }
   }
 

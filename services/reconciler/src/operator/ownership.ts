@@ -6,9 +6,39 @@
 // (RoleBindings, quotas) in the other's place. And a cluster-scoped object
 // someone else made (a Namespace an admin made, with what is in it) would be
 // adopted and later deleted with its new owner. controller-runtime's
-// SetControllerReference refuses the first the same way (AlreadyOwnedError).
+// SetControllerReference refuses the first the same way (AlreadyOwnedError,
+// requeued with backoff); an object being deleted is not taken either (two
+// owners would swap it back and forth until it is gone).
+import { ErrorCodes, KubebusError } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
 import { CONTROLLER_LABEL } from './owned-objects.js';
+
+/** How often an owner refused a name looks at it again: until the other lets it go. */
+export const CLAIM_RETRY_MS = 30_000;
+
+/**
+ * A refusal of ctx.apply (ownershipRefusal): shown on the object (Ready=False,
+ * reason AlreadyOwned) and waited out — nothing wakes the refused owner when
+ * the other lets go (the child's events go to its controller), so it looks
+ * again every CLAIM_RETRY_MS, spending none of its retry budget.
+ */
+export class AlreadyOwnedError extends KubebusError {
+  override readonly name = 'AlreadyOwnedError';
+  readonly waitMs = CLAIM_RETRY_MS;
+
+  constructor(message: string) {
+    super(ErrorCodes.AlreadyOwned, message);
+  }
+}
+
+/** The refusal among an error and its causes (a reconcile may wrap what ctx.apply threw). */
+export function alreadyOwnedOf(error: unknown): AlreadyOwnedError | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; depth++) {
+    if (e instanceof AlreadyOwnedError) return e;
+    e = e.cause;
+  }
+  return undefined;
+}
 
 interface OwnerReference {
   readonly apiVersion?: string;
@@ -33,8 +63,6 @@ export function ownershipRefusal(
   clusterScoped: boolean,
 ): string | undefined {
   if (current === undefined) return undefined;
-  // going away: whatever applies it now meets a deletion, not a takeover
-  if (current.metadata['deletionTimestamp'] !== undefined) return undefined;
   const references = (current.metadata['ownerReferences'] ?? []) as readonly OwnerReference[];
   const controller = references.find((ref) => ref.controller === true);
   if (controller !== undefined && controller.uid !== owner.metadata.uid) {
@@ -44,10 +72,10 @@ export function ownershipRefusal(
       controller.name === owner.metadata.name &&
       groupOf(controller.apiVersion) === groupOf(owner.apiVersion);
     if (!earlierLife)
-      return `${describe} is already controlled by ${controller.kind ?? 'an object'} ${controller.name ?? ''} (uid ${controller.uid ?? '?'}): not taken over. Two objects claim it; give one of them another name. This ${owner.kind} is reconciled again when it changes`;
+      return `${describe} is already controlled by ${controller.kind ?? 'an object'} ${controller.name ?? ''} (uid ${controller.uid ?? '?'}): not taken over (two objects claim it; give one of them another name). Looked at again every ${CLAIM_RETRY_MS / 1000} s`;
   }
   const labels = current.metadata.labels ?? {};
   if (clusterScoped && controller === undefined && labels[CONTROLLER_LABEL] !== operator)
-    return `${describe} exists and was not made by the operator ${operator}: not adopted (it would be deleted with this ${owner.kind}). Delete it, or give this ${owner.kind} another name for it`;
+    return `${describe} exists and was not made by the operator ${operator}: not adopted (it would be deleted with this ${owner.kind}). Delete it, or give this ${owner.kind} another name for it. Looked at again every ${CLAIM_RETRY_MS / 1000} s`;
   return undefined;
 }

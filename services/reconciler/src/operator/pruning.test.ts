@@ -77,9 +77,13 @@ describe('with no memory of the owner (a restarted process), whether to list its
 
   it('lists when the last reconcile reported not ready: it deferred its pruning', () => {
     // the pruning it owed was remembered by the process that made it, gone since
-    assert.equal(
-      mayHaveDropped(owner(3, { observedGeneration: 3, conditions: ready('False') }), undefined),
-      true,
-    );
+    for (const status of ['False', 'Unknown'] as const)
+      assert.equal(
+        mayHaveDropped(
+          owner(3, { observedGeneration: 3, conditions: [{ type: 'Ready', status }] }),
+          undefined,
+        ),
+        true,
+      );
   });
 });

@@ -91,7 +91,7 @@ export class AppliedByOwner {
 /**
  * With no memory of the owner, whether its children may differ from what
  * this reconcile applied: its spec changed since its last successful
- * reconcile, its last reconcile reported it not ready (that one deferred its
+ * reconcile, its last reconcile reported it not ready, False or Unknown (that one deferred its
  * pruning, and what it owed was remembered by a process that may be gone),
  * or an upgrade sweep or a re-drive is reconciling it.
  */
@@ -104,7 +104,8 @@ export function mayHaveDropped(owner: KubeObject, body: Uint8Array | undefined):
   const conditions = Array.isArray(status?.conditions)
     ? (status.conditions as { type?: unknown; status?: unknown }[])
     : [];
-  if (conditions.some((condition) => condition.type === 'Ready' && condition.status === 'False'))
+  // not 'True': False or Unknown, as a reconcile that reports either defers its pruning
+  if (conditions.some((condition) => condition.type === 'Ready' && condition.status !== 'True'))
     return true;
   if (body === undefined) return false;
   const parsed = parseWorkMark(body);

@@ -166,6 +166,18 @@ export function alreadyForbidden(object: KubeObject, message: string): boolean {
   return alreadyNotReady(object, FORBIDDEN, message);
 }
 
+/** ctx.apply refused another owner's child, or a cluster-scoped object another made (ownership.ts). */
+export const ALREADY_OWNED = 'AlreadyOwned';
+
+export function alreadyOwnedStatus(object: KubeObject, message: string, now = new Date()): Status {
+  return notReadyStatus(object, ALREADY_OWNED, message, now);
+}
+
+/** The status already says this refusal at this generation: no second write or Event. */
+export function alreadyReportedOwned(object: KubeObject, message: string): boolean {
+  return alreadyNotReady(object, ALREADY_OWNED, message);
+}
+
 /** An outside system the operator's code calls is unreachable (failure-class.ts `external`). */
 export const UNREACHABLE = 'Unreachable';
 
