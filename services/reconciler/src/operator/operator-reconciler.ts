@@ -196,7 +196,12 @@ export class OperatorReconciler implements Reconciler {
         await this.#reportForbidden(recorded, object, error, runtime);
       // looked at again until the other owner lets the name go: why, on the object
       else if (alreadyOwnedOf(error) !== undefined && !runtime.signal.aborted)
-        await this.#reportAlreadyOwned(recorded, object, alreadyOwnedOf(error)?.message ?? '', runtime);
+        await this.#reportAlreadyOwned(
+          recorded,
+          object,
+          alreadyOwnedOf(error)?.message ?? '',
+          runtime,
+        );
       // a counted failure that repeats shows on the object (kubectl describe) before its
       // letter does; a wait ("not now": the attempt does not advance) is the logs'
       else await this.#announceRetry(recorded, object, error, runtime);

@@ -97,8 +97,7 @@ export class AppliedByOwner {
  */
 export function mayHaveDropped(owner: KubeObject, body: Uint8Array | undefined): boolean {
   const status = owner['status'] as
-    | { observedGeneration?: unknown; conditions?: unknown }
-    | undefined;
+    { observedGeneration?: unknown; conditions?: unknown } | undefined;
   const observed = status?.observedGeneration;
   if (typeof observed === 'number' && (owner.metadata.generation ?? 0) > observed) return true;
   const conditions = Array.isArray(status?.conditions)
