@@ -97,6 +97,17 @@ describe('a cluster-scoped owner with namespaced children', { timeout: 300_000 }
     assert.equal(legacy?.metadata.labels?.['kubebus.dev/controller'], undefined);
   });
 
+  it('takes the name once its controller lets it go, looking again on its own', async () => {
+    // nothing of beta changes: its refusal is looked at again (every 30 s) until it succeeds
+    await env.delete(Tenant, 'acme');
+    await env.waitForCondition(Tenant, 'beta', { type: 'Ready' }, { timeoutMs: 240_000 });
+    const taken = await env.get(kinds.Namespace, 'tenant-acme');
+    assert.deepEqual(
+      taken?.metadata.ownerReferences?.map((ref) => ref.name),
+      ['beta'],
+    );
+  });
+
   it('replays a revision whose namespace is gone since: its writes in it are made in it', async () => {
     await env.apply({
       apiVersion: 'tenancy.test.kubebus.dev/v1',
