@@ -106,6 +106,17 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
     });
   };
   const portOf = (name: string) => 1000 + Number(name.replace(/\D/g, ''));
+  /** release 2 with its webhook where the CRD names it; not waited for (its webhook serves first) */
+  const startRelease2 = async () => {
+    const started = await ServiceProcess.start(
+      bed,
+      'all',
+      { ...FAST, ...webhookEnv },
+      { operator: release(2), waitReady: false },
+    );
+    running.push(started);
+    return started;
+  };
   /** the kubebus CLI against the bed's apiserver */
   const kubebus = (...args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
@@ -162,13 +173,7 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
       KUBEBUS_WEBHOOK_CERT: cert.cert,
       KUBEBUS_WEBHOOK_KEY: cert.key,
     };
-    const next = await ServiceProcess.start(
-      bed,
-      'all',
-      { ...FAST, ...webhookEnv },
-      { operator: release(2), waitReady: false },
-    );
-    running.push(next);
+    const next = await startRelease2();
     // the preflight: release 2 takes every object stored in v1alpha1
     const check = await kubebus('storage', 'check', release(2));
     assert.equal(check.code, 0, check.stdout + check.stderr);
@@ -253,13 +258,7 @@ describe('a resource that grows a second version', { timeout: 600_000 }, () => {
     await running.pop()?.stop();
     await bed.stopNats('kill');
     // the webhook before the bus: a pod that starts in an outage serves conversions
-    const next = await ServiceProcess.start(
-      bed,
-      'all',
-      { ...FAST, ...webhookEnv },
-      { operator: release(2), waitReady: false },
-    );
-    running.push(next);
+    const next = await startRelease2();
     await waitFor(readsAsV1alpha1, 'a conversion by a reconciler waiting for NATS');
     assert.equal((await next.get('/readyz')).status, 503, 'not ready before it reached NATS');
     await bed.startNats();

@@ -1,27 +1,17 @@
 // kubebus storage check <operator>: whether the release's conversions and
 // schemas take every object the cluster stores, before its CRD is applied
 // (host/stored-objects-check.ts).
-import { KubeClient } from '@kubebus/shared/kube';
-import { Registry, restClientMetrics } from '@kubebus/shared/obs';
-import { kubeConfigOf } from './bus-session.js';
-import { cliEnv } from './cli-env.js';
-import type { Exit, Host } from './command-spec.js';
-import { ExitCodes } from './command-spec.js';
-import { operatorArgument, type CommandLine } from './commands.js';
 import { publicText } from '@kubebus/shared/errors';
+import { ExitCodes, type Exit, type Host } from './command-spec.js';
+import type { CommandLine } from './commands.js';
+import { withStorageSession } from './storage-session.js';
 
-const USAGE = 'kubebus storage check <operator.ts|.js>';
 /** problems printed; the rest are counted */
 const SHOWN = 50;
 
 export async function checkStorageCommand(line: CommandLine, host: Host): Promise<Exit> {
-  const env = cliEnv(host.env);
-  const operator = await operatorArgument(line, USAGE);
-  const resource = operator.for;
-  const kube = new KubeClient(await kubeConfigOf(env, host), restClientMetrics(new Registry()));
   const { checkStoredObjects } = await import('../host/stored-objects-check.js');
-  const { MigrationRefused } = await import('../host/storage-migration.js');
-  try {
+  return withStorageSession(line, host, 'check', async (kube, resource) => {
     const report = await checkStoredObjects(kube, resource);
     const crd = `${resource.plural}.${resource.group}`;
     const read = `${report.objects} objects${report.listedIn.length === 0 ? '' : ` (listed as ${report.listedIn.join(' and ')})`}`;
@@ -42,11 +32,5 @@ export async function checkStorageCommand(line: CommandLine, host: Host): Promis
       `${crd}: stored in ${report.storedVersions.join(', ') || 'nothing'}; ${read}: each converts to every version of this release (${versions}) and back${report.warnings.length === 0 ? '' : ` (${report.warnings.length} warnings above)`}\n`,
     );
     return ExitCodes.ok;
-  } catch (error) {
-    if (!(error instanceof MigrationRefused)) throw error;
-    host.stderr.write(`kubebus storage check: ${error.message}\n`);
-    return ExitCodes.problem;
-  } finally {
-    kube.close();
-  }
+  });
 }
