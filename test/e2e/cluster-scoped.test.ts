@@ -28,15 +28,17 @@ describe('a cluster-scoped owner with namespaced children', { timeout: 300_000 }
   });
   after(() => env.stop());
 
+  const tenant = (name: string, spec: { cpu?: string; namespace?: string }) =>
+    env.apply({
+      apiVersion: 'tenancy.test.kubebus.dev/v1',
+      kind: 'Tenant',
+      metadata: { name },
+      spec,
+    });
   const limits = async () => (await env.get(kinds.ConfigMap, 'limits', 'tenant-acme'))?.data;
 
   it('repairs an edited and a deleted child of a cluster-scoped owner', async () => {
-    await env.apply({
-      apiVersion: 'tenancy.test.kubebus.dev/v1',
-      kind: 'Tenant',
-      metadata: { name: 'acme' },
-      spec: { cpu: '4' },
-    });
+    await tenant('acme', { cpu: '4' });
     await env.waitForCondition(Tenant, 'acme', { type: 'Ready' });
     assert.deepEqual(await limits(), { cpu: '4' });
     assert.equal((await env.get(Tenant, 'acme'))?.status?.namespace, 'tenant-acme');
@@ -63,17 +65,10 @@ describe('a cluster-scoped owner with namespaced children', { timeout: 300_000 }
   });
 
   it('takes neither a namespace another Tenant controls nor one an admin made', async () => {
-    const tenant = (name: string, namespace: string) =>
-      env.apply({
-        apiVersion: 'tenancy.test.kubebus.dev/v1',
-        kind: 'Tenant',
-        metadata: { name },
-        spec: { namespace },
-      });
     const refused = { type: 'Ready', status: 'False', reason: 'AlreadyOwned' };
     // all Tenants apply with one field manager: without the check, beta's apply would have
     // replaced acme's controller reference with its own
-    await tenant('beta', 'tenant-acme');
+    await tenant('beta', { namespace: 'tenant-acme' });
     const taken = await env.waitForCondition(Tenant, 'beta', refused);
     assert.match(
       taken.message ?? '',
@@ -86,7 +81,7 @@ describe('a cluster-scoped owner with namespaced children', { timeout: 300_000 }
     );
 
     await env.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'legacy' } });
-    await tenant('gamma', 'legacy');
+    await tenant('gamma', { namespace: 'legacy' });
     const adopted = await env.waitForCondition(Tenant, 'gamma', refused);
     assert.match(
       adopted.message ?? '',
@@ -109,22 +104,12 @@ describe('a cluster-scoped owner with namespaced children', { timeout: 300_000 }
   });
 
   it('replays a revision whose namespace is gone since: its writes in it are made in it', async () => {
-    await env.apply({
-      apiVersion: 'tenancy.test.kubebus.dev/v1',
-      kind: 'Tenant',
-      metadata: { name: 'moving' },
-      spec: { namespace: 'moving-before' },
-    });
+    await tenant('moving', { namespace: 'moving-before' });
     await waitFor(
       async () => (await env.get(Tenant, 'moving'))?.status?.namespace === 'moving-before',
       'the first namespace',
     );
-    await env.apply({
-      apiVersion: 'tenancy.test.kubebus.dev/v1',
-      kind: 'Tenant',
-      metadata: { name: 'moving' },
-      spec: { namespace: 'moving-after' },
-    });
+    await tenant('moving', { namespace: 'moving-after' });
     // the first namespace is pruned and gone: a dry run of the first revision's ConfigMap
     // in it met a 404 from the apiserver, and computed no status
     await waitFor(
