@@ -47,7 +47,12 @@ import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js'
 import { secretPlaceRefusal, secretReadRefusal, secretValuesOf } from './secret-values.js';
 import type { InFlightCalls } from './in-flight-calls.js';
 import { explainedRefusal } from './refused-write.js';
-import { AlreadyOwnedError, ownershipRefusal } from './ownership.js';
+import {
+  AlreadyOwnedError,
+  OWNER_ANNOTATION,
+  ownerAnnotationOf,
+  ownershipRefusal,
+} from './ownership.js';
 
 const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true } as const;
 
@@ -127,6 +132,15 @@ export function operatorContext(
             [MANAGED_BY_LABEL]: MANAGED_BY,
             [CONTROLLER_LABEL]: deps.operator.name,
           },
+          // beyond an owner reference's reach, who applied it is said here (ownership.ts)
+          ...(ownable
+            ? {}
+            : {
+                annotations: {
+                  ...object.metadata.annotations,
+                  [OWNER_ANNOTATION]: ownerAnnotationOf(owner),
+                },
+              }),
           ...(namespace === undefined ? {} : { namespace }),
           ownerReferences:
             ownable &&
@@ -148,27 +162,40 @@ export function operatorContext(
     });
 
   /**
-   * Another owner's child, or a cluster-scoped object another made, is refused
-   * (ownership.ts). The bus records only this operator's children: one it has
-   * no record of that is cluster-scoped is read from the apiserver, and a
-   * refusal the record suggests is confirmed there (the record may be behind
-   * the other owner letting go).
+   * Why an object may not be applied or deleted as this owner's child, if it may
+   * not (ownership.ts): another owner's child, or one that only this operator's
+   * label could say is its own (cluster-scoped, or beyond an owner reference's
+   * reach) and another made. The bus records only this operator's children: what
+   * it has no record of is read from the apiserver (but a namespaced one to
+   * apply, adopted as controller-runtime does: the apiserver refuses a second
+   * controller reference, where nothing guards a delete), and a refusal the
+   * record suggests is confirmed there (the record may be behind the other
+   * owner letting go). `current` is the object as last known; `read`, whether
+   * that is the apiserver's answer.
    */
-  const refuseOthers = async (
-    body: ApplyBody,
-    resource: Resource,
+  const claimOf = async (
+    target: { resource: Resource; kind: string; namespace: string; name: string },
+    labelOnly: boolean,
+    action: 'apply' | 'delete',
     recorded: KubeObject | undefined,
-  ) => {
-    const clusterScoped = resource.scope === 'Cluster';
-    const path = objectPath(refOf(resource), body.metadata.namespace ?? '', body.metadata.name);
-    const describe = `${String(body.kind)} ${body.metadata.namespace === undefined ? '' : `${body.metadata.namespace}/`}${body.metadata.name}`;
+  ): Promise<{ refusal?: string; read: boolean; current: KubeObject | undefined }> => {
+    const { resource, namespace, name } = target;
+    const describe = `${target.kind} ${namespace === '' ? '' : `${namespace}/`}${name}`;
     const refusalOf = (current: KubeObject | undefined) =>
-      ownershipRefusal(current, owner, deps.operator.name, describe, clusterScoped);
-    // a namespaced one without a record is adopted (as controller-runtime does)
-    if (recorded === undefined ? !clusterScoped : refusalOf(recorded) === undefined) return;
-    // nothing recorded of a cluster-scoped one, or a refusal to confirm: as the apiserver has it
-    const refusal = refusalOf(await deps.client.getIfExists<KubeObject>(path));
-    if (refusal !== undefined) throw new AlreadyOwnedError(refusal);
+      ownershipRefusal(current, owner, {
+        operator: deps.operator.name,
+        describe,
+        labelOnly,
+        action,
+      });
+    const ask =
+      recorded === undefined ? labelOnly || action === 'delete' : refusalOf(recorded) !== undefined;
+    if (!ask) return { read: false, current: recorded };
+    const current = await deps.client.getIfExists<KubeObject>(
+      objectPath(refOf(resource), namespace, name),
+    );
+    const refusal = refusalOf(current);
+    return { read: true, current, ...(refusal === undefined ? {} : { refusal }) };
   };
 
   const apply = async (first: Resource | DesiredObject, rest?: DesiredBody) => {
@@ -178,7 +205,19 @@ export function operatorContext(
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
     const ref = refOf(resource);
-    if (ownable) await refuseOthers(body, resource, recorded);
+    const target = {
+      resource,
+      kind: String(body.kind),
+      namespace: body.metadata.namespace ?? '',
+      name: body.metadata.name,
+    };
+    const { refusal } = await claimOf(
+      target,
+      resource.scope === 'Cluster' || !ownable,
+      'apply',
+      recorded,
+    );
+    if (refusal !== undefined) throw new AlreadyOwnedError(refusal);
     fenced(runtime);
     const { outcome, object } = await deps.applied
       .apply(
@@ -335,6 +374,30 @@ export function operatorContext(
       const where = resource.scope === 'Namespaced' ? (namespace ?? ownerNamespace) : '';
       if (resource.scope === 'Namespaced' && where === '')
         throw new TypeError(`ctx.delete: ${resource.kind} ${name} needs a namespace`);
+      // another's is not this owner's to delete (a name taken from a spec): as far as
+      // this owner goes, its child of that name is absent (a finalize that deletes
+      // what it made ends; nothing of the other's goes)
+      const recorded = await deps.reader.read({
+        group: resource.group,
+        resource: resource.plural,
+        namespace: where,
+        name,
+      });
+      const beyondReference = ownerNamespace !== '' && where !== ownerNamespace;
+      const claim = await claimOf(
+        { resource, kind: resource.kind, namespace: where, name },
+        resource.scope === 'Cluster' || beyondReference,
+        'delete',
+        recorded,
+      );
+      if (claim.refusal !== undefined) {
+        runtime.log.warn(
+          { refused: claim.refusal },
+          "ctx.delete: not this object's child: answered absent",
+        );
+        return 'absent';
+      }
+      if (claim.read && claim.current === undefined) return 'absent';
       fenced(runtime);
       const answer = await deleteAnswering(deps.client, resource, where, name, runtime.signal);
       if (answer === 'absent') return 'absent';

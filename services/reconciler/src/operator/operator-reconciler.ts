@@ -375,6 +375,14 @@ export class OperatorReconciler implements Reconciler {
       // a new version's cleanup its RBAC does not allow yet: what to apply, on the object
       if (classifyFailure(error) === FailureClasses.Forbidden && !runtime.signal.aborted)
         await this.#reportForbidden(recorded, object, error, runtime);
+      // a child another owner holds: not deleted, and why, on the object
+      else if (alreadyOwnedOf(error) !== undefined && !runtime.signal.aborted)
+        await this.#reportAlreadyOwned(
+          recorded,
+          object,
+          alreadyOwnedOf(error)?.message ?? '',
+          runtime,
+        );
       // a cleanup that keeps failing (its outside system down) shows on the object too
       else await this.#announceRetry(recorded, object, error, runtime);
       throw error;

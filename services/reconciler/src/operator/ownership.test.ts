@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '@kubebus/shared/events';
-import { ownershipRefusal } from './ownership.js';
+import { OWNER_ANNOTATION, ownerAnnotationOf, ownershipRefusal } from './ownership.js';
 
 const owner = (name: string, uid: string): KubeObject => ({
   apiVersion: 'platform.example.com/v1',
@@ -27,8 +27,18 @@ const controlledBy = (of: KubeObject) => ({
 });
 const a = owner('a', 'uid-a');
 const b = owner('b', 'uid-b');
-const refusal = (current: KubeObject | undefined, by = b, clusterScoped = true) =>
-  ownershipRefusal(current, by, 'teamspaces', 'Namespace shared', clusterScoped);
+const refusal = (
+  current: KubeObject | undefined,
+  by = b,
+  labelOnly = true,
+  action: 'apply' | 'delete' = 'apply',
+) =>
+  ownershipRefusal(current, by, {
+    operator: 'teamspaces',
+    describe: 'Namespace shared',
+    labelOnly,
+    action,
+  });
 
 describe('what ctx.apply will not take', () => {
   it('takes what does not exist, and its own', () => {
@@ -66,5 +76,56 @@ describe('what ctx.apply will not take', () => {
     );
     // a namespaced one, as controller-runtime does, is adopted
     assert.equal(refusal(namespace({}), b, false), undefined);
+  });
+
+  it('tells two owners apart by the annotation where no owner reference can go', () => {
+    // namespaced owners of a cluster-scoped child: only the annotation says whose it is
+    const project = (namespace: string, uid: string): KubeObject => ({
+      apiVersion: 'platform.example.com/v1',
+      kind: 'Project',
+      metadata: { name: 'web', namespace, uid, resourceVersion: '1' },
+    });
+    const teamA = project('team-a', 'uid-pa');
+    assert.equal(ownerAnnotationOf(teamA), 'Project.platform.example.com team-a/web');
+    const appliedFor = (of: KubeObject) =>
+      namespace({
+        labels: { 'kubebus.dev/controller': 'teamspaces' },
+        annotations: { [OWNER_ANNOTATION]: ownerAnnotationOf(of) },
+      });
+    assert.equal(
+      refusal(appliedFor(teamA), project('team-b', 'uid-pb')),
+      'Namespace shared was applied for Project.platform.example.com team-a/web: not taken over (two objects claim it; give one of them another name). Looked at again every 30 s',
+    );
+    // its own, and an earlier life's (the same kind, namespace and name)
+    assert.equal(refusal(appliedFor(teamA), teamA), undefined);
+    assert.equal(refusal(appliedFor(teamA), project('team-a', 'uid-pa-again')), undefined);
+    assert.equal(
+      ownerAnnotationOf({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: 'n', uid: 'u', resourceVersion: '1' },
+      }),
+      'Node n',
+    );
+  });
+});
+
+describe('what ctx.delete will not delete', () => {
+  it('deletes its own and what is gone', () => {
+    assert.equal(refusal(undefined, b, true, 'delete'), undefined);
+    assert.equal(refusal(namespace(controlledBy(b)), b, true, 'delete'), undefined);
+    // a namespaced one without a controller (made before kubebus ran it)
+    assert.equal(refusal(namespace({}), b, false, 'delete'), undefined);
+  });
+
+  it('refuses another owner’s child and a cluster-scoped object another made', () => {
+    assert.match(
+      refusal(namespace(controlledBy(a)), b, false, 'delete') ?? '',
+      /^Namespace shared is already controlled by TeamSpace a \(uid uid-a\): not deleted/,
+    );
+    assert.equal(
+      refusal(namespace({ labels: { team: 'legacy' } }), b, true, 'delete'),
+      "Namespace shared was not made by the operator teamspaces: not deleted (it is not this TeamSpace's).",
+    );
   });
 });

@@ -5,7 +5,8 @@
 // each other at every reconcile, and whichever wrote last grants its own
 // (RoleBindings, quotas) in the other's place. And a cluster-scoped object
 // someone else made (a Namespace an admin made, with what is in it) would be
-// adopted and later deleted with its new owner. controller-runtime's
+// adopted and later deleted with its new owner. ctx.delete refuses the same
+// objects (a name in a spec must not delete another's). controller-runtime's
 // SetControllerReference refuses the first the same way (AlreadyOwnedError,
 // requeued with backoff); an object being deleted is not taken either (two
 // owners would swap it back and forth until it is gone).
@@ -48,21 +49,50 @@ interface OwnerReference {
   readonly controller?: boolean;
 }
 
+/**
+ * Who applied an object that cannot carry its owner's reference (a
+ * cluster-scoped child of a namespaced owner, a child in another namespace):
+ * the annotation is all that tells two owners of one operator apart there.
+ */
+export const OWNER_ANNOTATION = 'kubebus.dev/owner';
+
 const groupOf = (apiVersion: string | undefined) =>
   apiVersion?.includes('/') === true ? apiVersion.split('/')[0] : '';
 
+/** `Kind.group namespace/name` (`Kind name` for a core, cluster-scoped one): the annotation's value. */
+export function ownerAnnotationOf(owner: KubeObject): string {
+  const group = groupOf(owner.apiVersion);
+  const { namespace, name } = owner.metadata;
+  return `${owner.kind}${group === '' ? '' : `.${group}`} ${namespace === undefined || namespace === '' ? '' : `${namespace}/`}${name}`;
+}
+
+/** What ctx.apply or ctx.delete asks of an object, for its refusal. */
+export interface OwnershipAsk {
+  readonly operator: string;
+  /** names the object (`Namespace legacy`) */
+  readonly describe: string;
+  /**
+   * nothing but this operator's label says it is the owner's (cluster-scoped, or
+   * beyond an owner reference's reach): one without it someone else made
+   */
+  readonly labelOnly: boolean;
+  readonly action: 'apply' | 'delete';
+}
+
 /**
- * Why `current` (the object as known now) may not be applied as `owner`'s
- * child; undefined when it may. `describe` names it (`Namespace legacy`).
+ * Why `current` (the object as known now) may not be applied or deleted as
+ * `owner`'s child; undefined when it may.
  */
 export function ownershipRefusal(
   current: KubeObject | undefined,
   owner: KubeObject,
-  operator: string,
-  describe: string,
-  clusterScoped: boolean,
+  ask: OwnershipAsk,
 ): string | undefined {
   if (current === undefined) return undefined;
+  const { describe, operator } = ask;
+  // a refused apply is looked at again; a refused delete answers absent (operator-context.ts)
+  const not = ask.action === 'apply' ? 'not taken over' : 'not deleted';
+  const again = ask.action === 'apply' ? ` Looked at again every ${CLAIM_RETRY_MS / 1000} s` : '';
   const references = (current.metadata['ownerReferences'] ?? []) as readonly OwnerReference[];
   const controller = references.find((ref) => ref.controller === true);
   if (controller !== undefined && controller.uid !== owner.metadata.uid) {
@@ -72,10 +102,16 @@ export function ownershipRefusal(
       controller.name === owner.metadata.name &&
       groupOf(controller.apiVersion) === groupOf(owner.apiVersion);
     if (!earlierLife)
-      return `${describe} is already controlled by ${controller.kind ?? 'an object'} ${controller.name ?? ''} (uid ${controller.uid ?? '?'}): not taken over (two objects claim it; give one of them another name). Looked at again every ${CLAIM_RETRY_MS / 1000} s`;
+      return `${describe} is already controlled by ${controller.kind ?? 'an object'} ${controller.name ?? ''} (uid ${controller.uid ?? '?'}): ${not} (two objects claim it; give one of them another name).${again}`;
   }
+  const annotations = current.metadata['annotations'] as Record<string, string> | undefined;
+  const appliedFor = annotations?.[OWNER_ANNOTATION];
+  if (appliedFor !== undefined && appliedFor !== ownerAnnotationOf(owner))
+    return `${describe} was applied for ${appliedFor}: ${not} (two objects claim it; give one of them another name).${again}`;
   const labels = current.metadata.labels ?? {};
-  if (clusterScoped && controller === undefined && labels[CONTROLLER_LABEL] !== operator)
-    return `${describe} exists and was not made by the operator ${operator}: not adopted (it would be deleted with this ${owner.kind}). Delete it, or give this ${owner.kind} another name for it. Looked at again every ${CLAIM_RETRY_MS / 1000} s`;
+  if (ask.labelOnly && controller === undefined && labels[CONTROLLER_LABEL] !== operator)
+    return ask.action === 'apply'
+      ? `${describe} exists and was not made by the operator ${operator}: not adopted (it would be deleted with this ${owner.kind}). Delete it, or give this ${owner.kind} another name for it.${again}`
+      : `${describe} was not made by the operator ${operator}: not deleted (it is not this ${owner.kind}'s).${again}`;
   return undefined;
 }
