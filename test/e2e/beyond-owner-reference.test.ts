@@ -8,6 +8,8 @@ import { kinds } from 'kubebus';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { KubeClient, loadKubeConfig } from '@kubebus/shared/kube';
+import { Registry, restClientMetrics } from '@kubebus/shared/obs';
 import projects, { Project, REGISTRY } from '../support/operators/projects.js';
 import { waitFor } from '../support/wait.js';
 
@@ -65,6 +67,25 @@ describe('children beyond an owner reference’s reach', { timeout: 300_000 }, (
     // team-b's finalize deletes its entry: not its own, answered absent, kept
     await env.delete(Project, 'web', 'team-b');
     await gone('team-b', 'web');
+    // and said where kubectl describe shows it
+    const admin = new KubeClient(
+      await loadKubeConfig(env.kubeconfigPath, {}),
+      restClientMetrics(new Registry()),
+    );
+    await waitFor(async () => {
+      const events = await admin.request<{
+        items: { type: string; reason: string; regarding: { name: string }; note: string }[];
+      }>('/apis/events.k8s.io/v1/namespaces/team-b/events');
+      return events.items.some(
+        (event) =>
+          event.type === 'Warning' &&
+          event.reason === 'NotDeleted' &&
+          event.regarding.name === 'web' &&
+          event.note.startsWith(
+            `ctx.delete answered 'absent': ConfigMap ${REGISTRY}/web was applied for Project.projects.test.kubebus.dev team-a/web: not deleted`,
+          ),
+      );
+    }, 'a NotDeleted Warning Event about team-b/web');
     const kept = await entry('web');
     assert.equal(
       kept?.metadata.annotations?.[OWNER],

@@ -356,7 +356,9 @@ export class RecordingOperator {
               name,
               ...(namespace === undefined ? {} : { namespace }),
             });
-            // one the apiserver keeps is recorded marked, not gone
+            // one the apiserver keeps is recorded marked, not gone; 'absent' wrote nothing
+            // (gone already, or not this owner's child to delete, and kept)
+            if (answer === 'absent') return true;
             return answer === 'terminating'
               ? seen?.metadata.deletionTimestamp !== undefined
               : seen === undefined;

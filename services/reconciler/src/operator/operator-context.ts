@@ -58,6 +58,8 @@ const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: tru
 
 /** events.k8s.io/v1's limit on an Event's reason, in bytes */
 const MAX_EVENT_REASON = 128;
+/** The Warning Event of a ctx.delete refused (not this owner's child), once per object and name. */
+const NOT_DELETED = 'NotDeleted';
 
 export interface ContextDeps {
   readonly operator: Operator;
@@ -164,14 +166,14 @@ export function operatorContext(
   /**
    * Why an object may not be applied or deleted as this owner's child, if it may
    * not (ownership.ts): another owner's child, or one that only this operator's
-   * label could say is its own (cluster-scoped, or beyond an owner reference's
-   * reach) and another made. The bus records only this operator's children: what
-   * it has no record of is read from the apiserver (but a namespaced one to
-   * apply, adopted as controller-runtime does: the apiserver refuses a second
-   * controller reference, where nothing guards a delete), and a refusal the
-   * record suggests is confirmed there (the record may be behind the other
-   * owner letting go). `current` is the object as last known; `read`, whether
-   * that is the apiserver's answer.
+   * label could say is its own (cluster-scoped, beyond an owner reference's
+   * reach, or to be deleted) and another made. The bus records only this
+   * operator's children: to apply, what it has no record of is read from the
+   * apiserver — but a namespaced one, adopted as controller-runtime does — and a
+   * refusal the record suggests is confirmed there (the record may be behind
+   * the other owner letting go). To delete, the apiserver is always asked: a
+   * record behind a change of hands would delete another's. `current` is the
+   * object as last known; `read`, whether that is the apiserver's answer.
    */
   const claimOf = async (
     target: { resource: Resource; kind: string; namespace: string; name: string },
@@ -189,7 +191,8 @@ export function operatorContext(
         action,
       });
     const ask =
-      recorded === undefined ? labelOnly || action === 'delete' : refusalOf(recorded) !== undefined;
+      action === 'delete' ||
+      (recorded === undefined ? labelOnly : refusalOf(recorded) !== undefined);
     if (!ask) return { read: false, current: recorded };
     const current = await deps.client.getIfExists<KubeObject>(
       objectPath(refOf(resource), namespace, name),
@@ -198,6 +201,13 @@ export function operatorContext(
     return { read: true, current, ...(refusal === undefined ? {} : { refusal }) };
   };
 
+  const targetOf = (body: ApplyBody, resource: Resource) => ({
+    resource,
+    kind: String(body.kind),
+    namespace: body.metadata.namespace ?? '',
+    name: body.metadata.name,
+  });
+
   const apply = async (first: Resource | DesiredObject, rest?: DesiredBody) => {
     const { body, resource, ownable } = owned(desiredOf(first, rest), 'ctx.apply');
     // only what carries this object's controller reference is ever pruned
@@ -205,14 +215,8 @@ export function operatorContext(
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
     const ref = refOf(resource);
-    const target = {
-      resource,
-      kind: String(body.kind),
-      namespace: body.metadata.namespace ?? '',
-      name: body.metadata.name,
-    };
     const { refusal } = await claimOf(
-      target,
+      targetOf(body, resource),
       resource.scope === 'Cluster' || !ownable,
       'apply',
       recorded,
@@ -248,7 +252,16 @@ export function operatorContext(
     if (ownable)
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
-    if (recorded !== undefined) return 'exists';
+    // another's (a name in a spec) is not this owner's to answer 'exists' for: its
+    // generated credentials would be read as this owner's
+    const { refusal, current } = await claimOf(
+      targetOf(body, resource),
+      resource.scope === 'Cluster' || !ownable,
+      'apply',
+      recorded,
+    );
+    if (refusal !== undefined) throw new AlreadyOwnedError(refusal);
+    if (current !== undefined) return 'exists';
     fenced(runtime);
     const answer = await createIfAbsent(
       deps.client,
@@ -374,30 +387,25 @@ export function operatorContext(
       const where = resource.scope === 'Namespaced' ? (namespace ?? ownerNamespace) : '';
       if (resource.scope === 'Namespaced' && where === '')
         throw new TypeError(`ctx.delete: ${resource.kind} ${name} needs a namespace`);
-      // another's is not this owner's to delete (a name taken from a spec): as far as
-      // this owner goes, its child of that name is absent (a finalize that deletes
-      // what it made ends; nothing of the other's goes)
-      const recorded = await deps.reader.read({
-        group: resource.group,
-        resource: resource.plural,
-        namespace: where,
-        name,
-      });
-      const beyondReference = ownerNamespace !== '' && where !== ownerNamespace;
+      // another's is not this owner's to delete (a name taken from a spec), nor is
+      // what someone else made: as far as this owner goes, its child of that name is
+      // absent (a finalize that deletes what it made ends; nothing of the other's goes)
       const claim = await claimOf(
         { resource, kind: resource.kind, namespace: where, name },
-        resource.scope === 'Cluster' || beyondReference,
+        true,
         'delete',
-        recorded,
+        undefined,
       );
       if (claim.refusal !== undefined) {
-        runtime.log.warn(
-          { refused: claim.refusal },
-          "ctx.delete: not this object's child: answered absent",
-        );
+        const message = `ctx.delete answered 'absent': ${claim.refusal}`;
+        runtime.log.warn({ refused: claim.refusal }, message);
+        if (!deps.dryRun)
+          await context.event('Warning', NOT_DELETED, message, {
+            once: `not-deleted/${resource.group}/${resource.plural}/${where}/${name}`,
+          });
         return 'absent';
       }
-      if (claim.read && claim.current === undefined) return 'absent';
+      if (claim.current === undefined) return 'absent';
       fenced(runtime);
       const answer = await deleteAnswering(deps.client, resource, where, name, runtime.signal);
       if (answer === 'absent') return 'absent';

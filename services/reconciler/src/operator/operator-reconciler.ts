@@ -375,7 +375,7 @@ export class OperatorReconciler implements Reconciler {
       // a new version's cleanup its RBAC does not allow yet: what to apply, on the object
       if (classifyFailure(error) === FailureClasses.Forbidden && !runtime.signal.aborted)
         await this.#reportForbidden(recorded, object, error, runtime);
-      // a child another owner holds: not deleted, and why, on the object
+      // a ctx.apply in finalize refused (another owner's child): why, on the object
       else if (alreadyOwnedOf(error) !== undefined && !runtime.signal.aborted)
         await this.#reportAlreadyOwned(
           recorded,

@@ -99,14 +99,13 @@ describe('what ctx.apply will not take', () => {
     // its own, and an earlier life's (the same kind, namespace and name)
     assert.equal(refusal(appliedFor(teamA), teamA), undefined);
     assert.equal(refusal(appliedFor(teamA), project('team-a', 'uid-pa-again')), undefined);
-    assert.equal(
-      ownerAnnotationOf({
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name: 'n', uid: 'u', resourceVersion: '1' },
-      }),
-      'Node n',
-    );
+    // applied for it by the operator under its earlier name: still its own
+    const renamed = namespace({
+      labels: { 'kubebus.dev/controller': 'projects-v1' },
+      annotations: { [OWNER_ANNOTATION]: ownerAnnotationOf(teamA) },
+    });
+    assert.equal(refusal(renamed, teamA), undefined);
+    assert.equal(refusal(renamed, teamA, true, 'delete'), undefined);
   });
 });
 
@@ -114,8 +113,11 @@ describe('what ctx.delete will not delete', () => {
   it('deletes its own and what is gone', () => {
     assert.equal(refusal(undefined, b, true, 'delete'), undefined);
     assert.equal(refusal(namespace(controlledBy(b)), b, true, 'delete'), undefined);
-    // a namespaced one without a controller (made before kubebus ran it)
-    assert.equal(refusal(namespace({}), b, false, 'delete'), undefined);
+    // one it made (its label) whose owner reference is gone
+    assert.equal(
+      refusal(namespace({ labels: { 'kubebus.dev/controller': 'teamspaces' } }), b, true, 'delete'),
+      undefined,
+    );
   });
 
   it('refuses another owner’s child and a cluster-scoped object another made', () => {
@@ -125,7 +127,7 @@ describe('what ctx.delete will not delete', () => {
     );
     assert.equal(
       refusal(namespace({ labels: { team: 'legacy' } }), b, true, 'delete'),
-      "Namespace shared was not made by the operator teamspaces: not deleted (it is not this TeamSpace's).",
+      "Namespace shared was not made by the operator teamspaces: not deleted (it is not this TeamSpace's; label it kubebus.dev/controller=teamspaces to hand it over).",
     );
   });
 });

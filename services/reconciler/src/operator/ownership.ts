@@ -51,7 +51,7 @@ interface OwnerReference {
 
 /**
  * Who applied an object that cannot carry its owner's reference (a
- * cluster-scoped child of a namespaced owner, a child in another namespace):
+ * namespaced owner's child in another namespace):
  * the annotation is all that tells two owners of one operator apart there.
  */
 export const OWNER_ANNOTATION = 'kubebus.dev/owner';
@@ -59,7 +59,7 @@ export const OWNER_ANNOTATION = 'kubebus.dev/owner';
 const groupOf = (apiVersion: string | undefined) =>
   apiVersion?.includes('/') === true ? apiVersion.split('/')[0] : '';
 
-/** `Kind.group namespace/name` (`Kind name` for a core, cluster-scoped one): the annotation's value. */
+/** `Kind.group namespace/name`: the annotation's value (only namespaced owners need it). */
 export function ownerAnnotationOf(owner: KubeObject): string {
   const group = groupOf(owner.apiVersion);
   const { namespace, name } = owner.metadata;
@@ -72,8 +72,9 @@ export interface OwnershipAsk {
   /** names the object (`Namespace legacy`) */
   readonly describe: string;
   /**
-   * nothing but this operator's label says it is the owner's (cluster-scoped, or
-   * beyond an owner reference's reach): one without it someone else made
+   * nothing but this operator's label can say it is the owner's (cluster-scoped,
+   * beyond an owner reference's reach, or to be deleted): one without it and
+   * without this owner's controller reference someone else made
    */
   readonly labelOnly: boolean;
   readonly action: 'apply' | 'delete';
@@ -106,12 +107,15 @@ export function ownershipRefusal(
   }
   const annotations = current.metadata['annotations'] as Record<string, string> | undefined;
   const appliedFor = annotations?.[OWNER_ANNOTATION];
-  if (appliedFor !== undefined && appliedFor !== ownerAnnotationOf(owner))
+  // applied for this very owner (or an earlier life): its own, whatever its label says
+  // (the operator renamed since)
+  if (appliedFor === ownerAnnotationOf(owner)) return undefined;
+  if (appliedFor !== undefined)
     return `${describe} was applied for ${appliedFor}: ${not} (two objects claim it; give one of them another name).${again}`;
   const labels = current.metadata.labels ?? {};
   if (ask.labelOnly && controller === undefined && labels[CONTROLLER_LABEL] !== operator)
     return ask.action === 'apply'
-      ? `${describe} exists and was not made by the operator ${operator}: not adopted (it would be deleted with this ${owner.kind}). Delete it, or give this ${owner.kind} another name for it.${again}`
-      : `${describe} was not made by the operator ${operator}: not deleted (it is not this ${owner.kind}'s).${again}`;
+      ? `${describe} exists and was not made by the operator ${operator}: not adopted (it would be deleted with this ${owner.kind}). Delete it, label it ${CONTROLLER_LABEL}=${operator} to hand it over, or give this ${owner.kind} another name for it.${again}`
+      : `${describe} was not made by the operator ${operator}: not deleted (it is not this ${owner.kind}'s; label it ${CONTROLLER_LABEL}=${operator} to hand it over).${again}`;
   return undefined;
 }
