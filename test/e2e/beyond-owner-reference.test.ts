@@ -2,8 +2,9 @@
 // itself with a ConfigMap in a shared namespace, and deleting it in finalize),
 // on the test kit's real servers. No owner reference can point across
 // namespaces: the kubebus.dev/owner annotation says which Project applied it, so
-// a second Project naming it is refused instead of taking it, and neither a
-// finalize nor any ctx.delete deletes one another Project or an admin made.
+// its changes reconcile that Project (drift repaired), a second Project naming
+// it is refused instead of taking it, and neither a finalize nor any ctx.delete
+// deletes one another Project or an admin made.
 import { kinds } from 'kubebus';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
@@ -51,6 +52,19 @@ describe('children beyond an owner reference’s reach', { timeout: 300_000 }, (
       'Project.projects.test.kubebus.dev team-a/web',
     );
     assert.deepEqual(made?.data, { project: 'team-a/web' });
+    // its changes reconcile its Project by the annotation: drift repaired, a deletion undone
+    await env.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'web', namespace: REGISTRY },
+      data: { project: 'edited' },
+    });
+    await waitFor(
+      async () => (await entry('web'))?.data?.['project'] === 'team-a/web',
+      'the edited entry repaired',
+    );
+    await env.delete(kinds.ConfigMap, 'web', REGISTRY);
+    await waitFor(async () => (await entry('web')) !== undefined, 'the deleted entry made again');
 
     // the same operator, another Project: both would apply it as their own with one
     // field manager, each in turn, and either's finalize would delete it

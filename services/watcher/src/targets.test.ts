@@ -272,6 +272,57 @@ describe("an owned object's previous controller owner", () => {
   });
 });
 
+describe('a child beyond an owner reference’s reach', () => {
+  /** The ConfigMap `entry` in `registry`, applied for a StaticSite (kubebus.dev/owner). */
+  const entry = (owner: string | undefined) =>
+    object('ConfigMap', 'entry', 'registry', {
+      metadata: {
+        name: 'entry',
+        uid: 'entry-uid',
+        resourceVersion: '1',
+        namespace: 'registry',
+        ...(owner === undefined ? {} : { annotations: { 'kubebus.dev/owner': owner } }),
+      },
+    });
+  const names = (marks: readonly Mark[]) =>
+    marks.map((mark) => `${mark.controller} ${mark.key.namespace}/${mark.key.name}`).sort();
+
+  it('marks the owner its annotation names, in the owner’s namespace, and the one it named before', async () => {
+    const targets = await discoverTargets(discovery, [
+      { name: 'staticsite', for: 'staticsites.v1.sites.example.com', owns: ['configmaps.v1'] },
+    ]);
+    const configMaps = targets.resources.find((r) => r.resource === 'configmaps');
+    assert.ok(configMaps);
+    const mine = 'StaticSite.sites.example.com blog/a';
+    assert.deepEqual(names(targets.marksFor(configMaps, entry(mine), 'add')), [
+      'staticsite blog/a',
+    ]);
+    // taken by another: both hear of it
+    assert.deepEqual(
+      names(targets.marksFor(configMaps, entry('StaticSite.sites.example.com docs/b'), 'update')),
+      ['staticsite blog/a', 'staticsite docs/b'],
+    );
+    // another kind's, a malformed value, one too long: nobody
+    for (const value of [
+      'Tenant.tenancy.example.com blog/a',
+      'StaticSite.sites.example.com a',
+      'StaticSite.sites.example.com Blog/a',
+      `StaticSite.sites.example.com blog/${'x'.repeat(600)}`,
+    ]) {
+      const fresh = await discoverTargets(discovery, [
+        { name: 'staticsite', for: 'staticsites.v1.sites.example.com', owns: ['configmaps.v1'] },
+      ]);
+      const itsConfigMaps = fresh.resources.find((r) => r.resource === 'configmaps');
+      assert.ok(itsConfigMaps);
+      assert.deepEqual(names(fresh.marksFor(itsConfigMaps, entry(value), 'add')), [], value);
+      // the same answers a well-formed one
+      assert.deepEqual(names(fresh.marksFor(itsConfigMaps, entry(mine), 'update')), [
+        'staticsite blog/a',
+      ]);
+    }
+  });
+});
+
 describe('what the watcher selects', () => {
   it('watches a kind only as kubebus children when every controller only owns it', async () => {
     const targets = await discoverTargets(discovery, [

@@ -1,12 +1,15 @@
 // What the watcher watches and whom it tells: each watched resource once, and
 // for each change the controllers to mark dirty — the object's own controller
-// when it is a primary, the owner's controller when it is owned, and the
+// when it is a primary, the owner's controller when it is owned (by its owner
+// reference, or its kubebus.dev/owner annotation in another namespace), and the
 // objects a controller's own mapping names when it watches the resource (for
 // both, its previous state's answer too, mapped-marks.ts), or the primaries
 // whose references name it (reference-index.ts).
 import { controllerOf, type ChangeOp, type KubeObject } from '@kubebus/shared/events';
 import {
+  OWNER_ANNOTATION,
   isDns1123Subdomain,
+  parseOwnerAnnotation,
   type KubeClient,
   type ObjectKey,
   type ResourceRef,
@@ -200,9 +203,10 @@ function ownerMarks(
   object: KubeObject,
 ): Mark[] {
   const owner = controllerOf(object);
+  if (owner === undefined) return annotatedOwnerMarks(ownersByKind, object);
   // the apiserver asks only for a non-empty name: one no object can have owns
   // nothing, and is not kept (a megabyte of name on every ConfigMap would be)
-  if (!owner || !isDns1123Subdomain(owner.name)) return [];
+  if (!isDns1123Subdomain(owner.name)) return [];
   const namespace = object.metadata.namespace ?? '';
   const ownerGroup = owner.apiVersion.includes('/') ? (owner.apiVersion.split('/')[0] ?? '') : '';
   const marks: Mark[] = [];
@@ -222,6 +226,30 @@ function ownerMarks(
     });
   }
   return marks;
+}
+
+/**
+ * The namespaced primary a child beyond an owner reference's reach (another
+ * namespace) names by its kubebus.dev/owner annotation, per controller of its kind.
+ */
+function annotatedOwnerMarks(
+  ownersByKind: ReadonlyMap<string, readonly OwnerWatch[]>,
+  object: KubeObject,
+): Mark[] {
+  const annotations = object.metadata['annotations'] as Record<string, string> | undefined;
+  const owner = parseOwnerAnnotation(annotations?.[OWNER_ANNOTATION]);
+  if (owner === undefined) return [];
+  return (ownersByKind.get(`${owner.group}/${owner.kind}`) ?? [])
+    .filter(({ primary }) => primary.namespaced)
+    .map(({ controller, primary }) => ({
+      controller,
+      key: {
+        group: primary.group,
+        resource: primary.resource,
+        namespace: owner.namespace,
+        name: owner.name,
+      },
+    }));
 }
 
 /** A `map` watch: the controller, its primary, and what names the primaries from a changed object. */

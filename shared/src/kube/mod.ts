@@ -60,3 +60,9 @@ export type { Change } from './object-diff.js';
 export { CONDITIONS_SCHEMA, CONDITION_SCHEMA, openApiOf, structural } from './crd-schema.js';
 export { MIN_KUBERNETES, requireKubernetesVersion } from './server-version.js';
 export { MANAGED_BY, MANAGED_BY_LABEL, managedSelector } from './managed-by.js';
+export {
+  OWNER_ANNOTATION,
+  ownerAnnotationOf,
+  parseOwnerAnnotation,
+  type AnnotatedOwner,
+} from './owner-annotation.js';

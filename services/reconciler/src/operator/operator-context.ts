@@ -15,7 +15,9 @@ import {
   withoutSecretValues,
   MANAGED_BY,
   MANAGED_BY_LABEL,
+  OWNER_ANNOTATION,
   isAlreadyRecorded,
+  ownerAnnotationOf,
   objectPath,
   onceEventName,
   recordEvent,
@@ -47,12 +49,7 @@ import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js'
 import { secretPlaceRefusal, secretReadRefusal, secretValuesOf } from './secret-values.js';
 import type { InFlightCalls } from './in-flight-calls.js';
 import { explainedRefusal } from './refused-write.js';
-import {
-  AlreadyOwnedError,
-  OWNER_ANNOTATION,
-  ownerAnnotationOf,
-  ownershipRefusal,
-} from './ownership.js';
+import { AlreadyOwnedError, ownershipRefusal } from './ownership.js';
 
 const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true } as const;
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '@kubebus/shared/events';
-import { OWNER_ANNOTATION, ownerAnnotationOf, ownershipRefusal } from './ownership.js';
+import { OWNER_ANNOTATION, ownerAnnotationOf } from '@kubebus/shared/kube';
+import { ownershipRefusal } from './ownership.js';
 
 const owner = (name: string, uid: string): KubeObject => ({
   apiVersion: 'platform.example.com/v1',

@@ -12,6 +12,7 @@
 // owners would swap it back and forth until it is gone).
 import { ErrorCodes, KubebusError } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
+import { OWNER_ANNOTATION, ownerAnnotationOf } from '@kubebus/shared/kube';
 import { CONTROLLER_LABEL } from './owned-objects.js';
 
 /** How often an owner refused a name looks at it again: until the other lets it go. */
@@ -49,22 +50,8 @@ interface OwnerReference {
   readonly controller?: boolean;
 }
 
-/**
- * Who applied an object that cannot carry its owner's reference (a
- * namespaced owner's child in another namespace):
- * the annotation is all that tells two owners of one operator apart there.
- */
-export const OWNER_ANNOTATION = 'kubebus.dev/owner';
-
 const groupOf = (apiVersion: string | undefined) =>
   apiVersion?.includes('/') === true ? apiVersion.split('/')[0] : '';
-
-/** `Kind.group namespace/name`: the annotation's value (only namespaced owners need it). */
-export function ownerAnnotationOf(owner: KubeObject): string {
-  const group = groupOf(owner.apiVersion);
-  const { namespace, name } = owner.metadata;
-  return `${owner.kind}${group === '' ? '' : `.${group}`} ${namespace === undefined || namespace === '' ? '' : `${namespace}/`}${name}`;
-}
 
 /** What ctx.apply or ctx.delete asks of an object, for its refusal. */
 export interface OwnershipAsk {
