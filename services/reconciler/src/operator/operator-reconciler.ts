@@ -188,23 +188,7 @@ export class OperatorReconciler implements Reconciler {
         endOptions(runtime),
       );
     } catch (error) {
-      // not retried until the object changes: say so on the object, not only in a log
-      if (isTerminalError(error) && !runtime.signal.aborted)
-        await this.#reportTerminal(recorded, object, error.message, runtime);
-      // retried until an admin applies the operator's RBAC: what to apply, on the object
-      else if (classifyFailure(error) === FailureClasses.Forbidden && !runtime.signal.aborted)
-        await this.#reportForbidden(recorded, object, error, runtime);
-      // looked at again until the other owner lets the name go: why, on the object
-      else if (alreadyOwnedOf(error) !== undefined && !runtime.signal.aborted)
-        await this.#reportAlreadyOwned(
-          recorded,
-          object,
-          alreadyOwnedOf(error)?.message ?? '',
-          runtime,
-        );
-      // a counted failure that repeats shows on the object (kubectl describe) before its
-      // letter does; a wait ("not now": the attempt does not advance) is the logs'
-      else await this.#announceRetry(recorded, object, error, runtime);
+      await this.#showFailure(recorded, object, error, runtime, { terminal: true });
       throw error;
     }
     let status: Status | undefined;
@@ -372,19 +356,7 @@ export class OperatorReconciler implements Reconciler {
         ),
       endOptions(runtime),
     ).catch(async (error: unknown) => {
-      // a new version's cleanup its RBAC does not allow yet: what to apply, on the object
-      if (classifyFailure(error) === FailureClasses.Forbidden && !runtime.signal.aborted)
-        await this.#reportForbidden(recorded, object, error, runtime);
-      // a ctx.apply in finalize refused (another owner's child): why, on the object
-      else if (alreadyOwnedOf(error) !== undefined && !runtime.signal.aborted)
-        await this.#reportAlreadyOwned(
-          recorded,
-          object,
-          alreadyOwnedOf(error)?.message ?? '',
-          runtime,
-        );
-      // a cleanup that keeps failing (its outside system down) shows on the object too
-      else await this.#announceRetry(recorded, object, error, runtime);
+      await this.#showFailure(recorded, object, error, runtime, { terminal: false });
       throw error;
     });
     // not done yet (a child still terminating): kept, and asked again as a requeue, not a failure
@@ -538,6 +510,35 @@ export class OperatorReconciler implements Reconciler {
       // the terminal error stays the outcome: a failed report must not make it a retry
       runtime.log.warn({ err: error }, 'could not report the terminal error on the object');
     }
+  }
+
+  /**
+   * What a failed reconcile (or finalize) shows on the object, besides its retry
+   * or letter. `terminal`: a TerminalError stops it until the object changes.
+   */
+  async #showFailure(
+    recorded: KubeObject,
+    object: KubeObject,
+    error: unknown,
+    runtime: RuntimeContext,
+    { terminal }: { terminal: boolean },
+  ): Promise<void> {
+    const aborted = runtime.signal.aborted;
+    const refusedName = alreadyOwnedOf(error);
+    // not retried until the object changes: say so on the object, not only in a log
+    if (terminal && isTerminalError(error) && !aborted)
+      await this.#reportTerminal(recorded, object, error.message, runtime);
+    // retried until an admin applies the operator's RBAC (a new version's cleanup
+    // too): what to apply, on the object
+    else if (classifyFailure(error) === FailureClasses.Forbidden && !aborted)
+      await this.#reportForbidden(recorded, object, error, runtime);
+    // looked at again until the other owner lets the name go: why, on the object
+    else if (refusedName !== undefined && !aborted)
+      await this.#reportAlreadyOwned(recorded, object, refusedName.message, runtime);
+    // a counted failure that repeats (a cleanup whose outside system is down too)
+    // shows on the object (kubectl describe) before its letter does; a wait ("not
+    // now": the attempt does not advance) is the logs'
+    else await this.#announceRetry(recorded, object, error, runtime);
   }
 
   /** Ready=False, reason AlreadyOwned, naming the other owner; one Warning Event per generation and message. */
