@@ -107,6 +107,15 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     const unknown = kubebus('history', `widgets.${TEST_GROUP}`, 'default/w.none');
     assert.equal(unknown.status, 1, unknown.stderr);
     assert.match(unknown.stdout, /^no recorded history: nothing on the bus names this object/);
+    // a bare name of a namespaced kind: which namespace is asked for, not "nothing recorded"
+    for (const command of ['history', 'status']) {
+      const bare = kubebus(command, `widgets.${TEST_GROUP}`, 'w.one');
+      assert.equal(bare.status, 2, bare.stderr);
+      assert.equal(
+        bare.stderr.trim(),
+        `kubebus: widgets.${TEST_GROUP} is namespaced: name the object as <namespace>/w.one (for example default/w.one)`,
+      );
+    }
   });
 
   it('lists, inspects and re-drives dead letters', async () => {

@@ -89,7 +89,7 @@ export async function requireResource(client: KubeClient, text: string): Promise
 export interface ObjectRef {
   /** a kind, plural, singular or short name, optionally .group */
   readonly resource: string;
-  /** undefined: cluster-scoped, or the namespace the apiserver says it has not */
+  /** undefined: cluster-scoped (refused for a namespaced resource the apiserver names) */
   readonly namespace?: string | undefined;
   readonly name: string;
 }
@@ -109,6 +109,11 @@ export async function resolveObject(
     return { group, resource, namespace: ref.namespace ?? '', name: ref.name };
   }
   const { group, resource, version, namespaced } = await requireResource(kube, ref.resource);
+  // a bare name of a namespaced kind names no object: said, not answered "not found"
+  if (namespaced && ref.namespace === undefined)
+    throw new UsageError(
+      `${resource}${group === '' ? '' : `.${group}`} is namespaced: name the object as <namespace>/${ref.name} (for example default/${ref.name})`,
+    );
   return {
     group,
     resource,

@@ -21,10 +21,32 @@ import type { ConversionCheckOptions } from '../testing-api.js';
 
 type Sent = SentObject;
 
+/**
+ * Generated values the schema rejects in a row before the check gives up: a
+ * refinement (.refine, .superRefine) the generator cannot aim at would have
+ * fast-check's filter draw for ever.
+ */
+const REJECTED_IN_A_ROW = 1_000;
+
+/** The generator gave up on a schema (REJECTED_IN_A_ROW): not a failing conversion. */
+class UngeneratableSchema extends Error {}
+
 /** Values the schema accepts, as the apiserver stores them (defaults applied). */
 function parsedArbitrary(schema: z.ZodType, path: string): fc.Arbitrary<unknown> {
+  let rejected = 0;
   return specArbitrary(schema, path)
-    .map((value) => schema.safeParse(value))
+    .map((value) => {
+      const parsed = schema.safeParse(value);
+      if (parsed.success) rejected = 0;
+      else if (++rejected >= REJECTED_IN_A_ROW) {
+        const issue = parsed.error.issues[0];
+        const where = [path, ...(issue?.path ?? []).map(String)].join('.');
+        throw new UngeneratableSchema(
+          `checkConversions: ${where}: the schema rejected ${String(REJECTED_IN_A_ROW)} generated values in a row (${issue?.message ?? 'invalid'}): a refinement (.refine, .superRefine) values cannot be generated for. Write the rule as the field's own constraint where it can be (.regex, .min, .max, an enum), or check this version with objects of your own`,
+        );
+      }
+      return parsed;
+    })
     .filter((parsed) => parsed.success)
     .map((parsed) => parsed.data);
 }
@@ -149,6 +171,7 @@ export function conversionProperty(
     try {
       fc.assert(fc.property(objects, check), parameters);
     } catch (error) {
+      if (error instanceof UngeneratableSchema) throw error;
       const cause = (error as Error).cause;
       const why = cause instanceof Error ? cause.message : '';
       throw new Error(`${resource.kind} ${failing}: ${(error as Error).message}\n${why}`, {
