@@ -97,3 +97,61 @@ it('an abandoned reconcile is handed back uncounted, as an aborted one', async (
   assert.deepEqual(outcomes, [], 'no outcome, so no status');
   await controller.stop();
 });
+
+it('a drain lets running reconciles end, then aborts those that go on, then gives up on those that ignore it', async () => {
+  let honouring!: () => void;
+  let ignoring!: () => void;
+  const started = {
+    honouring: new Promise<void>((resolve) => (honouring = resolve)),
+    ignoring: new Promise<void>((resolve) => (ignoring = resolve)),
+  };
+  const aborted: string[] = [];
+  const controller = new Controller(
+    reconcilerFunc((request, { signal }) => {
+      const name = request.key.name;
+      signal.addEventListener('abort', () => aborted.push(name));
+      if (name === 'honouring') {
+        honouring();
+        // a call that takes the signal (a fetch given ctx.signal) ends with it
+        return new Promise((_, reject) => {
+          signal.addEventListener('abort', () => {
+            reject(new Error('aborted'));
+          });
+        });
+      }
+      ignoring();
+      // a call that does not take it: never ends
+      return new Promise(() => undefined);
+    }),
+    {
+      name: 'test',
+      maxConcurrent: 4,
+      retry: { baseMs: 1, capMs: 1, maxAttempts: 1 },
+      heartbeatMs: 1_000,
+      metrics: runtimeMetrics(new Registry()),
+      log: silent,
+      onDeadLetter: () => Promise.resolve(),
+    },
+  );
+  const itemOf = (name: string): WorkItem => ({
+    key: { group: 'g', resource: 'r', namespace: 'ns', name },
+    enqueuedAt: Date.now(),
+    ack: () => undefined,
+    retry: () => undefined,
+    terminate: () => undefined,
+    inProgress: () => undefined,
+  });
+  controller.dispatch(itemOf('honouring'));
+  await started.honouring;
+  // only the honouring one drained: aborted after its grace, and ended by it
+  await controller.drain((key) => key.name === 'honouring', {
+    abortAfterMs: 20,
+    giveUpAfterMs: 60_000,
+  });
+  assert.deepEqual(aborted, ['honouring']);
+  controller.dispatch(itemOf('ignoring'));
+  await started.ignoring;
+  // one that ignores its signal does not hold the drain for ever
+  await controller.drain(undefined, { abortAfterMs: 20, giveUpAfterMs: 20 });
+  assert.deepEqual(aborted, ['honouring', 'ignoring']);
+});

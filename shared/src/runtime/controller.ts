@@ -59,6 +59,30 @@ export interface ReconcileOutcome {
   readonly cause?: string;
 }
 
+/** How long a partition given up, or a stopping process, lets its reconciles end on their own. */
+export const DRAIN_ABORT_MS = 10_000;
+/** How long it then waits for those whose signal it aborted. */
+export const DRAIN_GIVE_UP_MS = 10_000;
+
+/** Whether `promise` settles within `ms` (its rejection is its owner's to handle). */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 interface Running {
   readonly item: WorkItem;
   readonly abort: AbortController;
@@ -135,12 +159,34 @@ export class Controller {
     this.#updateDepth();
   }
 
-  /** Waits until the running reconciles of the given keys (or all) finish. */
-  async drain(keys?: (key: ObjectKey) => boolean): Promise<void> {
-    const waiting = [...this.#running.values()]
-      .filter((run) => keys === undefined || keys(run.item.key))
-      .map((run) => run.done);
-    await Promise.all(waiting);
+  /**
+   * Waits until the running reconciles of the given keys (or all) finish — a
+   * partition given up or a process stopping lets them end on their own, for
+   * `abortAfterMs`. Those still running then have their signal aborted (a call
+   * that takes it ends, and no write of theirs goes out: fenced), and are
+   * waited for `giveUpAfterMs` more: a call that ignores the signal must not
+   * hold a partition, or a pod's stop, for ever.
+   */
+  async drain(
+    keys?: (key: ObjectKey) => boolean,
+    { abortAfterMs = DRAIN_ABORT_MS, giveUpAfterMs = DRAIN_GIVE_UP_MS } = {},
+  ): Promise<void> {
+    const runs = [...this.#running.values()].filter(
+      (run) => keys === undefined || keys(run.item.key),
+    );
+    const all = Promise.all(runs.map((run) => run.done));
+    if (await settlesWithin(all, abortAfterMs)) return;
+    const left = runs.filter((run) => [...this.#running.values()].includes(run));
+    for (const run of left) run.abort.abort();
+    this.options.log.warn(
+      { controller: this.options.name, reconciles: left.length },
+      `reconciles still running ${String(abortAfterMs / 1000)} s after their partition was given up: their signal aborted`,
+    );
+    if (await settlesWithin(all, giveUpAfterMs)) return;
+    this.options.log.warn(
+      { controller: this.options.name },
+      `reconciles that did not end ${String(giveUpAfterMs / 1000)} s after their signal was aborted: left behind (their writes are fenced); pass ctx.signal to what a reconcile waits for`,
+    );
   }
 
   /** Hands back waiting requests for keys the caller no longer owns. */
@@ -238,6 +284,15 @@ export class Controller {
     const heartbeat = setInterval(() => {
       item.inProgress();
     }, this.options.heartbeatMs);
+    // revoked, stopped or drained too long: its request is no longer held for it (one
+    // that never ends must not keep it from whoever takes the partition)
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearInterval(heartbeat);
+      },
+      { once: true },
+    );
     if (item.started !== undefined)
       await item.started().catch((error: unknown) => {
         log.warn({ err: error }, 'could not record the start of a redelivered request');
