@@ -1,13 +1,13 @@
 // Which controllers a change marks: primaries, owners through their
 // controller reference, and an operator's own `watches` mapping.
 import type { KubeObject } from '@kubebus/shared/events';
-import type { KubeClient } from '@kubebus/shared/kube';
+import { KubeApiError, type KubeClient } from '@kubebus/shared/kube';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { WatchMapping } from './config.js';
 import { KnownObjects } from './known-objects.js';
-import { discoverTargets, type Mark } from './targets.js';
+import { NotServedError, discoverTargets, type Mark } from './targets.js';
 
 /** Answers discovery only: the apiserver's resource lists for the groups used here. */
 const discovery = {
@@ -320,6 +320,30 @@ describe('a child beyond an owner reference’s reach', () => {
         'staticsite blog/a',
       ]);
     }
+  });
+});
+
+describe('a resource the apiserver does not serve yet', () => {
+  it('is said in one line naming what to apply: its group version missing, or the resource', async () => {
+    const notFound = {
+      request: async (path: string) => {
+        if (path === '/apis/backup.example.com/v1')
+          throw new KubeApiError(
+            404,
+            'NotFound',
+            'the server could not find the requested resource',
+          );
+        return discovery.request(path);
+      },
+    } as unknown as KubeClient;
+    for (const resource of ['backuppolicies.v1.backup.example.com', 'gadgets.v1.sites.example.com'])
+      await assert.rejects(
+        discoverTargets(notFound, [{ name: 'op', for: resource, owns: [] }]),
+        (error: unknown) =>
+          error instanceof NotServedError &&
+          error.message.startsWith(`the apiserver does not serve ${resource} (`) &&
+          error.message.includes('yet: apply the CRD that defines it'),
+      );
   });
 });
 

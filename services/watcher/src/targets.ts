@@ -9,6 +9,7 @@ import { controllerOf, type ChangeOp, type KubeObject } from '@kubebus/shared/ev
 import {
   OWNER_ANNOTATION,
   isDns1123Subdomain,
+  isNotFound,
   parseOwnerAnnotation,
   type KubeClient,
   type ObjectKey,
@@ -76,6 +77,20 @@ export function parseResourceName(name: string): {
   return { resource, version, group: group.join('.') };
 }
 
+/**
+ * A resource the apiserver does not serve (yet): a release deployed before the
+ * CRD that defines its version, as the upgrade order has it (docs/operators.md),
+ * or a CRD not installed. Waited for; said in one line.
+ */
+export class NotServedError extends Error {
+  override readonly name = 'NotServedError';
+  constructor(resource: string, path: string) {
+    super(
+      `the apiserver does not serve ${resource} (${path}) yet: apply the CRD that defines it (an upgrade's new version: step 4 of docs/operators.md's "Adding a version")`,
+    );
+  }
+}
+
 interface ApiResourceList {
   resources?: { name: string; namespaced: boolean; kind: string }[];
 }
@@ -91,9 +106,12 @@ export async function discoverTargets(
     if (known) return known;
     const { group, version, resource } = parseResourceName(name);
     const path = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
-    const list = await client.request<ApiResourceList>(path);
+    const list = await client.request<ApiResourceList>(path).catch((error: unknown) => {
+      if (!isNotFound(error)) throw error;
+      throw new NotServedError(name, path);
+    });
     const found = list.resources?.find((r) => r.name === resource);
-    if (!found) throw new Error(`the apiserver does not serve ${name} (${path})`);
+    if (!found) throw new NotServedError(name, path);
     const watched = { group, version, resource, namespaced: found.namespaced, kind: found.kind };
     resources.set(name, watched);
     return watched;

@@ -29,7 +29,12 @@ import { KnownObjects } from './known-objects.js';
 import { watcherMetrics } from './metrics.js';
 import { ResourceWatcher } from './resource-watcher.js';
 import { resyncOnce, type ResyncSource } from './resync.js';
-import { discoverTargets, type WatchedResource, type WatchTargets } from './targets.js';
+import {
+  NotServedError,
+  discoverTargets,
+  type WatchedResource,
+  type WatchTargets,
+} from './targets.js';
 
 export interface RunningWatcher {
   /** the watch loops are alive */
@@ -293,7 +298,10 @@ async function retrying<T>(
     } catch (error) {
       if (signal.aborted) throw error;
       const delay = backoffDelay(config.backoff, failures);
-      log.warn({ err: error, delayMs: delay }, 'discovery failed; retrying');
+      // one that is only waited for says so in a line; anything else with its stack
+      if (error instanceof NotServedError)
+        log.warn({ delayMs: delay }, `discovery: ${error.message}; retrying`);
+      else log.warn({ err: error, delayMs: delay }, 'discovery failed; retrying');
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
