@@ -68,7 +68,9 @@ export const DRAIN_GIVE_UP_MS = 10_000;
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
+    timer = setTimeout(() => {
+      resolve(false);
+    }, ms);
   });
   try {
     return await Promise.race([
