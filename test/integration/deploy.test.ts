@@ -340,6 +340,31 @@ describe('deploy/', { timeout: 300_000 }, () => {
       helm(['template', 'x', CHART, '--namespace', namespace, '--set', 'reconciler.replicas=5']),
     );
     assert.equal(find(scaled, 'Deployment', objectName('reconciler')).spec['replicas'], 5);
+    // a role's own variables (the operator's settings) after kubebus', and the egress its
+    // outside calls need
+    const configured = parseManifests(
+      helm([
+        'template',
+        'x',
+        CHART,
+        '--namespace',
+        namespace,
+        '--set',
+        'reconciler.env[0].name=REGISTRY_URL,reconciler.env[0].value=http://registry:8080',
+        '--set',
+        'networkPolicy.extraEgress[0].ports[0].port=8080',
+      ]),
+    );
+    const env = containersOf(find(configured, 'Deployment', objectName('reconciler')))[0]?.env;
+    assert.deepEqual(env?.at(-1), { name: 'REGISTRY_URL', value: 'http://registry:8080' });
+    assert.ok(
+      env?.some((variable) => variable.name === 'KUBEBUS_NATS_URL'),
+      'kubebus’ own kept',
+    );
+    const policy = find(configured, 'NetworkPolicy', `kubebus-${OPERATOR}`).spec as {
+      egress: unknown[];
+    };
+    assert.deepEqual(policy.egress.at(-1), { ports: [{ port: 8080 }] });
     // nats.storage sizes the streams in the topology step (a comma is escaped for --set)
     const sized = parseManifests(
       helm([

@@ -16,6 +16,7 @@ import {
 } from './pod-security.js';
 import type { PackageSettings } from './settings.js';
 import { webhookContainerParts } from './conversion-webhook.js';
+import { splice } from './helm-template.js';
 
 const podName = { valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } };
 
@@ -92,6 +93,8 @@ export function deploymentOf(operator: Operator, role: Role, settings: PackageSe
                 ...roleEnv(role, settings),
                 ...(role === 'reconciler' ? stateEnv(operator, settings) : []),
                 ...webhook.env,
+                // the chart's <role>.env: the operator's own settings (an outside service's address)
+                ...(settings.extraEnv === undefined ? [] : [splice(settings.extraEnv[role])]),
               ],
               ports: [
                 { name: 'health', containerPort: settings.healthPort },

@@ -77,6 +77,8 @@ function helmSettings(module: string, watchNamespaces: readonly string[]): Packa
     },
     healthPort: HEALTH_PORT,
     metricsPort: METRICS_PORT,
+    extraEnv: perRole((role) => `.Values.${valuesKey(role)}.env`),
+    extraEgress: '.Values.networkPolicy.extraEgress',
   };
 }
 
@@ -99,6 +101,7 @@ function valuesYaml(operator: Operator, roles: readonly Role[], image: string): 
     const lines = [`${valuesKey(name)}:`];
     if (name !== 'topology') lines.push(`  replicas: ${DEFAULT_REPLICAS[name]}`);
     lines.push('  resources:', indent(DEFAULT_RESOURCES[name], 4));
+    if (name !== 'topology') lines.push('  env: []');
     return lines.join('\n');
   };
   return `# Values of the ${operator.name} chart, written by \`kubebus generate\`.
@@ -137,8 +140,10 @@ nats:
   # max_file (docs/security.md, "Bounded storage" and "Per account")
   storage: ""
 
-# replicas and resources per role; watchers run active-active, reconcilers share
-# the work partitions through leases
+# replicas, resources and env per role; watchers run active-active, reconcilers
+# share the work partitions through leases. env: the operator's own variables,
+# after kubebus' own, e.g. [{ name: REGISTRY_URL, value: "http://registry:8080" }]
+# or a valueFrom of a Secret's key
 ${roles.map(role).join('\n')}
 # the topology step (a pre-install/pre-upgrade hook)
 ${role('topology')}
@@ -152,8 +157,12 @@ podDisruptionBudget:
   enable: true
 
 networkPolicy:
-  # deny ingress but the metrics port; egress to DNS, the apiserver and NATS only
+  # deny ingress but the metrics port; egress to DNS, the apiserver (and any
+  # address on 443) and NATS only
   enable: true
+  # egress rules the operator's own calls need beyond those, e.g.
+  # [{ to: [{ ipBlock: { cidr: 10.0.0.0/8 } }], ports: [{ protocol: TCP, port: 8080 }] }]
+  extraEgress: []
   # where Prometheus scrapes from
   metrics:
     namespace: ${KUBE_PROMETHEUS_STACK.namespace}

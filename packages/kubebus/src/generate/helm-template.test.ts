@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { block, helmTemplate, value, when } from './helm-template.js';
+import { block, helmTemplate, splice, value, when } from './helm-template.js';
 import { yamlDocuments } from './yaml-documents.js';
 
 describe('helmTemplate', () => {
@@ -23,6 +23,14 @@ describe('helmTemplate', () => {
     assert.equal(
       helmTemplate(yaml),
       '---\ncontainers:\n  - name: a\n    resources:\n      {{- toYaml .Values.r | nindent 6 }}\n',
+    );
+  });
+
+  it('splices a list of the values into a list, where its marker item is', () => {
+    const yaml = yamlDocuments([{ env: [{ name: 'A', value: '1' }, splice('.Values.env')] }]);
+    assert.equal(
+      helmTemplate(yaml),
+      '---\nenv:\n  - name: A\n    value: "1"\n  {{- with .Values.env }}{{- toYaml . | nindent 2 }}{{- end }}\n',
     );
   });
 

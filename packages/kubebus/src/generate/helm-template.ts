@@ -10,7 +10,11 @@ export const value = (expression: string): string => `«${expression}»`;
 /** A map or list from the chart's values, placed with toYaml under its key. */
 export const block = (expression: string): string => `«block:${expression}»`;
 
+/** A list from the chart's values, its items placed where this item is (none: nothing). */
+export const splice = (expression: string): string => `«splice:${expression}»`;
+
 const BRACES = /\{\{|\}\}/g;
+const SPLICE_LINE = /^(\s*)- (['"]?)«splice:([^«»]*)»\2$/gm;
 const BLOCK_LINE = /^(\s*)(- )?([^\s:]+): (['"]?)«block:([^«»]*)»\4$/gm;
 const WHOLE_SCALAR = /(: |- )(['"]?)«([^«»]*)»\2$/gm;
 const INLINE = /«([^«»]*)»/g;
@@ -18,6 +22,11 @@ const INLINE = /«([^«»]*)»/g;
 export function helmTemplate(yaml: string): string {
   return yaml
     .replace(BRACES, (braces) => (braces === '{{' ? '{{ "{{" }}' : '{{ "}}" }}'))
+    .replace(
+      SPLICE_LINE,
+      (_line, indent: string, _q, expression: string) =>
+        `${indent}{{- with ${expression} }}{{- toYaml . | nindent ${String(indent.length)} }}{{- end }}`,
+    )
     .replace(
       BLOCK_LINE,
       (_line, indent: string, dash: string | undefined, key: string, _q, expression: string) => {

@@ -5,6 +5,7 @@
 // allowed to any address; NATS may run outside the namespace, likewise.
 import type { Operator } from '@kubebus/shared/definition';
 import { isVersioned, WEBHOOK_PORT } from './conversion-webhook.js';
+import { splice } from './helm-template.js';
 import { operatorLabels } from './names.js';
 import type { PackageSettings } from './settings.js';
 
@@ -68,6 +69,8 @@ export function networkPoliciesOf(
           // the apiserver: the kubernetes Service's port and the usual endpoint port
           { ports: [tcp(443), tcp(6443)] },
           { ports: [tcp(natsPort)] },
+          // the chart's networkPolicy.extraEgress: what the operator's outside calls need
+          ...(settings.extraEgress === undefined ? [] : [splice(settings.extraEgress)]),
         ],
       },
     },

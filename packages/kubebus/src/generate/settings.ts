@@ -44,6 +44,10 @@ export interface PackageSettings {
    * Unset: a self-signed certificate made at start, not verified.
    */
   readonly metricsTlsSecret?: Setting<string>;
+  /** the Helm chart's `<role>.env`: a role's own variables (the operator's settings), spliced after kubebus' */
+  readonly extraEnv?: Readonly<Record<Role, string>>;
+  /** the Helm chart's `networkPolicy.extraEgress`: egress rules the operator's outside calls need */
+  readonly extraEgress?: string;
 }
 
 export const HEALTH_PORT = 8080;
