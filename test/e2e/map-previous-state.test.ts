@@ -3,46 +3,16 @@
 // and joins the second's; unlabelled, it leaves the second's: the watcher maps
 // the object's previous state as well as its new one, as controller-runtime's
 // EnqueueRequestsFromMapFunc maps the old and the new object of an update.
-import { defineOperator, defineResource, kinds } from 'kubebus';
+// And `kubebus replay` gives each revision's reconcile the list it read then.
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { z } from 'zod';
+import { fileURLToPath } from 'node:url';
+import { kubebusCli } from '../support/kubebus-cli.js';
+import listings, { LABEL, Listing, reconciles } from '../support/operators/listings.js';
 import { untilQuiet, waitFor } from '../support/wait.js';
 
-const LABEL = 'test.kubebus.dev/listing';
-
-const Listing = defineResource({
-  group: 'test.kubebus.dev',
-  version: 'v1',
-  kind: 'Listing',
-  scope: 'Namespaced',
-  spec: z.object({}),
-  status: z.object({ members: z.array(z.string()) }).partial(),
-});
-
-/** Reconciles per Listing: a quiet one no longer has one under way that would list again. */
-const reconciles = new Map<string, number>();
-
-const listings = defineOperator({
-  name: 'listings',
-  for: Listing,
-  watches: [
-    {
-      resource: kinds.ConfigMap,
-      map: (configMap) => {
-        const name = configMap.metadata.labels?.[LABEL];
-        return name === undefined ? [] : [{ name }];
-      },
-    },
-  ],
-  async reconcile(listing, ctx) {
-    const { name } = listing.metadata;
-    reconciles.set(name, (reconciles.get(name) ?? 0) + 1);
-    const members = await ctx.list(kinds.ConfigMap, { labelSelector: `${LABEL}=${name}` });
-    return { status: { members: members.map((member) => member.metadata.name).sort() } };
-  },
-});
+const OPERATOR_FILE = fileURLToPath(new URL('../support/operators/listings.ts', import.meta.url));
 
 describe('a watches map and the state an object leaves', { timeout: 300_000 }, () => {
   let env: TestEnvironment;
@@ -61,8 +31,8 @@ describe('a watches map and the state an object leaves', { timeout: 300_000 }, (
       metadata: { name },
       spec: {},
     });
-  const member = (labels: Record<string, string>) =>
-    env.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web', labels } });
+  const member = (labels: Record<string, string>, name = 'web') =>
+    env.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels } });
   const membersOf = async (name: string) => (await env.get(Listing, name))?.status?.members;
   const showing = (name: string, members: string[]) =>
     waitFor(
@@ -97,5 +67,23 @@ describe('a watches map and the state an object leaves', { timeout: 300_000 }, (
     await member({});
     await showing('cb', []);
     assert.deepEqual(await membersOf('ca'), []);
+  });
+
+  it('replays what ctx.list read as of each revision, not as the apiserver has it today', async () => {
+    await member({ [LABEL]: 'rp' }, 'first');
+    await listing('rp');
+    await showing('rp', ['first']);
+    await quiet('rp');
+    // a member since: today's list names both, what the first revisions read named one
+    await member({ [LABEL]: 'rp' }, 'second');
+    await showing('rp', ['first', 'second']);
+    await quiet('rp');
+    const result = await kubebusCli(['replay', OPERATOR_FILE, 'default/rp'], {
+      ...env.natsEnv,
+      KUBECONFIG: env.kubeconfigPath,
+    });
+    assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    assert.doesNotMatch(result.stdout, /status differs/);
+    assert.match(result.stdout, /: status same as recorded$/m);
   });
 });

@@ -15,14 +15,18 @@ import {
   originOf,
   performedAsOf,
   performedBucketOf,
+  readMessages,
   readOutcomes,
   readRevisions,
+  Streams,
+  subjects,
   type ObjectReader,
   type OutcomeRecord,
   type Revision,
 } from '@kubebus/shared/bus';
 import { FailureClasses, classifyFailure } from '@kubebus/shared/errors';
-import { opOf, type KubeObject } from '@kubebus/shared/events';
+import { decodeNatsMessage, opOf, type KubeObject } from '@kubebus/shared/events';
+import type { Resource } from '@kubebus/shared/definition';
 import {
   AppliedObjects,
   KubeApiError,
@@ -66,6 +70,8 @@ export interface ReplayTools {
   readonly fieldManager: string;
   readonly instance: string;
   readonly applied: AppliedObjects;
+  /** ctx.list as of the revision: each object's last record on the bus before it, not today's apiserver */
+  readonly listed: (resource: Resource, namespace: string | undefined) => Promise<KubeObject[]>;
   /** ctx.once's records as they were at the revision: 'done' for a call made before it, else 'performed' (never made) */
   readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'release' | 'forget'>;
 }
@@ -380,6 +386,43 @@ export async function replay(deps: {
     return before.event.data;
   };
 
+  /** every record of a resource (in a namespace), read once per replay */
+  const records = new Map<string, Promise<Revision[]>>();
+  /** the objects of a resource as the bus had them at a point of the log (ctx.list) */
+  const listedAt = async (
+    resource: Resource,
+    namespace: string | undefined,
+    point: number | Date,
+  ): Promise<KubeObject[]> => {
+    const ref = { group: resource.group, resource: resource.plural };
+    const one = subjects.event({ ...ref, namespace: namespace ?? '', name: 'x' });
+    const filter =
+      namespace === undefined ? subjects.eventsOf(ref) : `${one.slice(0, one.lastIndexOf('.'))}.*`;
+    let all = records.get(filter);
+    if (all === undefined) {
+      all = readMessages(deps.nc, Streams.events, filter).then((messages) =>
+        messages.flatMap((message) => {
+          const decoded = decodeNatsMessage(message.data, message.header);
+          return decoded.ok ? [{ seq: message.seq, event: decoded.event }] : [];
+        }),
+      );
+      records.set(filter, all);
+    }
+    const last = new Map<string, Revision>();
+    for (const record of await all)
+      if (isBefore(record, point)) last.set(record.event.subject, record);
+    const objects = await Promise.all(
+      [...last.values()].map(async ({ event }) => {
+        if (opOf(event) === 'delete') return undefined;
+        if (event.data !== undefined) return event.data;
+        // published by reference (too large for the bus), or a Secret: as it is today, without values
+        const now = await live.getIfExists<KubeObject>(event.subject);
+        return now === undefined ? undefined : withoutSecretValues(now);
+      }),
+    );
+    return objects.filter((object): object is KubeObject => object !== undefined);
+  };
+
   /**
    * Whether the bus shows the object made after a point of the log: nothing
    * recorded of it before, and its first record after an add the watch saw, at
@@ -487,6 +530,7 @@ export async function replay(deps: {
           ? Promise.resolve(opOf(event) === 'delete' ? undefined : event.data)
           : asOf(key, snapshot),
       ),
+      listed: (resource, namespace) => listedAt(resource, namespace, snapshot),
       client,
       status: { publish: async (intent) => void captured.push(intent.status) },
       // the operator's own: a dry-run apply removes only what that manager set and no longer sends

@@ -97,8 +97,10 @@ export interface OperatorReconcilerDeps {
   readonly dryRun?: boolean;
   /** what the operator's setup made (ctx.deps) */
   readonly deps?: unknown;
-  /** the bus ctx.list and pruning read from; without it (replay) they list from the apiserver */
+  /** the bus ctx.list and pruning read from; without it they list from the apiserver */
   readonly bus?: BusConnection;
+  /** replay: ctx.list as of the revision */
+  readonly listed?: ObjectLister['list'];
   /** Events sent in the background (ADR 0029); without it (replay) each is sent before the reconcile goes on */
   readonly events?: EventRecorder;
   /** ctx.once's records of the calls made (performed-calls.ts); replay's, as of its revision */
@@ -123,10 +125,13 @@ export class OperatorReconciler implements Reconciler {
   ) {
     this.#known = new KnownResources(operator);
     this.#reads = new BatchingReader(deps.reader);
+    const { listed } = deps;
     this.#lister =
-      deps.bus === undefined
-        ? new ApiserverLister(deps.client)
-        : new BusLister(deps.bus, deps.client, serverAtLeast(deps.bus.nc, '2.11.0'));
+      listed !== undefined
+        ? { list: listed }
+        : deps.bus === undefined
+          ? new ApiserverLister(deps.client)
+          : new BusLister(deps.bus, deps.client, serverAtLeast(deps.bus.nc, '2.11.0'));
     this.#pruned = prunedKinds(operator);
     this.#storage = new StorageVersionReader(operator.for, deps.client);
   }
