@@ -385,11 +385,15 @@ export function operatorContext(
       if (resource.scope === 'Namespaced' && where === '')
         throw new TypeError(`ctx.delete: ${resource.kind} ${name} needs a namespace`);
       // another's is not this owner's to delete (a name taken from a spec), nor is
-      // what someone else made: as far as this owner goes, its child of that name is
-      // absent (a finalize that deletes what it made ends; nothing of the other's goes)
+      // what someone else made beyond the owner's namespace (cluster-scoped, another
+      // namespace): as far as this owner goes, its child of that name is absent (a
+      // finalize that deletes what it made ends; nothing of the other's goes). In its
+      // own namespace, one nobody controls may go, as ctx.apply would adopt it
+      const beyondOwnNamespace =
+        resource.scope === 'Cluster' || (ownerNamespace !== '' && where !== ownerNamespace);
       const claim = await claimOf(
         { resource, kind: resource.kind, namespace: where, name },
-        true,
+        beyondOwnNamespace,
         'delete',
         undefined,
       );

@@ -60,8 +60,8 @@ export interface OwnershipAsk {
   readonly describe: string;
   /**
    * nothing but this operator's label can say it is the owner's (cluster-scoped,
-   * beyond an owner reference's reach, or to be deleted): one without it and
-   * without this owner's controller reference someone else made
+   * or beyond an owner reference's reach): one without it and without this
+   * owner's controller reference someone else made
    */
   readonly labelOnly: boolean;
   readonly action: 'apply' | 'delete';
