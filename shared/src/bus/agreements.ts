@@ -97,13 +97,18 @@ export async function agree(
   // an upgrade that changed `owns`: expected, said once as this version registers; another
   // primary kind under the same name is more likely two operators sharing a name
   if (!sameInterests) {
-    const otherPrimary =
+    const otherFor =
       registered.for !== undefined && ours.for !== undefined && registered.for !== ours.for;
+    // another version of the same kind (an upgrade's new storage version) is no other primary
+    const otherPrimary =
+      otherFor && withoutVersion(registered.for ?? '') !== withoutVersion(ours.for ?? '');
     log[otherPrimary ? 'warn' : 'info'](
       { key, registered, ours },
       otherPrimary
         ? `this operator reconciles ${ours.for}, the one registered under its name before it ${registered.for}: two operators sharing a name share their work and records — give each its own name (an upgrade that changed the kind may go on)`
-        : 'the operator owns other kinds than the version registered before it (an upgrade): registering this version’s',
+        : otherFor
+          ? 'the operator reconciles another version of its kind than the version registered before it (an upgrade): registering this version’s'
+          : 'the operator owns other kinds than the version registered before it (an upgrade): registering this version’s',
     );
   }
   const unchanged =
@@ -174,4 +179,10 @@ async function refusalToRepartition(
 async function isThisProcess(leases: LeaseBucket, key: string): Promise<boolean> {
   const entry = await leases.kv.get(key);
   return entry !== null && memberInstanceOf(entry.string()) === PROCESS_INSTANCE;
+}
+
+/** `resource.version.group` without its version: the kind a name stands for. */
+function withoutVersion(name: string): string {
+  const [resource = '', , ...group] = name.split('.');
+  return [resource, ...group].join('.');
 }
