@@ -107,9 +107,26 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     const unknown = kubebus('history', `widgets.${TEST_GROUP}`, 'default/w.none');
     assert.equal(unknown.status, 1, unknown.stderr);
     assert.match(unknown.stdout, /^no recorded history: nothing on the bus names this object/);
-    // a bare name of a namespaced kind: which namespace is asked for, not "nothing recorded"
+    // a bare name of a namespaced kind, with an apiserver to say it is namespaced: which
+    // namespace is asked for, not "nothing recorded"
     for (const command of ['history', 'status']) {
-      const bare = kubebus(command, `widgets.${TEST_GROUP}`, 'w.one');
+      const bare = spawnSync(
+        process.execPath,
+        [
+          '--conditions=source',
+          '--import',
+          'tsx',
+          'packages/kubebus/src/cli/main.ts',
+          command,
+          `widgets.${TEST_GROUP}`,
+          'w.one',
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, KUBEBUS_NATS_URL: bed.natsUrl, KUBECONFIG: bed.kubeconfigPath },
+          timeout: 60_000,
+        },
+      );
       assert.equal(bare.status, 2, bare.stderr);
       assert.equal(
         bare.stderr.trim(),
