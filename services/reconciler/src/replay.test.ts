@@ -6,6 +6,7 @@ import { KubeApiError } from '@kubebus/shared/kube';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  comparableStatus,
   compared,
   unreconciledWhy,
   existedUnrecorded,
@@ -203,6 +204,35 @@ describe('what a replayed write would change: the fields it sends, as they were'
     assert.ok(!/c2VjcmV0|b2xk|bmV3/.test(shown), shown);
     // what is not a value still shows: the label the write no longer sends
     assert.match(shown, /metadata\.labels\.app/);
+  });
+});
+
+describe('replay: the status compared', () => {
+  it('compares that a time the operator wrote is there, not when', () => {
+    const recorded = {
+      lastRegistered: '2026-12-07T10:00:00Z',
+      runs: [{ at: '2026-12-07T10:00:00.123+01:00', ok: true }],
+      note: 'since 2026-12-07',
+      observedGeneration: 3,
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-12-07T10:00:00Z' }],
+    };
+    const replayed = {
+      lastRegistered: '2026-12-07T14:31:07Z',
+      runs: [{ at: '2026-12-07T14:31:07.456+01:00', ok: true }],
+      note: 'since 2026-12-07',
+      observedGeneration: 4,
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-12-07T14:31:07Z' }],
+    };
+    assert.deepEqual(comparableStatus(recorded), comparableStatus(replayed));
+    // a time that went missing, or text that is not a time, still differs
+    assert.notDeepEqual(
+      comparableStatus(recorded),
+      comparableStatus({ ...replayed, lastRegistered: 'never' }),
+    );
+    assert.notDeepEqual(
+      comparableStatus(recorded),
+      comparableStatus({ ...replayed, note: 'since 2026-12-08' }),
+    );
   });
 });
 

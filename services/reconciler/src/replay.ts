@@ -325,12 +325,30 @@ export function existedUnrecorded(
   return withoutSecretValues(object);
 }
 
+/**
+ * A time the operator wrote (an issued-at, a last-checked): a replay computes
+ * it again, at another time. That there is one is compared, not when (as
+ * `kubebus test` compares runs).
+ */
+const RFC3339_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const A_TIME = '<a time>';
+
+function withTimesNamed(value: unknown): unknown {
+  if (typeof value === 'string') return RFC3339_TIME.test(value) ? A_TIME : value;
+  if (Array.isArray(value)) return value.map(withTimesNamed);
+  if (isRecord(value))
+    return Object.fromEntries(
+      Object.entries(value).map(([key, field]) => [key, withTimesNamed(field)]),
+    );
+  return value;
+}
+
 /** Status fields that differ between any two runs by nature, not by logic. */
-function comparable(status: Record<string, unknown> | undefined): unknown {
+export function comparableStatus(status: Record<string, unknown> | undefined): unknown {
   if (status === undefined) return undefined;
   const { observedGeneration: _generation, conditions, ...rest } = status;
   return {
-    ...rest,
+    ...(withTimesNamed(rest) as Record<string, unknown>),
     conditions: Array.isArray(conditions)
       ? (conditions as Record<string, unknown>[]).map(
           ({ lastTransitionTime: _time, ...condition }) => condition,
@@ -569,7 +587,7 @@ export async function replay(deps: {
     const differences =
       computed === undefined || own === undefined
         ? []
-        : diff(comparable(recorded), comparable(computed));
+        : diff(comparableStatus(recorded), comparableStatus(computed));
     const writes: ReplayWrite[] = [];
     for (const write of client.writes) {
       if (write.method === 'POST') {
