@@ -13,6 +13,16 @@ import { runtimeMetrics } from './metrics.js';
 import { reconcilerFunc } from './reconciler.js';
 import type { WorkItem } from './work-item.js';
 
+/** What every controller here is made with; each test adds what it watches. */
+const testOptions = () => ({
+  name: 'test',
+  maxConcurrent: 4,
+  retry: { baseMs: 1, capMs: 1, maxAttempts: 1 },
+  heartbeatMs: 1_000,
+  metrics: runtimeMetrics(new Registry()),
+  log: silent,
+});
+
 const silent = createLogger({
   service: 'test',
   destination: new Writable({
@@ -38,12 +48,7 @@ it('stop ends a parked reconcile and hands its request back without acting on it
       });
     }),
     {
-      name: 'test',
-      maxConcurrent: 4,
-      retry: { baseMs: 1, capMs: 1, maxAttempts: 1 },
-      heartbeatMs: 1_000,
-      metrics: runtimeMetrics(new Registry()),
-      log: silent,
+      ...testOptions(),
       onDeadLetter: (letter) => {
         deadLetters.push(letter);
         return Promise.resolve();
@@ -74,12 +79,7 @@ it('an abandoned reconcile is handed back uncounted, as an aborted one', async (
   const controller = new Controller(
     reconcilerFunc(() => Promise.reject(new AbandonedReconcile('its process is gone'))),
     {
-      name: 'test',
-      maxConcurrent: 4,
-      retry: { baseMs: 1, capMs: 1, maxAttempts: 1 },
-      heartbeatMs: 1_000,
-      metrics: runtimeMetrics(new Registry()),
-      log: silent,
+      ...testOptions(),
       onDeadLetter: () => Promise.resolve(),
       onOutcome: (outcome) => outcomes.push(outcome),
     },
@@ -124,12 +124,7 @@ it('a drain lets running reconciles end, then aborts those that go on, then give
       return new Promise(() => undefined);
     }),
     {
-      name: 'test',
-      maxConcurrent: 4,
-      retry: { baseMs: 1, capMs: 1, maxAttempts: 1 },
-      heartbeatMs: 1_000,
-      metrics: runtimeMetrics(new Registry()),
-      log: silent,
+      ...testOptions(),
       onDeadLetter: () => Promise.resolve(),
     },
   );
