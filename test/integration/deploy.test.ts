@@ -336,24 +336,17 @@ describe('deploy/', { timeout: 300_000 }, () => {
       assert.doesNotMatch(rule.annotations['description'] ?? '', /"\{\{"/);
     }
     // values reach the objects
-    const scaled = parseManifests(
-      helm(['template', 'x', CHART, '--namespace', namespace, '--set', 'reconciler.replicas=5']),
-    );
+    const renderedWith = (...values: string[]) =>
+      parseManifests(helm(['template', 'x', CHART, '--namespace', namespace, ...values]));
+    const scaled = renderedWith('--set', 'reconciler.replicas=5');
     assert.equal(find(scaled, 'Deployment', objectName('reconciler')).spec['replicas'], 5);
     // a role's own variables (the operator's settings) after kubebus', and the egress its
     // outside calls need
-    const configured = parseManifests(
-      helm([
-        'template',
-        'x',
-        CHART,
-        '--namespace',
-        namespace,
-        '--set',
-        'reconciler.env[0].name=REGISTRY_URL,reconciler.env[0].value=http://registry:8080',
-        '--set',
-        'networkPolicy.extraEgress[0].ports[0].port=8080',
-      ]),
+    const configured = renderedWith(
+      '--set',
+      'reconciler.env[0].name=REGISTRY_URL,reconciler.env[0].value=http://registry:8080',
+      '--set',
+      'networkPolicy.extraEgress[0].ports[0].port=8080',
     );
     const env = containersOf(find(configured, 'Deployment', objectName('reconciler')))[0]?.env;
     assert.deepEqual(env?.at(-1), { name: 'REGISTRY_URL', value: 'http://registry:8080' });
@@ -366,17 +359,7 @@ describe('deploy/', { timeout: 300_000 }, () => {
     };
     assert.deepEqual(policy.egress.at(-1), { ports: [{ port: 8080 }] });
     // nats.storage sizes the streams in the topology step (a comma is escaped for --set)
-    const sized = parseManifests(
-      helm([
-        'template',
-        'x',
-        CHART,
-        '--namespace',
-        namespace,
-        '--set-string',
-        'nats.storage=events=4GiB\\,performed=128MiB',
-      ]),
-    );
+    const sized = renderedWith('--set-string', 'nats.storage=events=4GiB\\,performed=128MiB');
     assert.ok(
       containersOf(find(sized, 'Job', `kubebus-${OPERATOR}-topology`))[0]?.args?.includes(
         '--storage=events=4GiB,performed=128MiB',
@@ -384,9 +367,7 @@ describe('deploy/', { timeout: 300_000 }, () => {
     );
     // image.digest pins the image (what a release sets; check-pinned-images.ts --release)
     const digest = `sha256:${'0'.repeat(64)}`;
-    const pinned = parseManifests(
-      helm(['template', 'x', CHART, '--namespace', namespace, '--set', `image.digest=${digest}`]),
-    );
+    const pinned = renderedWith('--set', `image.digest=${digest}`);
     for (const role of ROLES)
       assert.equal(
         containersOf(find(pinned, 'Deployment', objectName(role)))[0]?.image,
