@@ -170,14 +170,14 @@ export function operatorContext(
    * refusal the record suggests is confirmed there (the record may be behind
    * the other owner letting go). To delete, the apiserver is always asked: a
    * record behind a change of hands would delete another's. `current` is the
-   * object as last known; `read`, whether that is the apiserver's answer.
+   * object as last known.
    */
   const claimOf = async (
     target: { resource: Resource; kind: string; namespace: string; name: string },
     labelOnly: boolean,
     action: 'apply' | 'delete',
     recorded: KubeObject | undefined,
-  ): Promise<{ refusal?: string; read: boolean; current: KubeObject | undefined }> => {
+  ): Promise<{ refusal?: string; current: KubeObject | undefined }> => {
     const { resource, namespace, name } = target;
     const describe = `${target.kind} ${namespace === '' ? '' : `${namespace}/`}${name}`;
     const refusalOf = (current: KubeObject | undefined) =>
@@ -190,12 +190,12 @@ export function operatorContext(
     const ask =
       action === 'delete' ||
       (recorded === undefined ? labelOnly : refusalOf(recorded) !== undefined);
-    if (!ask) return { read: false, current: recorded };
+    if (!ask) return { current: recorded };
     const current = await deps.client.getIfExists<KubeObject>(
       objectPath(refOf(resource), namespace, name),
     );
     const refusal = refusalOf(current);
-    return { read: true, current, ...(refusal === undefined ? {} : { refusal }) };
+    return { current, ...(refusal === undefined ? {} : { refusal }) };
   };
 
   const targetOf = (body: ApplyBody, resource: Resource) => ({
