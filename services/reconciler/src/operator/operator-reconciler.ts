@@ -60,14 +60,12 @@ import { ReleasedFinalizers } from './released-finalizers.js';
 import { alreadyOwnedOf } from './ownership.js';
 import {
   ALREADY_OWNED,
-  alreadyOwnedStatus,
-  alreadyReportedOwned,
-  alreadyForbidden,
+  alreadyNotReady,
   alreadyInvalid,
   alreadyTerminal,
   describeIssues,
   FORBIDDEN,
-  forbiddenStatus,
+  notReadyStatus,
   alreadyUnreachable,
   unreachableStatus,
   invalidSpecStatus,
@@ -553,14 +551,8 @@ export class OperatorReconciler implements Reconciler {
     message: string,
     runtime: RuntimeContext,
   ): Promise<void> {
-    if (alreadyReportedOwned(object, message)) return;
-    try {
-      await this.#publishStatus(recorded, alreadyOwnedStatus(object, message), runtime);
-      await this.#event(object, 'Warning', ALREADY_OWNED, message, 'Reconcile');
-    } catch (failure) {
-      // the refusal stays the outcome: its retry is what takes the name once it is free
-      runtime.log.warn({ err: failure }, 'could not report the refused name on the object');
-    }
+    // the refusal stays the outcome: its retry is what takes the name once it is free
+    await this.#reportRefusal(recorded, object, ALREADY_OWNED, message, runtime);
   }
 
   /** Ready=False, reason Forbidden, saying what to apply; one Warning Event per generation and message. */
@@ -570,14 +562,28 @@ export class OperatorReconciler implements Reconciler {
     error: unknown,
     runtime: RuntimeContext,
   ): Promise<void> {
-    const message = explainRefused(error);
-    if (alreadyForbidden(object, message)) return;
+    // the refusal stays the outcome: its retry is what recovers once the RBAC is applied
+    await this.#reportRefusal(recorded, object, FORBIDDEN, explainRefused(error), runtime);
+  }
+
+  /**
+   * A refusal retried until someone else acts, on the object: Ready=False with
+   * the reason and message, and one Warning Event, once per generation and
+   * message. A report that fails is logged: the refusal stays the outcome.
+   */
+  async #reportRefusal(
+    recorded: KubeObject,
+    object: KubeObject,
+    reason: string,
+    message: string,
+    runtime: RuntimeContext,
+  ): Promise<void> {
+    if (alreadyNotReady(object, reason, message)) return;
     try {
-      await this.#publishStatus(recorded, forbiddenStatus(object, message), runtime);
-      await this.#event(object, 'Warning', FORBIDDEN, message, 'Reconcile');
+      await this.#publishStatus(recorded, notReadyStatus(object, reason, message), runtime);
+      await this.#event(object, 'Warning', reason, message, 'Reconcile');
     } catch (failure) {
-      // the refusal stays the outcome: its retry is what recovers once the RBAC is applied
-      runtime.log.warn({ err: failure }, 'could not report the RBAC refusal on the object');
+      runtime.log.warn({ err: failure, reason }, 'could not report the refusal on the object');
     }
   }
 

@@ -150,33 +150,11 @@ export function stoppedByTerminal(object: KubeObject): boolean {
   );
 }
 
+/** The operator's own RBAC refused a request: retried until an admin applies it. */
 export const FORBIDDEN = 'Forbidden';
-
-/**
- * The status of an object whose reconcile the operator's own RBAC refused
- * (retried until an admin applies it): Ready=False with what to apply, the
- * rest as it is.
- */
-export function forbiddenStatus(object: KubeObject, message: string, now = new Date()): Status {
-  return notReadyStatus(object, FORBIDDEN, message, now);
-}
-
-/** The status already reports this refusal at this generation: no second Event. */
-export function alreadyForbidden(object: KubeObject, message: string): boolean {
-  return alreadyNotReady(object, FORBIDDEN, message);
-}
 
 /** ctx.apply refused another owner's child, or a cluster-scoped object another made (ownership.ts). */
 export const ALREADY_OWNED = 'AlreadyOwned';
-
-export function alreadyOwnedStatus(object: KubeObject, message: string, now = new Date()): Status {
-  return notReadyStatus(object, ALREADY_OWNED, message, now);
-}
-
-/** The status already says this refusal at this generation: no second write or Event. */
-export function alreadyReportedOwned(object: KubeObject, message: string): boolean {
-  return alreadyNotReady(object, ALREADY_OWNED, message);
-}
 
 /** An outside system the operator's code calls is unreachable (failure-class.ts `external`). */
 export const UNREACHABLE = 'Unreachable';
@@ -195,7 +173,7 @@ export function notReadyStatus(
   object: KubeObject,
   reason: string,
   message: string,
-  now: Date,
+  now = new Date(),
 ): Status {
   const { conditions: _old, observedGeneration: _gen, ...unchanged } = currentStatus(object);
   return {
@@ -204,7 +182,8 @@ export function notReadyStatus(
   };
 }
 
-function alreadyNotReady(object: KubeObject, reason: string, message: string): boolean {
+/** The status already says this Ready=False reason and message at this generation: not written again. */
+export function alreadyNotReady(object: KubeObject, reason: string, message: string): boolean {
   const ready = conditionsOf(currentStatus(object)).find((c) => c.type === 'Ready');
   return (
     ready?.reason === reason &&
