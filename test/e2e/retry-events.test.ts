@@ -1,6 +1,7 @@
 // A reconcile that keeps failing says so on its object before its letter:
 // a Warning Event at its 2nd and 4th failed attempts (not the 1st, not each),
-// with the error's first line; the object then reconciles as usual. The same
+// with the error's first line, and Ready=False with that line at the failing
+// generation; the object then reconciles as usual. The same
 // when the failure is the operator's own call to an API that refuses the
 // connection (in reconcile, or in a ctx.once perform): an outside system's
 // outage is counted and shown, where the apiserver's is only waited out
@@ -25,11 +26,15 @@ const Mirror = defineResource({
 
 /** Failed attempts so far (the operator runs in this process). */
 let failures = 0;
+/** While set, a Mirror of a `held.` source fails. */
+let holding = false;
 
 const mirrors = defineOperator({
   name: 'mirrors',
   for: Mirror,
   reconcile(mirror) {
+    if (holding && mirror.spec.source.startsWith('held.'))
+      return Promise.reject(new Error(`source ${mirror.spec.source} not reachable yet`));
     if (failures < 4) {
       failures++;
       return Promise.reject(
@@ -134,6 +139,31 @@ describe('a failing reconcile on its object', { timeout: 300_000 }, () => {
       'Warning attempt 2 failed, retried with backoff: source git.example.com not reachable yet',
       'Warning attempt 4 failed, retried with backoff: source git.example.com not reachable yet',
     ]);
+  });
+
+  it('says Ready=False while a new generation is retried, over the last one’s Ready=True', async () => {
+    const mirror = (source: string) => ({
+      apiVersion: 'retry.test.kubebus.dev/v1',
+      kind: 'Mirror',
+      metadata: { name: 'moved' },
+      spec: { source },
+    });
+    await env.apply(mirror('old.example.com'));
+    const before = await env.waitForCondition(Mirror, 'moved', { type: 'Ready', reason: 'Synced' });
+    assert.equal(before.observedGeneration, 1);
+    holding = true;
+    await env.apply(mirror('held.example.com'));
+    const retrying = await env.waitForCondition(Mirror, 'moved', {
+      type: 'Ready',
+      status: 'False',
+      reason: 'ReconcileRetrying',
+    });
+    // the generation that fails, and why, where `kubectl get` and `kubectl wait` look
+    assert.equal(retrying.observedGeneration, 2);
+    assert.equal(retrying.message, 'source held.example.com not reachable yet');
+    holding = false;
+    const after = await env.waitForCondition(Mirror, 'moved', { type: 'Ready', reason: 'Synced' });
+    assert.equal(after.observedGeneration, 2);
   });
 
   it('counts an operator’s own call that cannot connect, in reconcile or in ctx.once, as a failure', async () => {

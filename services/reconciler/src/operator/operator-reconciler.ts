@@ -76,7 +76,7 @@ import {
 } from './status.js';
 import { CALLS_BOUND_MS, InFlightCalls, endingWith } from './in-flight-calls.js';
 import { finalizeWait, finalizingStatus } from './finalize-wait.js';
-import { RETRYING, retryAnnounced, retryNote } from './retry-event.js';
+import { RETRYING, retryAnnounced, retryMessage, retryNote } from './retry-event.js';
 
 export interface OperatorReconcilerDeps {
   readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
@@ -248,14 +248,39 @@ export class OperatorReconciler implements Reconciler {
       this.deps.dryRun !== true
     )
       await this.#reportUnreachable(recorded, object, error, runtime);
+    const failure = classifyFailure(error);
     if (
       runtime.signal.aborted ||
       this.deps.dryRun === true ||
       !retryAnnounced(runtime.attempt) ||
-      classifyFailure(error) === FailureClasses.Transient
+      failure === FailureClasses.Transient
     )
       return;
+    // an outside system's outage already says Unreachable there
+    if (failure !== FailureClasses.External)
+      await this.#showRetrying(recorded, object, error, runtime);
     await this.#event(object, 'Warning', RETRYING, retryNote(runtime.attempt, error), 'Reconcile');
+  }
+
+  /**
+   * Ready=False, reason ReconcileRetrying, with the error's first line: without it,
+   * `kubectl get` showed the last generation's Ready=True while this one failed.
+   * Written once per generation and message (its attempts' count is the Events').
+   */
+  async #showRetrying(
+    recorded: KubeObject,
+    object: KubeObject,
+    error: unknown,
+    runtime: RuntimeContext,
+  ): Promise<void> {
+    const message = retryMessage(error);
+    if (alreadyNotReady(object, RETRYING, message)) return;
+    try {
+      await this.#publishStatus(recorded, notReadyStatus(object, RETRYING, message), runtime);
+    } catch (failure) {
+      // the failure stays the outcome: its retry is what recovers
+      runtime.log.warn({ err: failure }, 'could not report the retried failure on the object');
+    }
   }
 
   async #prune(

@@ -1,7 +1,8 @@
 // A reconcile that keeps failing says so on its object before its retry
 // budget is spent: a Warning Event (`kubectl describe`, `kubectl events`) at
-// some of its failed attempts, with the first line of the error. kopf posts
-// one per failed handler run; controller-runtime only logs.
+// some of its failed attempts, with the first line of the error, and
+// Ready=False (`kubectl get`) with that line. kopf posts one Event per failed
+// handler run; controller-runtime only logs.
 
 /** The reason of the Warning Event a repeated failure records. */
 export const RETRYING = 'ReconcileRetrying';
@@ -15,8 +16,13 @@ export function retryAnnounced(attempt: number): boolean {
   return attempt >= 2 && (attempt & (attempt - 1)) === 0;
 }
 
+/** The first line of what failed: the Ready condition's message while it is retried. */
+export function retryMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n', 1)[0] ?? '';
+}
+
 /** The Event's note: which attempt, and the first line of what failed. */
 export function retryNote(attempt: number, error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return `attempt ${String(attempt)} failed, retried with backoff: ${text.split('\n', 1)[0] ?? ''}`;
+  return `attempt ${String(attempt)} failed, retried with backoff: ${retryMessage(error)}`;
 }
