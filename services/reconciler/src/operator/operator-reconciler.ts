@@ -77,6 +77,7 @@ import {
 import { CALLS_BOUND_MS, InFlightCalls, endingWith } from './in-flight-calls.js';
 import { finalizeWait, finalizingStatus } from './finalize-wait.js';
 import { RETRYING, retryAnnounced, retryMessage, retryNote } from './retry-event.js';
+import { loopNote, STATUS_LOOP, StatusLoops } from './status-loop.js';
 
 export interface OperatorReconcilerDeps {
   readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
@@ -110,6 +111,8 @@ export class OperatorReconciler implements Reconciler {
   readonly #reads: BatchingReader;
   readonly #lister: ObjectLister;
   readonly #pruned: readonly Resource[];
+  /** rounds that write a new status only because the last write started them */
+  readonly #statusLoops = new StatusLoops();
   /** what each owner's last successful reconcile applied: pruning without listing */
   readonly #applied = new AppliedByOwner();
   /** whose finalizer this process released: a lagging record of them is not finalized again */
@@ -219,18 +222,26 @@ export class OperatorReconciler implements Reconciler {
       if (reportsNotReady(result?.ready)) this.#applied.defer(uid, touched, list);
       else await this.#prune(object, touched, list ? undefined : previous, list, runtime);
     }
+    const next = reconciledStatus(object, status, result?.ready, result?.conditions ?? []);
+    this.#noticeLoop(object, next, request, runtime);
     // the reconcile's last word: its worker may move on while the status is written
-    await this.#publishStatus(
-      recorded,
-      reconciledStatus(object, status, result?.ready, result?.conditions ?? []),
-      runtime,
-      runtime.releaseWorker,
-    );
+    await this.#publishStatus(recorded, next, runtime, runtime.releaseWorker);
     const requeueAfterMs = result?.requeueAfterMs;
     return requeueAfterMs !== undefined && requeueAfterMs > 0 ? { requeueAfterMs } : undefined;
   }
 
-  /** Deletes the children this reconcile no longer applied, and remembers what it applied. */
+  /** A status that changes at every round its own write started: said once, in the log and on the object. */
+  #noticeLoop(object: KubeObject, next: Status, request: ReconcileRequest, runtime: WorkerContext) {
+    if (this.deps.dryRun === true) return;
+    const fields = this.#statusLoops.observe(object, next, isOwnChange(request.body));
+    if (fields === undefined) return;
+    const note = loopNote(fields);
+    runtime.log.warn({ fields }, note);
+    void this.#event(object, 'Warning', STATUS_LOOP, note, 'Reconcile').catch((error: unknown) => {
+      runtime.log.debug({ err: error }, 'could not record the status loop on the object');
+    });
+  }
+
   /**
    * A counted failure that repeats shows on the object (kubectl describe) before its letter
    * does, at the 2nd, 4th, 8th… attempt; a wait ("not now": the attempt does not advance) is
@@ -283,6 +294,7 @@ export class OperatorReconciler implements Reconciler {
     }
   }
 
+  /** Deletes the children this reconcile no longer applied, and remembers what it applied. */
   async #prune(
     object: KubeObject,
     touched: ReadonlySet<string>,

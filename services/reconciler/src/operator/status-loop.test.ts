@@ -1,0 +1,77 @@
+import type { KubeObject } from '@kubebus/shared/events';
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { changedStatusFields, LOOP_ROUNDS, loopNote, StatusLoops } from './status-loop.js';
+
+const condition = (reason: string, lastTransitionTime: string) => ({
+  type: 'Ready',
+  status: 'True',
+  reason,
+  message: '',
+  observedGeneration: 3,
+  lastTransitionTime,
+});
+
+function written(status: Record<string, unknown>, generation = 3): KubeObject {
+  return {
+    apiVersion: 'x.dev/v1',
+    kind: 'Probe',
+    metadata: { name: 'p', namespace: 'ns', uid: 'u1', resourceVersion: '1', generation },
+    status: { observedGeneration: 3, ...status },
+  };
+}
+
+test('the fields named are those written differently, a condition by what it says', () => {
+  assert.deepEqual(
+    changedStatusFields(
+      { checks: 1, phase: 'Ready', observedGeneration: 2, conditions: [condition('Up', 't1')] },
+      { checks: 2, phase: 'Ready', conditions: [condition('Up', 't2')] },
+    ),
+    ['status.checks'],
+  );
+  assert.deepEqual(
+    changedStatusFields(
+      { conditions: [condition('Up', 't1')] },
+      { conditions: [condition('Down', 't1')], added: true },
+    ),
+    ['status.added', 'status.conditions[Ready]'],
+  );
+});
+
+test('a status changing at every round its own write started is said once, at the tenth', () => {
+  const loops = new StatusLoops();
+  const said: (string[] | undefined)[] = [];
+  for (let round = 1; round <= LOOP_ROUNDS * 3; round++)
+    said.push(loops.observe(written({ checks: round }), { checks: round + 1 }, true));
+  assert.deepEqual(said[LOOP_ROUNDS - 1], ['status.checks']);
+  assert.equal(said.filter((s) => s !== undefined).length, 1);
+});
+
+test('rounds that converge, follow a new generation or were started by something else are no loop', () => {
+  const loops = new StatusLoops();
+  for (let round = 1; round <= LOOP_ROUNDS * 2; round++) {
+    // a child's change, a requeue or a resync: the status may change each time
+    assert.equal(
+      loops.observe(written({ checks: round }), { checks: round + 1 }, false),
+      undefined,
+    );
+    // a spec change: the status follows the new generation once
+    assert.equal(
+      loops.observe(written({ checks: round }, 4), { checks: round + 1 }, true),
+      undefined,
+    );
+  }
+  // nine rounds in a row, then one that writes nothing new: the count starts again
+  for (let round = 1; round < LOOP_ROUNDS; round++)
+    assert.equal(loops.observe(written({ checks: round }), { checks: round + 1 }, true), undefined);
+  assert.equal(loops.observe(written({ checks: 9 }), { checks: 9 }, true), undefined);
+  for (let round = 1; round < LOOP_ROUNDS; round++)
+    assert.equal(loops.observe(written({ checks: round }), { checks: round + 1 }, true), undefined);
+});
+
+test('the note names the fields and what to do', () => {
+  assert.match(
+    loopNote(['status.lastChecked']),
+    /^status\.lastChecked changed at each of 10 reconciles in a row .*\(the time of the last change, not of the last check/,
+  );
+});
