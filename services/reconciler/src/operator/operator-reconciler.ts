@@ -5,6 +5,7 @@
 // no longer applies, and publish the status it returns with Ready and Degraded.
 import {
   BatchingReader,
+  isParked,
   leaveParked,
   isOwnChange,
   serverAtLeast,
@@ -285,7 +286,9 @@ export class OperatorReconciler implements Reconciler {
     runtime: RuntimeContext,
   ): Promise<void> {
     const message = retryMessage(error);
-    if (alreadyNotReady(object, RETRYING, message)) return;
+    // parked, re-driven: Ready=False already, and a write's own change would be left
+    // parked, dropping the retry that waits (the re-drive's budget never spent)
+    if (isParked(object) || alreadyNotReady(object, RETRYING, message)) return;
     try {
       await this.#publishStatus(recorded, notReadyStatus(object, RETRYING, message), runtime);
     } catch (failure) {
