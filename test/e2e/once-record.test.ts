@@ -4,6 +4,7 @@
 // replay, which answers each revision as the records were then. Before it,
 // every reconcile that reached ctx.once made the call again (a newcomer's
 // webhook operator made ~20 calls a second).
+import { defineOperator, defineResource } from 'kubebus';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,31 @@ import { performedBucketOf, performedKey } from '@kubebus/shared/bus';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { connectionOf } from '@kubebus/cli/commands';
+import { z } from 'zod';
+
+/** A call keyed by the round: each spec change is a new one, until the object's share is spent. */
+const Bulletin = defineResource({
+  group: 'once.test.kubebus.dev',
+  version: 'v1',
+  kind: 'Bulletin',
+  scope: 'Namespaced',
+  spec: z.object({ round: z.int() }),
+  status: z.object({ round: z.int() }).partial(),
+});
+const posted: string[] = [];
+const bulletins = defineOperator({
+  name: 'bulletins',
+  for: Bulletin,
+  async reconcile(bulletin, ctx) {
+    await ctx.once(`post-${String(bulletin.spec.round)}`, {
+      perform: (key) => {
+        posted.push(key);
+        return Promise.resolve();
+      },
+    });
+    return { status: { round: bulletin.spec.round } };
+  },
+});
 
 const OPERATOR_FILE = fileURLToPath(new URL('../support/operators/deliveries.ts', import.meta.url));
 
@@ -24,6 +50,7 @@ describe('ctx.once remembers the calls it made', { timeout: 300_000 }, () => {
   before(async () => {
     env = await startTestEnvironment();
     await env.install(Delivery);
+    await env.install(Bulletin);
   });
   after(() => env?.stop());
 
@@ -94,6 +121,40 @@ describe('ctx.once remembers the calls it made', { timeout: 300_000 }, () => {
     } finally {
       await nc.close();
     }
+  });
+
+  it('refuses an object a new call past its share of the bucket, and says so on it', async () => {
+    await env.run(bulletins, { env: { KUBEBUS_ONCE_MAX_PER_OBJECT: '2' } });
+    const bulletin = (name: string, round: number) => ({
+      apiVersion: 'once.test.kubebus.dev/v1',
+      kind: 'Bulletin',
+      metadata: { name },
+      spec: { round },
+    });
+    for (const round of [1, 2]) {
+      await env.apply(bulletin('board', round));
+      await env.waitFor(Bulletin, 'board', (b) => b?.status?.round === round);
+    }
+    await env.apply(bulletin('board', 3));
+    const refused = await env.waitForCondition(Bulletin, 'board', {
+      type: 'Ready',
+      status: 'False',
+      reason: 'TerminalError',
+    });
+    assert.equal(refused.observedGeneration, 3);
+    assert.match(
+      refused.message,
+      /has recorded 2 external calls, the most one may \(KUBEBUS_ONCE_MAX_PER_OBJECT, 2\)/,
+    );
+    assert.deepEqual(
+      posted.map((key) => key.split('/').at(-1)),
+      ['post-1', 'post-2'],
+      'no call past the share',
+    );
+    // another object has a share of its own
+    await env.apply(bulletin('other', 1));
+    await env.waitFor(Bulletin, 'other', (b) => b?.status?.round === 1);
+    assert.equal(posted.length, 3, posted.join('\n'));
   });
 
   it('replays each revision as the records were then: no false alarm', async () => {

@@ -16,6 +16,8 @@ import {
   performedBucketConfig,
   performedBucketOf,
   performedKey,
+  TooManyCalls,
+  type PerformedOptions,
 } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import { createLogger } from '@kubebus/shared/obs';
@@ -59,15 +61,8 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
   /** Which life of each name the apiserver has now (the reconciler asks it with a GET). */
   const live = new Map<string, string>();
   const liveUid = (key: { name: string }) => Promise.resolve(live.get(key.name));
-  const calls = (takeoverMs?: number) =>
-    PerformedCalls.of(
-      kv,
-      jsm,
-      'mailer',
-      liveUid,
-      silent,
-      ...(takeoverMs === undefined ? [] : [takeoverMs]),
-    );
+  const calls = (options: PerformedOptions = {}) =>
+    PerformedCalls.of(kv, jsm, 'mailer', liveUid, silent, options);
   const messages = async () =>
     (await jsm.streams.info(`KV_${performedBucketOf('mailer')}`)).state.messages;
 
@@ -142,7 +137,7 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
     const outcomes: string[] = [];
     const count = (outcome: string) => void outcomes.push(outcome);
     const takers = [0, 1].map(() =>
-      PerformedCalls.of(kv, jsm, 'mailer', liveUid, silent, TAKEOVER_MS, count),
+      PerformedCalls.of(kv, jsm, 'mailer', liveUid, silent, { takeoverMs: TAKEOVER_MS, count }),
     );
     const taken = await Promise.allSettled(takers.map((c) => c.claim(call)));
     const won = taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
@@ -237,8 +232,10 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
       destination: { write: (line: string) => void lines.push(line) },
     });
     const outcomes: string[] = [];
-    const full = new PerformedCalls(tiny, undefined, logged, undefined, (outcome) => {
-      outcomes.push(outcome);
+    const full = new PerformedCalls(tiny, undefined, logged, {
+      count: (outcome) => {
+        outcomes.push(outcome);
+      },
     });
     let refusedAt = -1;
     for (let i = 0; i < 50 && refusedAt < 0; i++)
@@ -262,10 +259,41 @@ describe('records of external calls (ctx.once)', { timeout: 120_000 }, () => {
     );
   });
 
+  it('refuses an object a new call past its share of the bucket, writing nothing', async () => {
+    const seen: string[] = [];
+    const bounded = calls({ maxPerObject: 3, count: (outcome) => void seen.push(outcome) });
+    const held = ref('g', 'uid-g', 'generation/1');
+    const claim = await bounded.claim(held);
+    for (const generation of [2, 3]) {
+      const call = ref('g', 'uid-g', `generation/${String(generation)}`);
+      await bounded.made(call, 'perform', await bounded.claim(call));
+    }
+    const before = await messages();
+    await assert.rejects(
+      bounded.claim(ref('g', 'uid-g', 'generation/4')),
+      (error) =>
+        error instanceof TooManyCalls &&
+        /has recorded 3 external calls, the most one may \(KUBEBUS_ONCE_MAX_PER_OBJECT, 3\): .*key a call by what it does/.test(
+          error.message,
+        ),
+    );
+    assert.equal(await messages(), before, 'nothing written for the refused call');
+    assert.equal(seen.at(-1), 'refused');
+    // what it holds is still its own: a made call is found, its own claim taken over
+    assert.equal((await bounded.claim(ref('g', 'uid-g', 'generation/2'))).state, 'made');
+    await assert.rejects(bounded.claim(held), CallInFlight);
+    await bounded.made(held, 'perform', claim);
+    // another object, and another life of this one, have shares of their own
+    assert.equal((await bounded.claim(ref('h', 'uid-h', 'generation/4'))).state, 'claimed');
+    assert.equal((await bounded.claim(ref('g', 'uid-g2', 'generation/4'))).state, 'claimed');
+  });
+
   it('counts what became of each call (kubebus_once_calls_total)', async () => {
     const seen: string[] = [];
-    const counted = PerformedCalls.of(kv, jsm, 'mailer', liveUid, silent, 60_000, (outcome) => {
-      seen.push(outcome);
+    const counted = calls({
+      count: (outcome) => {
+        seen.push(outcome);
+      },
     });
     const call = ref('m', 'uid-m', 'one');
     const claim = await counted.claim(call);

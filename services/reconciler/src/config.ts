@@ -9,6 +9,7 @@ import {
   workerConfig,
   workerEnv,
 } from '@kubebus/shared/config';
+import { MAX_CALLS_PER_OBJECT } from '@kubebus/shared/bus';
 import { z } from 'zod';
 
 export const SinkAuthModes = ['oidc', 'token', 'none'] as const;
@@ -80,6 +81,8 @@ export const ReconcilerConfigSchema = z
      * be before it is taken over: longer than a call may run (ADR 0035).
      */
     KUBEBUS_ONCE_CLAIM_TIMEOUT: durationMs('60s'),
+    /** the external calls (ctx.once) one object may have recorded: the bucket is all objects' */
+    KUBEBUS_ONCE_MAX_PER_OBJECT: positiveInt(MAX_CALLS_PER_OBJECT),
     /**
      * The NATS user of the operator's own state account (ADR 0015): `setup`'s
      * object stores and buckets live there, out of reach of kubebus' subjects.
@@ -135,6 +138,7 @@ export const ReconcilerConfigSchema = z
     consume: env.KUBEBUS_CONSUME === 'true',
     readYourWritesWaitMs: env.KUBEBUS_READ_YOUR_WRITES_WAIT,
     onceClaimTimeoutMs: env.KUBEBUS_ONCE_CLAIM_TIMEOUT,
+    onceMaxPerObject: env.KUBEBUS_ONCE_MAX_PER_OBJECT,
     ...(env.KUBEBUS_STATE_NATS_USER === undefined
       ? {}
       : {

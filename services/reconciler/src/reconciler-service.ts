@@ -227,10 +227,13 @@ export async function startReconcilerService(deps: {
     config.controller,
     async (key) => (await reader.live(key))?.metadata.uid,
     log,
-    config.onceClaimTimeoutMs,
-    (outcome) => {
-      if (outcome === 'taken_over') onceTakeovers.inc({ controller: config.controller });
-      else onceCalls.inc({ controller: config.controller, outcome });
+    {
+      takeoverMs: config.onceClaimTimeoutMs,
+      maxPerObject: config.onceMaxPerObject,
+      count: (outcome) => {
+        if (outcome === 'taken_over') onceTakeovers.inc({ controller: config.controller });
+        else onceCalls.inc({ controller: config.controller, outcome });
+      },
     },
   );
   const reconciler = deps.plan.build({

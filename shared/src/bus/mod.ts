@@ -109,8 +109,10 @@ export type { RoleOrigin } from './origins.js';
 export {
   CLAIM_TAKEOVER_MS,
   CallInFlight,
+  MAX_CALLS_PER_OBJECT,
   PerformedCalls,
+  TooManyCalls,
   performedAsOf,
   performedKey,
 } from './performed-calls.js';
-export type { Claim, OnceOutcome, PerformedRecord } from './performed-calls.js';
+export type { Claim, OnceOutcome, PerformedOptions, PerformedRecord } from './performed-calls.js';

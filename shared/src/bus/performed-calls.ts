@@ -39,6 +39,16 @@ const SWEPT_LIVES = 10_000;
  */
 export const CLAIM_TAKEOVER_MS = 60_000;
 
+/**
+ * The calls one life of an object may have recorded, by default
+ * (KUBEBUS_ONCE_MAX_PER_OBJECT): past it, a new call is refused. The bucket
+ * is the operator's, shared by all its objects: a key that changes with each
+ * generation accumulates, and a tenant editing its object in a loop would
+ * otherwise fill it for every other object (~250 bytes a record: 1,000 is
+ * under 0.4 % of the 64 MiB default).
+ */
+export const MAX_CALLS_PER_OBJECT = 1_000;
+
 const RecordSchema = z.object({
   state: z.enum(['claimed', 'made']),
   /** when the call was first claimed: what replay compares a revision's time with */
@@ -47,6 +57,24 @@ const RecordSchema = z.object({
   by: z.enum(['perform', 'done']).optional(),
 });
 export type PerformedRecord = z.infer<typeof RecordSchema>;
+
+/**
+ * A new call of an object that holds as many records as one may: no call is
+ * made, its claim is gone. The object's doing (its keys), not retried by time.
+ */
+export class TooManyCalls extends Error {
+  override readonly name = 'TooManyCalls';
+}
+
+/** How a PerformedCalls behaves (the defaults are the service's). */
+export interface PerformedOptions {
+  /** how old another reconcile's claim must be to be taken over */
+  readonly takeoverMs?: number;
+  /** the calls one life of an object may have recorded */
+  readonly maxPerObject?: number;
+  /** what became of each attempt (kubebus_once_calls_total) */
+  readonly count?: (outcome: OnceOutcome) => void;
+}
 
 /** A claim this reconcile holds, or the record that made one unnecessary. */
 export type Claim =
@@ -116,8 +144,10 @@ function objectToken(object: ObjectKey): string {
   return digest(`${object.group}/${object.resource}/${object.namespace}/${object.name}`, 24);
 }
 
-/** How the records of lives that are over leave the bucket (`PerformedCalls.of`). */
+/** How the bucket's lives are counted, and those that are over leave it (`PerformedCalls.of`). */
 export interface LifePurges {
+  /** the calls this life of the object has recorded, claims included */
+  recorded(call: CallRef): Promise<number>;
   /** the object the bus recorded deleted: the records of the life it deleted */
   deleted(key: ObjectKey): Promise<void>;
   /** a life of the name claims a call: the records of any other life of the name */
@@ -135,14 +165,21 @@ export class PerformedCalls {
   /** lives (lifeTokens) whose name this process swept of earlier lives */
   readonly #swept = new Set<string>();
 
+  readonly #takeoverMs: number;
+  readonly #maxPerObject: number;
+  readonly #count: (outcome: OnceOutcome) => void;
+
   constructor(
     private readonly kv: Pick<KV, 'get' | 'put' | 'create' | 'update' | 'delete'>,
-    /** purges the records of lives that are over; undefined for a reader (replay) */
+    /** counts lives and purges those that are over; undefined for a reader (replay) */
     private readonly purge: LifePurges | undefined,
     private readonly log: Logger,
-    private readonly takeoverMs: number = CLAIM_TAKEOVER_MS,
-    private readonly count: (outcome: OnceOutcome) => void = () => undefined,
-  ) {}
+    options: PerformedOptions = {},
+  ) {
+    this.#takeoverMs = options.takeoverMs ?? CLAIM_TAKEOVER_MS;
+    this.#maxPerObject = options.maxPerObject ?? MAX_CALLS_PER_OBJECT;
+    this.#count = options.count ?? (() => undefined);
+  }
 
   /**
    * Over an operator's bucket, with the JetStream manager that reads deletions
@@ -155,14 +192,19 @@ export class PerformedCalls {
     controller: string,
     liveUid: (key: ObjectKey) => Promise<string | undefined>,
     log: Logger,
-    takeoverMs = CLAIM_TAKEOVER_MS,
-    count?: (outcome: OnceOutcome) => void,
+    options: PerformedOptions = {},
   ) {
     const bucket = performedBucketOf(controller);
     const stream = `KV_${bucket}`;
     return new PerformedCalls(
       kv,
       {
+        async recorded(call) {
+          const { state } = await jsm.streams.info(stream, {
+            subjects_filter: `$KV.${bucket}.${lifeTokens(call.object, call.uid)}.>`,
+          });
+          return Object.keys(state.subjects ?? {}).length;
+        },
         async deleted(key) {
           // only on the bus' word that it is gone (its last record a deletion), and
           // only that life's: a read that found nothing (a refusal, a version not
@@ -203,8 +245,7 @@ export class PerformedCalls {
         },
       },
       log,
-      takeoverMs,
-      count,
+      options,
     );
   }
 
@@ -221,12 +262,12 @@ export class PerformedCalls {
         () => this.#unrecorded.delete(key),
         () => undefined,
       );
-      this.count('found_made');
+      this.#count('found_made');
       return local;
     }
     const entry = await this.kv.get(key);
     const record = entry === null || entry.operation !== 'PUT' ? undefined : recordOf(entry);
-    if (record?.state === 'made') this.count('found_made');
+    if (record?.state === 'made') this.#count('found_made');
     return record;
   }
 
@@ -239,6 +280,7 @@ export class PerformedCalls {
    */
   async claim(call: CallRef): Promise<Claim> {
     const key = performedKey(call);
+    await this.#withinBound(call);
     const record: PerformedRecord = { state: 'claimed', at: new Date().toISOString() };
     for (let tries = 1; ; tries++) {
       try {
@@ -252,34 +294,34 @@ export class PerformedCalls {
       // released or purged between the two: claimed again, once
       if (entry === null || entry.operation !== 'PUT') {
         if (tries < 2) continue;
-        this.count('waited');
+        this.#count('waited');
         throw new CallInFlight(`the external call ${call.idempotencyKey} is contended`, 500);
       }
       const found = recordOf(entry);
       if (found.state === 'made') {
-        this.count('found_made');
+        this.#count('found_made');
         return { state: 'made', record: found };
       }
       const age = Date.now() - entry.created.getTime();
-      if (age < this.takeoverMs) {
-        this.count('waited');
+      if (age < this.#takeoverMs) {
+        this.#count('waited');
         throw new CallInFlight(
           `the external call ${call.idempotencyKey} was claimed ${String(Math.round(age / 1000))} s ago by another reconcile, which may be making it`,
-          this.takeoverMs - age + 250,
+          this.#takeoverMs - age + 250,
         );
       }
       // a reconcile that stopped between the call and its record: taken over by one
       const takenOver: PerformedRecord = { state: 'claimed', at: found.at };
       try {
         const revision = await this.kv.update(key, JSON.stringify(takenOver), entry.revision);
-        this.count('taken_over');
+        this.#count('taken_over');
         return { state: 'claimed', record: takenOver, revision, tookOver: true };
       } catch (error) {
         if (!isContention(error)) throw this.#refused(error);
-        this.count('waited');
+        this.#count('waited');
         throw new CallInFlight(
           `the external call ${call.idempotencyKey} was taken over by another reconcile meanwhile`,
-          this.takeoverMs,
+          this.#takeoverMs,
           { cause: error },
         );
       }
@@ -289,7 +331,7 @@ export class PerformedCalls {
   /** The call failed before it was made (`perform` threw): its claim goes, the retry is a first try. */
   async release(call: CallRef, claim: Claim): Promise<void> {
     if (claim.state !== 'claimed') return;
-    this.count('released');
+    this.#count('released');
     await this.kv
       .delete(performedKey(call), { previousSeq: claim.revision })
       .catch((error: unknown) => {
@@ -314,9 +356,9 @@ export class PerformedCalls {
     };
     try {
       await this.#write(key, record);
-      this.count(by === 'done' ? 'answered_done' : 'made');
+      this.#count(by === 'done' ? 'answered_done' : 'made');
     } catch (error) {
-      this.count('unrecorded');
+      this.#count('unrecorded');
       if (this.#unrecorded.size >= REMEMBERED_LOCALLY) {
         const oldest = this.#unrecorded.keys().next();
         if (oldest.done !== true) this.#unrecorded.delete(oldest.value);
@@ -347,9 +389,32 @@ export class PerformedCalls {
     }
   }
 
+  /**
+   * Before a claim writes anything: an object's life that holds as many
+   * records as one may gets no new call (a retry of one it holds neither;
+   * it is stuck either way). Concurrent claims may pass it by a few.
+   */
+  async #withinBound(call: CallRef): Promise<void> {
+    if (this.purge === undefined) return;
+    let recorded: number;
+    try {
+      recorded = await this.purge.recorded(call);
+    } catch (error) {
+      throw this.#refused(error);
+    }
+    if (recorded < this.#maxPerObject) return;
+    // one of its own records (a claim left by a reconcile that stopped): not a new one
+    const held = await this.kv.get(performedKey(call)).catch(() => null);
+    if (held?.operation === 'PUT') return;
+    this.#count('refused');
+    throw new TooManyCalls(
+      `ctx.once: this object has recorded ${String(recorded)} external calls, the most one may (KUBEBUS_ONCE_MAX_PER_OBJECT, ${String(this.#maxPerObject)}): no new one is made. A key that changes with each generation or status accumulates; key a call by what it does (a value that repeats), or raise the bound`,
+    );
+  }
+
   /** A claim the bucket refused (full, not allowed, NATS away): no call; counted and explained. */
   #refused(error: unknown): unknown {
-    this.count('refused');
+    this.#count('refused');
     return explained(error);
   }
 

@@ -6,7 +6,12 @@
 // revokes the reconcile (its partition's lease lost or no longer trusted,
 // the process stopping) the write is refused — a zombie reconcile writes
 // nothing more (ADR 0005).
-import type { ObjectReader, OwnWrites, PerformedCalls } from '@kubebus/shared/bus';
+import {
+  TooManyCalls,
+  type ObjectReader,
+  type OwnWrites,
+  type PerformedCalls,
+} from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   controllerReference,
@@ -292,7 +297,12 @@ export function operatorContext(
     if (deps.dryRun) return performed === undefined ? 'done' : 'performed';
     fenced(runtime);
     // claimed first, one claimant wins: a claim the bus refuses makes no call (retried)
-    const claim = await performed?.claim(call);
+    const claim = await performed?.claim(call).catch((error: unknown) => {
+      // the object's own keys filled its share of the bucket: not fixed by waiting
+      throw error instanceof TooManyCalls
+        ? new TerminalError(error.message, { cause: error })
+        : error;
+    });
     if (claim?.state === 'made') return 'done';
     if (claim?.tookOver === true)
       runtime.log.warn(
