@@ -1,7 +1,15 @@
 // kubebus's REST client on a real kube-apiserver: one connection carries
 // every request and watch (HTTP/2), however many run at once — no TLS
 // handshake per request — and it survives the apiserver restarting.
-import { KubeClient, listPages, loadKubeConfig, watchEvents } from '@kubebus/shared/kube';
+import { classifyFailure } from '@kubebus/shared/errors';
+import {
+  KubeClient,
+  apply,
+  listPages,
+  loadKubeConfig,
+  watchEvents,
+  type ApplyBody,
+} from '@kubebus/shared/kube';
 import { restClientMetrics } from '@kubebus/shared/obs';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -59,6 +67,35 @@ describe('REST client connections', { timeout: 300_000 }, () => {
     assert.ok((await watching) >= 1, 'the watch saw the ConfigMaps');
     assert.equal(await connections(), 1, 'one connection for everything');
     kube.close();
+  });
+
+  it("takes a body the apiserver's types cannot hold as the object's fault, not an outage", async () => {
+    const { kube } = await client();
+    const refusal = async (resource: string, body: ApplyBody) => {
+      const ref = { group: '', version: 'v1', resource, namespaced: true };
+      const error: unknown = await apply(kube, ref, body, { fieldManager: 'test' }).then(
+        () => assert.fail(`${resource}: applied`),
+        (e: unknown) => e,
+      );
+      return { error, message: error instanceof Error ? error.message : String(error) };
+    };
+    // a quantity its type cannot parse: a 500 from the conversion, on every try
+    const quota = await refusal('resourcequotas', {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name: 'tenant-quota', namespace: 'default' },
+      spec: { hard: { cpu: 'lots' } },
+    });
+    assert.match(quota.message, /500|convert/, quota.message);
+    assert.equal(classifyFailure(quota.error), 'object', quota.message);
+    // a field its schema does not declare (client-node's `_default`)
+    const limits = await refusal('limitranges', {
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name: 'limits', namespace: 'default' },
+      spec: { limits: [{ type: 'Container', _default: { cpu: '1' } }] },
+    });
+    assert.equal(classifyFailure(limits.error), 'object', limits.message);
   });
 
   it('lists and watches metadata only: no byte of a Secret reaches the client', async () => {

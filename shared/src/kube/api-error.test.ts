@@ -106,6 +106,19 @@ describe('an apiserver error', () => {
     );
     assert.equal(classifyFailure(undeclared), 'object');
     assert.equal(undeclared.retryable, false);
+    // a value its type cannot hold: a quantity that does not parse
+    const unconvertible = apiErrorFrom(
+      500,
+      JSON.stringify({
+        kind: 'Status',
+        reason: 'InternalError',
+        message:
+          'failed to convert new object (tenant-broke/tenant-quota; /v1, Kind=ResourceQuota) to proper version: unable to convert unstructured object to /v1, Kind=ResourceQuota: quantities must match the regular expression',
+      }),
+      {},
+    );
+    assert.equal(classifyFailure(unconvertible), 'object');
+    assert.equal(unconvertible.retryable, false);
     const overloaded = apiErrorFrom(
       500,
       JSON.stringify({
