@@ -52,9 +52,14 @@ async function primaryObjects(deps: SweepDeps): Promise<{ key: ObjectKey; uid: s
     try {
       return await deps.listLive();
     } catch (error) {
+      // an answer, not a fault of kubebus: one line, no stack (a 404 is upgrade step 3,
+      // a version whose CRD is not applied yet)
+      const status = (error as { status?: unknown } | null)?.status;
       deps.log.warn(
-        { err: error },
-        'upgrade sweep: cannot list the primary from the apiserver; sweeping what the bus recorded',
+        { reason: error instanceof Error ? error.message.split('\n', 1)[0] : String(error) },
+        status === 404
+          ? 'upgrade sweep: the apiserver does not serve this version of the primary yet (its CRD is applied after the reconcilers); sweeping what the bus recorded'
+          : 'upgrade sweep: cannot list the primary from the apiserver; sweeping what the bus recorded',
       );
     }
   }

@@ -128,7 +128,7 @@ describe('what ctx.delete will not delete', () => {
     );
     assert.equal(
       refusal(namespace({ labels: { team: 'legacy' } }), b, true, 'delete'),
-      "Namespace shared was not made by the operator teamspaces: not deleted (it is not this TeamSpace's; label it kubebus.dev/controller=teamspaces to hand it over).",
+      "Namespace shared was not made by the operator teamspaces: not deleted (it is not this TeamSpace's; label it app.kubernetes.io/managed-by=kubebus kubebus.dev/controller=teamspaces to hand it over).",
     );
   });
 });

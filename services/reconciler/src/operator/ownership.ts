@@ -12,7 +12,12 @@
 // owners would swap it back and forth until it is gone).
 import { ErrorCodes, KubebusError } from '@kubebus/shared/errors';
 import type { KubeObject } from '@kubebus/shared/events';
-import { OWNER_ANNOTATION, ownerAnnotationOf } from '@kubebus/shared/kube';
+import {
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  OWNER_ANNOTATION,
+  ownerAnnotationOf,
+} from '@kubebus/shared/kube';
 import { CONTROLLER_LABEL } from './owned-objects.js';
 
 /** How often an owner refused a name looks at it again: until the other lets it go. */
@@ -100,9 +105,12 @@ export function ownershipRefusal(
   if (appliedFor !== undefined)
     return `${describe} was applied for ${appliedFor}: ${not} (two objects claim it; give one of them another name).${again}`;
   const labels = current.metadata.labels ?? {};
+  // both labels: the generated admission policies let the reconciler change a Namespace,
+  // Role or RoleBinding only with both, so the one alone would hand over what it then may not write
+  const handOver = `label it ${MANAGED_BY_LABEL}=${MANAGED_BY} ${CONTROLLER_LABEL}=${operator} to hand it over`;
   if (ask.labelOnly && controller === undefined && labels[CONTROLLER_LABEL] !== operator)
     return ask.action === 'apply'
-      ? `${describe} exists and was not made by the operator ${operator}: not adopted (it would be deleted with this ${owner.kind}). Delete it, label it ${CONTROLLER_LABEL}=${operator} to hand it over, or give this ${owner.kind} another name for it.${again}`
-      : `${describe} was not made by the operator ${operator}: not deleted (it is not this ${owner.kind}'s; label it ${CONTROLLER_LABEL}=${operator} to hand it over).${again}`;
+      ? `${describe} exists and was not made by the operator ${operator}: not adopted (it would be deleted with this ${owner.kind}). Delete it, ${handOver}, or give this ${owner.kind} another name for it.${again}`
+      : `${describe} was not made by the operator ${operator}: not deleted (it is not this ${owner.kind}'s; ${handOver}).${again}`;
   return undefined;
 }
