@@ -44,8 +44,8 @@ export const CLAIM_TAKEOVER_MS = 60_000;
  * (KUBEBUS_ONCE_MAX_PER_OBJECT): past it, a new call is refused. The bucket
  * is the operator's, shared by all its objects: a key that changes with each
  * generation accumulates, and a tenant editing its object in a loop would
- * otherwise fill it for every other object (~250 bytes a record: 1,000 is
- * under 0.4 % of the 64 MiB default).
+ * otherwise fill it for every other object (about 160 bytes a record:
+ * 1,000 are a quarter of a percent of the 64 MiB default).
  */
 export const MAX_CALLS_PER_OBJECT = 1_000;
 
