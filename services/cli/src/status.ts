@@ -236,6 +236,31 @@ function ago(time: string | undefined, now: number): string {
 const oneLine = (text: string | undefined, max = 80) =>
   printable((text ?? '').split('\n')[0] ?? '', max);
 
+/**
+ * What to do about a letter: re-drive it after the fix — unless its controller
+ * reconciled the object since (a spec change, a new version), which a
+ * re-drive would only repeat.
+ */
+function letterHint(
+  letter: ObjectStatus['letters'][number],
+  outcomes: readonly OutcomeRecord[],
+  now: number,
+): string {
+  const since = outcomes
+    .filter(
+      (o) =>
+        o.controller === letter.origin &&
+        (o.result === 'success' || o.result === 'requeue_after') &&
+        Date.parse(o.at) > Date.parse(letter.time),
+    )
+    .map((o) => o.at)
+    .sort()
+    .at(-1);
+  return since === undefined
+    ? `after the fix: kubebus dlq redrive ${String(letter.seq)}`
+    : `reconciled since (${ago(since, now)} ago): nothing to re-drive`;
+}
+
 export function formatStatus(status: ObjectStatus, now = Date.now()): string {
   const { key } = status;
   const where = printable(key.namespace === '' ? key.name : `${key.namespace}/${key.name}`);
@@ -331,7 +356,7 @@ export function formatStatus(status: ObjectStatus, now = Date.now()): string {
         : `\n${status.letters
             .map(
               (l) =>
-                `  #${String(l.seq)} ${printable(l.time)} from ${printable(l.origin)} after ${l.attempts} attempts: ${oneLine(l.reason, 120)} (after the fix: kubebus dlq redrive ${String(l.seq)})`,
+                `  #${String(l.seq)} ${printable(l.time)} from ${printable(l.origin)} after ${l.attempts} attempts: ${oneLine(l.reason, 120)} (${letterHint(l, status.outcomes, now)})`,
             )
             .join('\n')}`
     }`,
