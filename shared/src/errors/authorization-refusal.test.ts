@@ -134,6 +134,13 @@ describe('an RBAC refusal', () => {
       refusalAdvice(binding, { kind: 'ClusterRole', name: 'admin' }),
       /^the operator may not grant ClusterRole admin, whose rules it does not hold \(3 missing\); if it is meant to, declare `rbac: \{ bind: \[\{ kind: 'ClusterRole', name: 'admin' \}\] \}`, then apply the RBAC `kubebus generate` writes/,
     );
+    // declared, but not in the RBAC applied: apply it, nothing to declare
+    const declared = refusalAdvice(binding, { kind: 'ClusterRole', name: 'edit', declared: true });
+    assert.match(
+      declared,
+      /^the operator may not grant ClusterRole edit, whose rules it does not hold \(3 missing\); it declares it in `rbac\.bind`, but the RBAC applied in the cluster does not grant that: apply the RBAC `kubebus generate` writes/,
+    );
+    assert.doesNotMatch(declared, /if it is meant to/);
     // without the role at hand: where to declare it, by example
     assert.match(
       refusalAdvice(binding),

@@ -12,6 +12,8 @@
 export interface GrantedRole {
   readonly kind: string;
   readonly name: string;
+  /** the operator declares it (rbac.bind or rbac.escalate): the RBAC applied lacks it */
+  readonly declared?: boolean;
 }
 
 export type AuthorizationRefusal =
@@ -106,6 +108,9 @@ export function refusalAdvice(refusal: AuthorizationRefusal, role?: GrantedRole)
     return `the operator may not grant rules it does not hold (${String(refusal.missingRules)}): declare the role it ${writesRole ? 'writes' : 'binds'} in \`rbac.${field}\` (${writesRole ? 'or its rules in `rbac.rules`' : "e.g. `rbac: { bind: [{ kind: 'ClusterRole', name: 'edit' }] }`"}), then ${APPLY_RBAC}`;
   // a ClusterRole granted by a ClusterRoleBinding: in every namespace, which bind must say
   const clusterWide = /^clusterrolebindings\./.test(refusal.resource) ? ', clusterWide: true' : '';
+  // declared already: the cluster has an older RBAC (or one edited since), not the definition's
+  if (role.declared === true)
+    return `the operator may not ${writesRole ? 'write' : 'grant'} ${role.kind} ${role.name}, whose rules it does not hold (${String(refusal.missingRules)} missing); it declares it in \`rbac.${field}\`${clusterWide === '' ? '' : ' (clusterWide)'}, but the RBAC applied in the cluster does not grant that: ${APPLY_RBAC}`;
   // the role is the object's choice (a spec may name it): the refusal may be the point
   return `the operator may not ${writesRole ? 'write' : 'grant'} ${role.kind} ${role.name}, whose rules it does not hold (${String(refusal.missingRules)} missing); if it is meant to, declare \`rbac: { ${field}: [{ kind: '${role.kind}', name: '${role.name}'${clusterWide} }] }\`${writesRole ? ' (or its rules in `rbac.rules`)' : ''}, then ${APPLY_RBAC}; if not, change the object`;
 }

@@ -234,7 +234,7 @@ export function operatorContext(
         recorded,
       )
       .catch((error: unknown) => {
-        throw explainedRefusal(error, body);
+        throw explainedRefusal(error, body, deps.operator.rbac);
       });
     if (outcome === 'applied' && !deps.dryRun) {
       const namespace = body.metadata.namespace ?? '';
@@ -272,7 +272,7 @@ export function operatorContext(
       deps.fieldManager,
       runtime.signal,
     ).catch((error: unknown) => {
-      throw explainedRefusal(error, body);
+      throw explainedRefusal(error, body, deps.operator.rbac);
     });
     // replayed: as of the revision the bus had no such object, so that reconcile made it;
     // today's apiserver has it (made since), and its reads stay the revision's

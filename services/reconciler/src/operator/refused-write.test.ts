@@ -34,7 +34,11 @@ const binding = (kind: 'RoleBinding' | 'ClusterRoleBinding', role: string) => ({
 
 describe('a write the operator’s RBAC refused', () => {
   it('names the role the binding grants and the bind to declare, without the list of rules', () => {
-    const explained = explainedRefusal(notHeld('rolebindings', 40), binding('RoleBinding', 'edit'));
+    const explained = explainedRefusal(
+      notHeld('rolebindings', 40),
+      binding('RoleBinding', 'edit'),
+      undefined,
+    );
     assert.ok(explained instanceof KubeApiError);
     assert.equal(explained.status, 403);
     assert.deepEqual(explained.details, { name: 'tenant-admins', kind: 'rolebindings' });
@@ -48,10 +52,26 @@ describe('a write the operator’s RBAC refused', () => {
     assert.equal(classifyFailure(explained), 'forbidden');
   });
 
+  it('says only to apply the RBAC for a role the operator declares (the cluster has an older one)', () => {
+    const declared = explainedRefusal(notHeld('rolebindings', 71), binding('RoleBinding', 'edit'), {
+      bind: [{ kind: 'ClusterRole', name: 'edit' }],
+    });
+    assert.match(
+      (declared as Error).message,
+      /^the operator may not grant ClusterRole edit, .* \(71 missing\); it declares it in `rbac\.bind`, but the RBAC applied in the cluster does not grant that: apply the RBAC/,
+    );
+    // another role declared is not this one
+    const other = explainedRefusal(notHeld('rolebindings', 71), binding('RoleBinding', 'edit'), {
+      bind: [{ kind: 'ClusterRole', name: 'view' }],
+    });
+    assert.match((other as Error).message, /if it is meant to, declare/);
+  });
+
   it('says clusterWide for a ClusterRoleBinding, escalate for a role it writes', () => {
     const wide = explainedRefusal(
       notHeld('clusterrolebindings', 2),
       binding('ClusterRoleBinding', 'view'),
+      undefined,
     );
     assert.match((wide as Error).message, /name: 'view', clusterWide: true \}/);
     const role = {
@@ -62,7 +82,7 @@ describe('a write the operator’s RBAC refused', () => {
     };
     assert.deepEqual(grantedBy(role), { kind: 'Role', name: 'tenant-reader' });
     assert.match(
-      (explainedRefusal(notHeld('roles', 1), role) as Error).message,
+      (explainedRefusal(notHeld('roles', 1), role, undefined) as Error).message,
       /escalate: \[\{ kind: 'Role', name: 'tenant-reader' \}\]/,
     );
   });
@@ -74,11 +94,11 @@ describe('a write the operator’s RBAC refused', () => {
       '',
       'apiserver answered 403: admission webhook "deny.example.com" denied the request: no',
     );
-    assert.equal(explainedRefusal(denied, body), denied);
+    assert.equal(explainedRefusal(denied, body, undefined), denied);
     const invalid = new KubeApiError(422, 'Invalid', 'apiserver answered 422 Invalid: bad');
-    assert.equal(explainedRefusal(invalid, body), invalid);
+    assert.equal(explainedRefusal(invalid, body, undefined), invalid);
     const boom = new Error('boom');
-    assert.equal(explainedRefusal(boom, body), boom);
+    assert.equal(explainedRefusal(boom, body, undefined), boom);
     // a kind that grants nothing has no role to name
     assert.equal(
       grantedBy({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }),

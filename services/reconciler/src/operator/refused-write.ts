@@ -10,15 +10,33 @@ import {
   FailureClasses,
   type GrantedRole,
 } from '@kubebus/shared/errors';
+import type { OperatorRbac } from '@kubebus/shared/definition';
 import { KubeApiError, isKubeApiError, type ApplyBody } from '@kubebus/shared/kube';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
-/** The error to throw for a failed write of `body`: an RBAC refusal explained, anything else as it is. */
-export function explainedRefusal(error: unknown, body: ApplyBody): unknown {
+/**
+ * The error to throw for a failed write of `body`: an RBAC refusal explained
+ * (`rbac`: what the operator declares, so a role it declares is not advised
+ * to be declared), anything else as it is.
+ */
+export function explainedRefusal(
+  error: unknown,
+  body: ApplyBody,
+  rbac: OperatorRbac | undefined,
+): unknown {
   if (!isKubeApiError(error, 403) || classifyFailure(error) !== FailureClasses.Forbidden)
     return error;
-  const explained = explainRefusal(error.message, grantedBy(body));
+  const granted = grantedBy(body);
+  const declared =
+    granted !== undefined &&
+    [...(rbac?.bind ?? []), ...(rbac?.escalate ?? [])].some(
+      (role) => role.kind === granted.kind && role.name === granted.name,
+    );
+  const explained = explainRefusal(
+    error.message,
+    granted === undefined ? undefined : { ...granted, declared },
+  );
   if (explained === error.message) return error;
   // still the apiserver's 403 (status, reason, details): classified and handled as before
   return new KubeApiError(
