@@ -195,6 +195,38 @@ describe('the conversion webhook answer', () => {
     }, /Box v1 → v1alpha1 throws on a partial object/);
   });
 
+  it('finds a conversion that throws on a round-trip annotation it did not write', () => {
+    const KEPT = 'boxes.test.kubebus.dev/kept';
+    const trusting = defineResource({
+      group: 'test.kubebus.dev',
+      kind: 'Box',
+      scope: 'Namespaced',
+      versions: {
+        v1alpha1: { spec: z.object({ size: z.int() }), status: z.object({}) },
+        v1: { spec: z.object({ size: z.int(), colour: z.string() }), status: z.object({}) },
+      },
+      storage: 'v1',
+      convert: {
+        v1alpha1: {
+          // lossless on what it wrote itself: the colour kept as JSON, read back with JSON.parse
+          toStorage: ({ metadata, spec }) => {
+            const kept = metadata.annotations?.[KEPT];
+            const { colour } =
+              kept === undefined ? { colour: 'grey' } : (JSON.parse(kept) as { colour: string });
+            return { spec: { size: spec.size, colour }, annotations: { [KEPT]: null } };
+          },
+          fromStorage: ({ spec }) => ({
+            spec: { size: spec.size },
+            annotations: { [KEPT]: JSON.stringify({ colour: spec.colour }) },
+          }),
+        },
+      },
+    });
+    assert.throws(() => {
+      conversionProperty(trusting, { numRuns: 100 });
+    }, /Box v1alpha1 → v1 throws on a round-trip annotation holding a value it did not write \(boxes\.test\.kubebus\.dev\/kept: /);
+  });
+
   it('gives up, naming the field, on a refinement no generated value meets', () => {
     const cron = defineResource({
       group: 'test.kubebus.dev',
