@@ -66,6 +66,7 @@ import {
   alreadyTerminal,
   describeIssues,
   FORBIDDEN,
+  notReadyAt,
   notReadyStatus,
   alreadyUnreachable,
   unreachableStatus,
@@ -277,7 +278,10 @@ export class OperatorReconciler implements Reconciler {
   /**
    * Ready=False, reason ReconcileRetrying, with the error's first line: without it,
    * `kubectl get` showed the last generation's Ready=True while this one failed.
-   * Written once per generation and message (its attempts' count is the Events').
+   * Written once per generation, at its first announced attempt: the write is a
+   * change of the object, which reconciles it at once — that round is the next
+   * attempt, without its backoff — so it is paid once, where the backoff is
+   * shortest; later messages are the Events'.
    */
   async #showRetrying(
     recorded: KubeObject,
@@ -288,7 +292,7 @@ export class OperatorReconciler implements Reconciler {
     const message = retryMessage(error);
     // parked, re-driven: Ready=False already, and a write's own change would be left
     // parked, dropping the retry that waits (the re-drive's budget never spent)
-    if (isParked(object) || alreadyNotReady(object, RETRYING, message)) return;
+    if (isParked(object) || notReadyAt(object, RETRYING)) return;
     try {
       await this.#publishStatus(recorded, notReadyStatus(object, RETRYING, message), runtime);
     } catch (failure) {

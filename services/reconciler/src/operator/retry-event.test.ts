@@ -21,4 +21,7 @@ test('the Ready message is the first line of the error, without the attempt', ()
     'database not reachable',
   );
   assert.equal(retryMessage('plain'), 'plain');
+  // never an empty condition message
+  assert.equal(retryMessage(new Error('\n  details below')), '  details below');
+  assert.equal(retryMessage(new TypeError('')), 'TypeError');
 });

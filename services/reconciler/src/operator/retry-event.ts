@@ -16,10 +16,11 @@ export function retryAnnounced(attempt: number): boolean {
   return attempt >= 2 && (attempt & (attempt - 1)) === 0;
 }
 
-/** The first line of what failed: the Ready condition's message while it is retried. */
+/** The first line of what failed (its first non-empty one, else its name): the Ready condition's message while it is retried. */
 export function retryMessage(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
-  return text.split('\n', 1)[0] ?? '';
+  const line = text.split('\n').find((part) => part.trim() !== '');
+  return line ?? (error instanceof Error ? error.name : 'failed');
 }
 
 /** The Event's note: which attempt, and the first line of what failed. */

@@ -182,6 +182,16 @@ export function notReadyStatus(
   };
 }
 
+/** The status already says Ready=False for this reason at this generation, whatever its message. */
+export function notReadyAt(object: KubeObject, reason: string): boolean {
+  const ready = conditionsOf(currentStatus(object)).find((c) => c.type === 'Ready');
+  return (
+    ready?.status === 'False' &&
+    ready.reason === reason &&
+    ready.observedGeneration === (object.metadata.generation ?? 0)
+  );
+}
+
 /** The status already says this Ready=False reason and message at this generation: not written again. */
 export function alreadyNotReady(object: KubeObject, reason: string, message: string): boolean {
   const ready = conditionsOf(currentStatus(object)).find((c) => c.type === 'Ready');
