@@ -44,11 +44,12 @@ import {
   type Resource,
   type RuntimeContext,
 } from '@kubebus/shared/definition';
-import type {
-  ReconcileRequest,
-  Reconciler,
-  RuntimeResult,
-  WorkerContext,
+import {
+  keyString,
+  type ReconcileRequest,
+  type Reconciler,
+  type RuntimeResult,
+  type WorkerContext,
 } from '@kubebus/shared/runtime';
 import { fenced } from './fenced.js';
 import { KnownResources, refOf } from './known-resources.js';
@@ -79,7 +80,7 @@ import {
 import { CALLS_BOUND_MS, InFlightCalls, endingWith } from './in-flight-calls.js';
 import { finalizeWait, finalizingStatus } from './finalize-wait.js';
 import { RETRYING, retryAnnounced, retryMessage, retryNote } from './retry-event.js';
-import { loopNote, STATUS_LOOP, StatusLoops } from './status-loop.js';
+import { loopNote, roundInputs, STATUS_LOOP, StatusLoops } from './status-loop.js';
 
 export interface OperatorReconcilerDeps {
   readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
@@ -186,7 +187,9 @@ export class OperatorReconciler implements Reconciler {
 
     const touched = new Set<string>();
     const calls = new InFlightCalls();
-    const context = this.#context(object, runtime, touched, calls);
+    /** what the round read through ctx, by resourceVersion: a status loop reads the same */
+    const inputs = new Set<string>();
+    const context = this.#context(object, runtime, touched, calls, inputs);
     let result;
     try {
       result = await endingWith(
@@ -196,6 +199,7 @@ export class OperatorReconciler implements Reconciler {
         endOptions(runtime),
       );
     } catch (error) {
+      this.#statusLoops.interrupted(object.metadata.uid);
       await this.#showFailure(recorded, object, error, runtime, { terminal: true });
       throw error;
     }
@@ -225,7 +229,7 @@ export class OperatorReconciler implements Reconciler {
       else await this.#prune(object, touched, list ? undefined : previous, list, runtime);
     }
     const next = reconciledStatus(object, status, result?.ready, result?.conditions ?? []);
-    this.#noticeLoop(object, next, request, runtime);
+    this.#noticeLoop(object, next, request, runtime, roundInputs(object, inputs));
     // the reconcile's last word: its worker may move on while the status is written
     await this.#publishStatus(recorded, next, runtime, runtime.releaseWorker);
     const requeueAfterMs = result?.requeueAfterMs;
@@ -233,9 +237,16 @@ export class OperatorReconciler implements Reconciler {
   }
 
   /** A status that changes at every round its own write started: said once, in the log and on the object. */
-  #noticeLoop(object: KubeObject, next: Status, request: ReconcileRequest, runtime: WorkerContext) {
-    if (this.deps.dryRun === true) return;
-    const fields = this.#statusLoops.observe(object, next, isOwnChange(request.body));
+  #noticeLoop(
+    object: KubeObject,
+    next: Status,
+    request: ReconcileRequest,
+    runtime: WorkerContext,
+    inputs: string,
+  ) {
+    // replay says nothing; a revoked round's lease is another's to speak for
+    if (this.deps.dryRun === true || runtime.signal.aborted) return;
+    const fields = this.#statusLoops.observe(object, next, isOwnChange(request.body), inputs);
     if (fields === undefined) return;
     const note = loopNote(fields);
     runtime.log.warn({ fields }, note);
@@ -458,17 +469,40 @@ export class OperatorReconciler implements Reconciler {
     runtime: RuntimeContext,
     touched: Set<string>,
     calls: InFlightCalls,
+    read?: Set<string>,
   ) {
+    const seen = (found: KubeObject | undefined, key: string) => {
+      read?.add(`${key}@${found?.metadata.resourceVersion ?? 'absent'}`);
+      return found;
+    };
     return operatorContext(
       {
         ...this.deps,
         // the reads of applies sent together (Promise.all) go as one request
-        reader: this.#reads,
+        reader:
+          read === undefined
+            ? this.#reads
+            : {
+                read: async (key) => seen(await this.#reads.read(key), keyString(key)),
+              },
+        lister:
+          read === undefined
+            ? this.#lister
+            : {
+                list: async (resource, namespace) => {
+                  const listed = await this.#lister.list(resource, namespace);
+                  for (const item of listed)
+                    seen(
+                      item,
+                      `${resource.kind}/${item.metadata.namespace ?? ''}/${item.metadata.name}`,
+                    );
+                  return listed;
+                },
+              },
         operator: this.operator,
         known: this.#known,
         dryRun: this.deps.dryRun ?? false,
         deps: this.deps.deps,
-        lister: this.#lister,
         storage: this.#storage,
         touched,
         calls,

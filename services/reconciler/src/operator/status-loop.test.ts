@@ -1,7 +1,13 @@
 import type { KubeObject } from '@kubebus/shared/events';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { changedStatusFields, LOOP_ROUNDS, loopNote, StatusLoops } from './status-loop.js';
+import {
+  changedStatusFields,
+  LOOP_ROUNDS,
+  loopNote,
+  roundInputs,
+  StatusLoops,
+} from './status-loop.js';
 
 const condition = (reason: string, lastTransitionTime: string) => ({
   type: 'Ready',
@@ -21,6 +27,8 @@ function written(status: Record<string, unknown>, generation = 3): KubeObject {
   };
 }
 
+const SAME = roundInputs(written({}), new Set(['ConfigMap/ns/p@7']));
+
 test('the fields named are those written differently, a condition by what it says', () => {
   assert.deepEqual(
     changedStatusFields(
@@ -36,13 +44,21 @@ test('the fields named are those written differently, a condition by what it say
     ),
     ['status.added', 'status.conditions[Ready]'],
   );
+  // the same map in another key order (the apiserver sorts, the schema does not)
+  assert.deepEqual(
+    changedStatusFields(
+      { endpoint: { port: 5432, host: 'db' } },
+      { endpoint: { host: 'db', port: 5432 } },
+    ),
+    [],
+  );
 });
 
 test('a status changing at every round its own write started is said once, at the tenth', () => {
   const loops = new StatusLoops();
   const said: (string[] | undefined)[] = [];
   for (let round = 1; round <= LOOP_ROUNDS * 3; round++)
-    said.push(loops.observe(written({ checks: round }), { checks: round + 1 }, true));
+    said.push(loops.observe(written({ checks: round }), { checks: round + 1 }, true, SAME));
   assert.deepEqual(said[LOOP_ROUNDS - 1], ['status.checks']);
   assert.equal(said.filter((s) => s !== undefined).length, 1);
 });
@@ -52,21 +68,64 @@ test('rounds that converge, follow a new generation or were started by something
   for (let round = 1; round <= LOOP_ROUNDS * 2; round++) {
     // a child's change, a requeue or a resync: the status may change each time
     assert.equal(
-      loops.observe(written({ checks: round }), { checks: round + 1 }, false),
+      loops.observe(written({ checks: round }), { checks: round + 1 }, false, SAME),
       undefined,
     );
     // a spec change: the status follows the new generation once
     assert.equal(
-      loops.observe(written({ checks: round }, 4), { checks: round + 1 }, true),
+      loops.observe(written({ checks: round }, 4), { checks: round + 1 }, true, SAME),
       undefined,
     );
   }
   // nine rounds in a row, then one that writes nothing new: the count starts again
   for (let round = 1; round < LOOP_ROUNDS; round++)
-    assert.equal(loops.observe(written({ checks: round }), { checks: round + 1 }, true), undefined);
-  assert.equal(loops.observe(written({ checks: 9 }), { checks: 9 }, true), undefined);
+    assert.equal(
+      loops.observe(written({ checks: round }), { checks: round + 1 }, true, SAME),
+      undefined,
+    );
+  assert.equal(loops.observe(written({ checks: 9 }), { checks: 9 }, true, SAME), undefined);
   for (let round = 1; round < LOOP_ROUNDS; round++)
-    assert.equal(loops.observe(written({ checks: round }), { checks: round + 1 }, true), undefined);
+    assert.equal(
+      loops.observe(written({ checks: round }), { checks: round + 1 }, true, SAME),
+      undefined,
+    );
+});
+
+test('rounds whose inputs changed, or that failed in between, are not in a row', () => {
+  const loops = new StatusLoops();
+  // a child's change folded into the status write's mark: what the round read moved
+  for (let round = 1; round <= LOOP_ROUNDS * 2; round++) {
+    const inputs = roundInputs(written({}), new Set([`Deployment/ns/p@${String(round)}`]));
+    assert.equal(
+      loops.observe(written({ ready: round }), { ready: round + 1 }, true, inputs),
+      undefined,
+    );
+  }
+  // nine in a row, a failed round, nine more: never ten
+  const uid = written({}).metadata.uid;
+  for (let round = 1; round < LOOP_ROUNDS; round++)
+    assert.equal(
+      loops.observe(written({ checks: round }), { checks: round + 1 }, true, SAME),
+      undefined,
+    );
+  loops.interrupted(uid);
+  for (let round = 1; round < LOOP_ROUNDS; round++)
+    assert.equal(
+      loops.observe(written({ checks: round }), { checks: round + 1 }, true, SAME),
+      undefined,
+    );
+  // the object's labels are an input too
+  const relabelled = (n: number) =>
+    roundInputs(
+      { ...written({}), metadata: { ...written({}).metadata, labels: { n: String(n) } } },
+      new Set(),
+    );
+  const other = new StatusLoops();
+  for (let round = 1; round <= LOOP_ROUNDS * 2; round++)
+    assert.equal(
+      other.observe(written({ checks: round }), { checks: round + 1 }, true, relabelled(round)),
+      undefined,
+    );
 });
 
 test('the note names the fields and what to do', () => {

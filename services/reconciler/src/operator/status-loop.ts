@@ -2,9 +2,12 @@
 // check) loops: its write is a change of the object, which reconciles it
 // again, which writes again — as fast as the bus goes, for ever, as in
 // controller-runtime without a predicate. Nothing fails, so nothing says so;
-// this notices rounds that only the object's own change started and that
-// still change its status at a generation already written, and names the
-// fields that keep changing.
+// this notices rounds that only the object's own change started, that read
+// the same inputs as the round before (the object's spec, labels and
+// annotations, and every object read through ctx, by resourceVersion) and
+// still change its status at a generation already written — a status that
+// is a function of nothing that changed — and names the fields.
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '@kubebus/shared/events';
 import type { Status } from './status.js';
 
@@ -15,13 +18,13 @@ export const LOOP_ROUNDS = 10;
 export const STATUS_LOOP = 'StatusChangesEveryReconcile';
 
 /** What a condition says, without the times setCondition keeps or moves. */
-function said(condition: unknown): string {
-  if (typeof condition !== 'object' || condition === null) return JSON.stringify(condition);
+function said(condition: unknown): unknown {
+  if (typeof condition !== 'object' || condition === null) return condition;
   const { status, reason, message } = condition as Record<string, unknown>;
-  return JSON.stringify([status, reason, message]);
+  return [status, reason, message];
 }
 
-function conditionsByType(status: Status): Map<string, string> {
+function conditionsByType(status: Status): Map<string, unknown> {
   const list = Array.isArray(status['conditions']) ? (status['conditions'] as unknown[]) : [];
   return new Map(
     list.map((c) => [String((c as Record<string, unknown> | null)?.['type']), said(c)]),
@@ -34,29 +37,46 @@ export function changedStatusFields(before: Status, after: Status): string[] {
   for (const field of new Set([...Object.keys(before), ...Object.keys(after)])) {
     // the writer's own: observedGeneration follows the generation, not the reconcile
     if (field === 'observedGeneration' || field === 'conditions' || !(field in after)) continue;
-    if (JSON.stringify(before[field]) !== JSON.stringify(after[field]))
-      changed.add(`status.${field}`);
+    // by value: the apiserver answers map keys sorted, the schema in its own order
+    if (!isDeepStrictEqual(before[field], after[field])) changed.add(`status.${field}`);
   }
   const was = conditionsByType(before);
   for (const [type, now] of conditionsByType(after))
-    if (was.get(type) !== now) changed.add(`status.conditions[${type}]`);
+    if (!isDeepStrictEqual(was.get(type), now)) changed.add(`status.conditions[${type}]`);
   return [...changed].sort();
 }
 
 /** Objects remembered at most (a deleted one's entry goes with the next clear). */
 const MAX_REMEMBERED = 10_000;
 
+/**
+ * What a round read, as one string: the object's generation, labels and
+ * annotations (not its status, which the loop itself changes, nor its
+ * resourceVersion, which each status write moves), and each object read
+ * through ctx by kind, name and resourceVersion.
+ */
+export function roundInputs(object: KubeObject, read: ReadonlySet<string>): string {
+  const { generation, labels, annotations } = object.metadata;
+  return JSON.stringify([generation, labels ?? {}, annotations ?? {}, [...read].sort()]);
+}
+
 /** Counts, per object, the rounds in a row that loop; says each loop once. */
 export class StatusLoops {
-  readonly #rounds = new Map<string, number>();
+  readonly #rounds = new Map<string, { count: number; inputs: string }>();
   readonly #said = new Set<string>();
 
   /**
    * One successful round. `ownChange`: only the object's own change started it
-   * (not a child's, a requeue or a resync). Answers the fields that keep
-   * changing the first time the rounds in a row reach LOOP_ROUNDS.
+   * (not a child's, a requeue or a resync); `inputs`: what it read
+   * (roundInputs). Answers the fields that keep changing the first time the
+   * rounds in a row reach LOOP_ROUNDS.
    */
-  observe(object: KubeObject, next: Status, ownChange: boolean): string[] | undefined {
+  observe(
+    object: KubeObject,
+    next: Status,
+    ownChange: boolean,
+    inputs: string,
+  ): string[] | undefined {
     const { uid } = object.metadata;
     const current = object['status'];
     const before =
@@ -64,18 +84,26 @@ export class StatusLoops {
     // a generation not yet written: a spec change, the status follows it once
     const written = before['observedGeneration'] === (object.metadata.generation ?? 0);
     const fields = written && ownChange ? changedStatusFields(before, next) : [];
+    const last = this.#rounds.get(uid);
     if (fields.length === 0) {
       this.#rounds.delete(uid);
       return undefined;
     }
     if (this.#rounds.size >= MAX_REMEMBERED) this.#rounds.clear();
-    const rounds = (this.#rounds.get(uid) ?? 0) + 1;
-    this.#rounds.set(uid, rounds);
+    // another input than the round before (a child's change folded into this mark): the
+    // status may follow it; counted from here
+    const rounds = last?.inputs === inputs ? last.count + 1 : 1;
+    this.#rounds.set(uid, { count: rounds, inputs });
     if (rounds < LOOP_ROUNDS || this.#said.has(uid)) return undefined;
     // at worst a loop is said again
     if (this.#said.size >= MAX_REMEMBERED) this.#said.clear();
     this.#said.add(uid);
     return fields;
+  }
+
+  /** A round that failed: the next is not "in a row" with the one before. */
+  interrupted(uid: string): void {
+    this.#rounds.delete(uid);
   }
 }
 
