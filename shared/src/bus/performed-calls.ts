@@ -148,6 +148,8 @@ function objectToken(object: ObjectKey): string {
 export interface LifePurges {
   /** the calls this life of the object has recorded, claims included */
   recorded(call: CallRef): Promise<number>;
+  /** a claim released, taken out by its sequence: no delete marker left to count */
+  drop(revision: number): Promise<void>;
   /** the object the bus recorded deleted: the records of the life it deleted */
   deleted(key: ObjectKey): Promise<void>;
   /** a life of the name claims a call: the records of any other life of the name */
@@ -199,6 +201,9 @@ export class PerformedCalls {
     return new PerformedCalls(
       kv,
       {
+        async drop(revision) {
+          await jsm.streams.deleteMessage(stream, revision, false);
+        },
         async recorded(call) {
           const { state } = await jsm.streams.info(stream, {
             subjects_filter: `$KV.${bucket}.${lifeTokens(call.object, call.uid)}.>`,
@@ -332,14 +337,17 @@ export class PerformedCalls {
   async release(call: CallRef, claim: Claim): Promise<void> {
     if (claim.state !== 'claimed') return;
     this.#count('released');
-    await this.kv
-      .delete(performedKey(call), { previousSeq: claim.revision })
-      .catch((error: unknown) => {
-        this.log.warn(
-          { err: error, idempotencyKey: call.idempotencyKey },
-          'could not release the claim of a failed external call: the retry waits for it to age',
-        );
-      });
+    // by its sequence, so only this claim (a takeover wrote a new one) and no marker stays
+    await (
+      this.purge === undefined
+        ? this.kv.delete(performedKey(call), { previousSeq: claim.revision })
+        : this.purge.drop(claim.revision)
+    ).catch((error: unknown) => {
+      this.log.warn(
+        { err: error, idempotencyKey: call.idempotencyKey },
+        'could not release the claim of a failed external call: the retry waits for it to age',
+      );
+    });
   }
 
   /**
@@ -404,11 +412,17 @@ export class PerformedCalls {
     }
     if (recorded < this.#maxPerObject) return;
     // one of its own records (a claim left by a reconcile that stopped): not a new one
-    const held = await this.kv.get(performedKey(call)).catch(() => null);
+    let held: Awaited<ReturnType<KV['get']>>;
+    try {
+      held = await this.kv.get(performedKey(call));
+    } catch (error) {
+      // not knowing is not "not held": retried, never stopped for good
+      throw this.#refused(error);
+    }
     if (held?.operation === 'PUT') return;
     this.#count('refused');
     throw new TooManyCalls(
-      `ctx.once: this object has recorded ${String(recorded)} external calls, the most one may (KUBEBUS_ONCE_MAX_PER_OBJECT, ${String(this.#maxPerObject)}): no new one is made. A key that changes with each generation or status accumulates; key a call by what it does (a value that repeats), or raise the bound`,
+      `ctx.once(${JSON.stringify(call.idempotencyKey.slice(0, 200))}): this object has recorded ${String(recorded)} external calls, the most one may (KUBEBUS_ONCE_MAX_PER_OBJECT, ${String(this.#maxPerObject)}): no new one is made. A key that changes with each generation or status accumulates; key a call by what it does (a value that repeats), or raise the bound`,
     );
   }
 
