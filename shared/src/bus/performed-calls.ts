@@ -148,8 +148,8 @@ function objectToken(object: ObjectKey): string {
 export interface LifePurges {
   /** the calls this life of the object has recorded, claims included */
   recorded(call: CallRef): Promise<number>;
-  /** a claim released, taken out by its sequence: no delete marker left to count */
-  drop(revision: number): Promise<void>;
+  /** a claim released, taken out up to its sequence: no delete marker left to count */
+  drop(call: CallRef, revision: number): Promise<void>;
   /** the object the bus recorded deleted: the records of the life it deleted */
   deleted(key: ObjectKey): Promise<void>;
   /** a life of the name claims a call: the records of any other life of the name */
@@ -201,8 +201,13 @@ export class PerformedCalls {
     return new PerformedCalls(
       kv,
       {
-        async drop(revision) {
-          await jsm.streams.deleteMessage(stream, revision, false);
+        async drop(call, revision) {
+          // a stream purge leaves no marker (a KV delete would); up to this claim only, so a
+          // takeover's newer claim of the key stays. The NATS user may purge this bucket
+          await jsm.streams.purge(stream, {
+            filter: `$KV.${bucket}.${performedKey(call)}`,
+            seq: revision + 1,
+          });
         },
         async recorded(call) {
           const { state } = await jsm.streams.info(stream, {
@@ -337,11 +342,11 @@ export class PerformedCalls {
   async release(call: CallRef, claim: Claim): Promise<void> {
     if (claim.state !== 'claimed') return;
     this.#count('released');
-    // by its sequence, so only this claim (a takeover wrote a new one) and no marker stays
+    // up to its sequence, so only this claim (a takeover wrote a newer one), and no marker
     await (
       this.purge === undefined
         ? this.kv.delete(performedKey(call), { previousSeq: claim.revision })
-        : this.purge.drop(claim.revision)
+        : this.purge.drop(call, claim.revision)
     ).catch((error: unknown) => {
       this.log.warn(
         { err: error, idempotencyKey: call.idempotencyKey },
