@@ -64,12 +64,17 @@ const NATS_UNAVAILABLE = new Set([
  * The 500s the apiserver answers for a body or a stored object that does not
  * fit the resource's schema — server-side apply's "failed to create typed
  * patch object" (a field the schema does not declare) and its live-object
- * twin, and "failed to convert new object" (a value its type cannot hold: a
- * quantity `lots`, a string where an integer goes): the same answer on every
- * try, so the object's fault, not the server's.
+ * twin, and a body its Go type cannot be decoded into ("unable to convert
+ * unstructured object": a quantity `lots`, a string where an integer goes):
+ * the same answer on every try, so the object's fault, not the server's. A
+ * conversion webhook that does not answer is an outage, whatever wraps it.
  */
 export function isSchemaMismatch(message: string): boolean {
-  return /failed to (create typed (patch|live)|convert (new|patched)) object/.test(message);
+  return (
+    /failed to create typed (patch|live) object|unable to convert unstructured object/.test(
+      message,
+    ) && !/conversion webhook/i.test(message)
+  );
 }
 
 interface ErrorShape {

@@ -119,6 +119,18 @@ describe('an apiserver error', () => {
     );
     assert.equal(classifyFailure(unconvertible), 'object');
     assert.equal(unconvertible.retryable, false);
+    // the same wrapping around a conversion webhook that does not answer: an outage
+    const webhookDown = apiErrorFrom(
+      500,
+      JSON.stringify({
+        kind: 'Status',
+        reason: 'InternalError',
+        message:
+          'failed to convert new object (shop/web; example.com/v1, Kind=App) to proper version (example.com/v2): conversion webhook for example.com/v1, Kind=App failed: Post "https://app-webhook.shop.svc:443/convert": connect: connection refused',
+      }),
+      {},
+    );
+    assert.equal(classifyFailure(webhookDown), 'transient');
     const overloaded = apiErrorFrom(
       500,
       JSON.stringify({
