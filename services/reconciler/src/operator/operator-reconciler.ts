@@ -657,6 +657,9 @@ export class OperatorReconciler implements Reconciler {
     runtime: RuntimeContext,
   ): Promise<void> {
     if (alreadyNotReady(object, reason, message)) return;
+    // parked, re-driven: its Ready is the letter's; a write's own change would be left
+    // parked and drop the re-drive's waiting retry (the log says it)
+    if (isParked(object)) return;
     try {
       await this.#publishStatus(recorded, notReadyStatus(object, reason, message), runtime);
       await this.#event(object, 'Warning', reason, message, 'Reconcile');
@@ -678,7 +681,7 @@ export class OperatorReconciler implements Reconciler {
     runtime: RuntimeContext,
   ) {
     const message = unreachableMessage(error);
-    if (alreadyUnreachable(object, message)) return;
+    if (alreadyUnreachable(object, message) || isParked(object)) return;
     try {
       await this.#publishStatus(recorded, unreachableStatus(object, message), runtime);
     } catch (failure) {
