@@ -229,7 +229,7 @@ export class OperatorReconciler implements Reconciler {
       else await this.#prune(object, touched, list ? undefined : previous, list, runtime);
     }
     const next = reconciledStatus(object, status, result?.ready, result?.conditions ?? []);
-    this.#noticeLoop(object, next, request, runtime, roundInputs(object, inputs));
+    this.#noticeLoop(object, next, request, runtime, () => roundInputs(object, inputs));
     // the reconcile's last word: its worker may move on while the status is written
     await this.#publishStatus(recorded, next, runtime, runtime.releaseWorker);
     const requeueAfterMs = result?.requeueAfterMs;
@@ -242,7 +242,7 @@ export class OperatorReconciler implements Reconciler {
     next: Status,
     request: ReconcileRequest,
     runtime: WorkerContext,
-    inputs: string,
+    inputs: () => string,
   ) {
     // replay says nothing; a revoked round's lease is another's to speak for
     if (this.deps.dryRun === true || runtime.signal.aborted) return;

@@ -68,14 +68,14 @@ export class StatusLoops {
   /**
    * One successful round. `ownChange`: only the object's own change started it
    * (not a child's, a requeue or a resync); `inputs`: what it read
-   * (roundInputs). Answers the fields that keep changing the first time the
+   * (roundInputs), asked only for such a round. Answers the fields that keep changing the first time the
    * rounds in a row reach LOOP_ROUNDS.
    */
   observe(
     object: KubeObject,
     next: Status,
     ownChange: boolean,
-    inputs: string,
+    inputs: () => string,
   ): string[] | undefined {
     const { uid } = object.metadata;
     const current = object['status'];
@@ -92,8 +92,9 @@ export class StatusLoops {
     if (this.#rounds.size >= MAX_REMEMBERED) this.#rounds.clear();
     // another input than the round before (a child's change folded into this mark): the
     // status may follow it; counted from here
-    const rounds = last?.inputs === inputs ? last.count + 1 : 1;
-    this.#rounds.set(uid, { count: rounds, inputs });
+    const read = inputs();
+    const rounds = last?.inputs === read ? last.count + 1 : 1;
+    this.#rounds.set(uid, { count: rounds, inputs: read });
     if (rounds < LOOP_ROUNDS || this.#said.has(uid)) return undefined;
     // at worst a loop is said again
     if (this.#said.size >= MAX_REMEMBERED) this.#said.clear();
