@@ -22,8 +22,12 @@ const Probe = defineResource({
 const probes = defineOperator({
   name: 'probes',
   for: Probe,
-  // the newcomer's mistake: a count of reconciles in the status
-  reconcile: (probe) => Promise.resolve({ status: { checks: (probe.status?.checks ?? 0) + 1 } }),
+  // the newcomer's mistake: a count of reconciles in the status (read through ctx, as an
+  // operator that reads its object again does: its own status write is no new input)
+  async reconcile(probe, ctx) {
+    const read = await ctx.get(Probe, probe.metadata.name);
+    return { status: { checks: (read?.status?.checks ?? 0) + 1 } };
+  },
 });
 
 describe('a status that changes at every reconcile', { timeout: 300_000 }, () => {

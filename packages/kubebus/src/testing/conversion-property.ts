@@ -149,11 +149,15 @@ function partialObjectsOf(resource: CustomResource, version: ServedVersion): fc.
  * The annotation keys the conversions write, as a sample of objects of every
  * version shown in every other one has them: what a round trip keeps there.
  */
-function roundTripKeys(resource: CustomResource, seed: number | undefined): string[] {
+function roundTripKeys(
+  resource: CustomResource,
+  seed: number | undefined,
+  numRuns: number,
+): string[] {
   const keys = new Set<string>();
   for (const from of resource.versions) {
     const sample = fc.sample(plainOf(from), {
-      numRuns: 50,
+      numRuns: Math.min(50, numRuns),
       ...(seed === undefined ? {} : { seed }),
     });
     for (const { spec, status } of sample)
@@ -252,7 +256,7 @@ export function conversionProperty(
       `${from.name} → ${to.name} throws on a partial object (a server-side apply converts an object with the fields its applier no longer applies taken out: any field may be absent; convert what is there)`,
     );
   };
-  const keys = roundTripKeys(resource, options.seed);
+  const keys = roundTripKeys(resource, options.seed, parameters.numRuns);
   const garbled = (from: ServedVersion, to: ServedVersion) => {
     if (keys.length === 0) return;
     holds(

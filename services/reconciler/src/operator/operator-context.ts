@@ -91,6 +91,8 @@ export interface ContextDeps {
    * the replayed revision.
    */
   readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'release'>;
+  /** each object ctx.get and ctx.list hand the operator (what its round read) */
+  readonly seen?: (object: KubeObject) => void;
 }
 
 export function operatorContext(
@@ -350,6 +352,7 @@ export function operatorContext(
         found === undefined || !isPrimary(resource) || !deps.storage.needed(found)
           ? found
           : await deps.storage.convert(found);
+      if (typed !== undefined) deps.seen?.(typed);
       // the recorded object is one of the resource's objects: its type is what the handle says
       return typed as never;
     },
@@ -365,8 +368,10 @@ export function operatorContext(
           : undefined;
       const listed = await deps.lister.list(resource, namespace);
       const objects = isPrimary(resource) ? await deps.storage.all(listed) : listed;
+      const chosen = objects.filter((object) => matches(object.metadata.labels ?? {}));
+      if (deps.seen !== undefined) for (const object of chosen) deps.seen(object);
       // recorded objects of the resource: their type is what the handle says
-      return objects.filter((object) => matches(object.metadata.labels ?? {})) as never;
+      return chosen as never;
     },
     async readSecret(name, namespace) {
       // what only a new definition fixes: not retried until then (an upgrade reconciles every object)

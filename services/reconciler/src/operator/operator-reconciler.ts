@@ -44,12 +44,11 @@ import {
   type Resource,
   type RuntimeContext,
 } from '@kubebus/shared/definition';
-import {
-  keyString,
-  type ReconcileRequest,
-  type Reconciler,
-  type RuntimeResult,
-  type WorkerContext,
+import type {
+  ReconcileRequest,
+  Reconciler,
+  RuntimeResult,
+  WorkerContext,
 } from '@kubebus/shared/runtime';
 import { fenced } from './fenced.js';
 import { KnownResources, refOf } from './known-resources.js';
@@ -80,7 +79,7 @@ import {
 import { CALLS_BOUND_MS, InFlightCalls, endingWith } from './in-flight-calls.js';
 import { finalizeWait, finalizingStatus } from './finalize-wait.js';
 import { RETRYING, retryAnnounced, retryMessage, retryNote } from './retry-event.js';
-import { loopNote, roundInputs, STATUS_LOOP, StatusLoops } from './status-loop.js';
+import { loopNote, readStamp, roundInputs, STATUS_LOOP, StatusLoops } from './status-loop.js';
 
 export interface OperatorReconcilerDeps {
   readonly reader: Pick<ObjectReader, 'read' | 'readAll'>;
@@ -471,34 +470,19 @@ export class OperatorReconciler implements Reconciler {
     calls: InFlightCalls,
     read?: Set<string>,
   ) {
-    const seen = (found: KubeObject | undefined, key: string) => {
-      read?.add(`${key}@${found?.metadata.resourceVersion ?? 'absent'}`);
-      return found;
-    };
     return operatorContext(
       {
         ...this.deps,
         // the reads of applies sent together (Promise.all) go as one request
-        reader:
-          read === undefined
-            ? this.#reads
-            : {
-                read: async (key) => seen(await this.#reads.read(key), keyString(key)),
+        reader: this.#reads,
+        lister: this.#lister,
+        ...(read === undefined
+          ? {}
+          : {
+              seen: (found: KubeObject) => {
+                read.add(readStamp(object, found));
               },
-        lister:
-          read === undefined
-            ? this.#lister
-            : {
-                list: async (resource, namespace) => {
-                  const listed = await this.#lister.list(resource, namespace);
-                  for (const item of listed)
-                    seen(
-                      item,
-                      `${resource.kind}/${item.metadata.namespace ?? ''}/${item.metadata.name}`,
-                    );
-                  return listed;
-                },
-              },
+            }),
         operator: this.operator,
         known: this.#known,
         dryRun: this.deps.dryRun ?? false,

@@ -5,6 +5,7 @@ import {
   changedStatusFields,
   LOOP_ROUNDS,
   loopNote,
+  readStamp,
   roundInputs,
   StatusLoops,
 } from './status-loop.js';
@@ -131,6 +132,24 @@ test('rounds whose inputs changed, or that failed in between, are not in a row',
       ),
       undefined,
     );
+});
+
+test('the object read again through ctx is an input by its spec and metadata, another by resourceVersion', () => {
+  const owner = written({ checks: 1 });
+  const again = {
+    ...written({ checks: 2 }),
+    metadata: { ...owner.metadata, resourceVersion: '9' },
+  };
+  // its own status write moved its resourceVersion: the same input
+  assert.equal(readStamp(owner, owner), readStamp(owner, again));
+  const relabelled = { ...again, metadata: { ...again.metadata, labels: { tier: 'gold' } } };
+  assert.notEqual(readStamp(owner, owner), readStamp(owner, relabelled));
+  const child = (resourceVersion: string) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'c', namespace: 'ns', uid: 'c1', resourceVersion },
+  });
+  assert.notEqual(readStamp(owner, child('1')), readStamp(owner, child('2')));
 });
 
 test('the note names the fields and what to do', () => {

@@ -7,6 +7,7 @@
 // annotations, and every object read through ctx, by resourceVersion) and
 // still change its status at a generation already written — a status that
 // is a function of nothing that changed — and names the fields.
+import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '@kubebus/shared/events';
 import type { Status } from './status.js';
@@ -56,8 +57,27 @@ const MAX_REMEMBERED = 10_000;
  * through ctx by kind, name and resourceVersion.
  */
 export function roundInputs(object: KubeObject, read: ReadonlySet<string>): string {
+  // a digest: a list of thousands read is kept as 64 characters
+  return createHash('sha256')
+    .update(JSON.stringify([inputsOf(object), [...read].sort()]))
+    .digest('hex');
+}
+
+/** What of the object a round takes in: not its status or resourceVersion, which the loop moves. */
+function inputsOf(object: KubeObject): unknown {
   const { generation, labels, annotations } = object.metadata;
-  return JSON.stringify([generation, labels ?? {}, annotations ?? {}, [...read].sort()]);
+  return [generation, labels ?? {}, annotations ?? {}];
+}
+
+/**
+ * One object ctx handed the operator, as a round's input: by resourceVersion,
+ * but the object being reconciled (read again through ctx) by what
+ * roundInputs takes of it — its own status write moves its resourceVersion.
+ */
+export function readStamp(owner: KubeObject, read: KubeObject): string {
+  if (read.metadata.uid === owner.metadata.uid) return `self:${JSON.stringify(inputsOf(read))}`;
+  const { namespace, name, resourceVersion } = read.metadata;
+  return `${read.apiVersion}/${read.kind}/${namespace ?? ''}/${name}@${resourceVersion}`;
 }
 
 /** Counts, per object, the rounds in a row that loop; says each loop once. */
