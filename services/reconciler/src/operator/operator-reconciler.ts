@@ -189,6 +189,7 @@ export class OperatorReconciler implements Reconciler {
     /** what the round read through ctx, by resourceVersion: a status loop reads the same */
     const inputs = new Set<string>();
     const context = this.#context(object, runtime, touched, calls, inputs);
+    this.#statusLoops.begun(object.metadata.uid);
     let result;
     try {
       result = await endingWith(
@@ -198,7 +199,6 @@ export class OperatorReconciler implements Reconciler {
         endOptions(runtime),
       );
     } catch (error) {
-      this.#statusLoops.interrupted(object.metadata.uid);
       await this.#showFailure(recorded, object, error, runtime, { terminal: true });
       throw error;
     }

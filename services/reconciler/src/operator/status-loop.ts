@@ -84,6 +84,8 @@ export function readStamp(owner: KubeObject, read: KubeObject): string {
 export class StatusLoops {
   readonly #rounds = new Map<string, { count: number; inputs: string }>();
   readonly #said = new Set<string>();
+  /** rounds begun and not yet observed */
+  readonly #unfinished = new Set<string>();
 
   /**
    * One successful round. `ownChange`: only the object's own change started it
@@ -98,6 +100,7 @@ export class StatusLoops {
     inputs: () => string,
   ): string[] | undefined {
     const { uid } = object.metadata;
+    this.#unfinished.delete(uid);
     const current = object['status'];
     const before =
       typeof current === 'object' && current !== null ? (current as Status) : ({} as Status);
@@ -122,9 +125,15 @@ export class StatusLoops {
     return fields;
   }
 
-  /** A round that failed: the next is not "in a row" with the one before. */
-  interrupted(uid: string): void {
-    this.#rounds.delete(uid);
+  /**
+   * A round begins. One begun before that never reached `observe` failed
+   * (its code, its status schema, a prune, a revoked lease): the next is not
+   * "in a row" with the one before it.
+   */
+  begun(uid: string): void {
+    if (this.#unfinished.has(uid)) this.#rounds.delete(uid);
+    if (this.#unfinished.size >= MAX_REMEMBERED) this.#unfinished.clear();
+    this.#unfinished.add(uid);
   }
 }
 
