@@ -113,10 +113,13 @@ export function invalidSpecStatus(
 
 /** The status already reports this generation's spec as invalid: no second Event. */
 export function alreadyInvalid(object: KubeObject): boolean {
+  return readyAtGeneration(object)?.reason === INVALID_SPEC;
+}
+
+/** The Ready condition, when it was set at the object's current generation. */
+function readyAtGeneration(object: KubeObject): Condition | undefined {
   const ready = conditionsOf(currentStatus(object)).find((c) => c.type === 'Ready');
-  return (
-    ready?.reason === INVALID_SPEC && ready.observedGeneration === (object.metadata.generation ?? 0)
-  );
+  return ready?.observedGeneration === (object.metadata.generation ?? 0) ? ready : undefined;
 }
 
 export const TERMINAL = 'TerminalError';
@@ -141,13 +144,7 @@ export function alreadyTerminal(object: KubeObject, message: string): boolean {
  * the resync or a new version does, as controller-runtime's events do.
  */
 export function stoppedByTerminal(object: KubeObject): boolean {
-  if (object.metadata.deletionTimestamp !== undefined) return false;
-  const ready = conditionsOf(currentStatus(object)).find((c) => c.type === 'Ready');
-  return (
-    ready?.status === 'False' &&
-    ready.reason === TERMINAL &&
-    ready.observedGeneration === (object.metadata.generation ?? 0)
-  );
+  return object.metadata.deletionTimestamp === undefined && notReadyAt(object, TERMINAL);
 }
 
 /** The operator's own RBAC refused a request: retried until an admin applies it. */
@@ -184,21 +181,13 @@ export function notReadyStatus(
 
 /** The status already says Ready=False for this reason at this generation, whatever its message. */
 export function notReadyAt(object: KubeObject, reason: string): boolean {
-  const ready = conditionsOf(currentStatus(object)).find((c) => c.type === 'Ready');
-  return (
-    ready?.status === 'False' &&
-    ready.reason === reason &&
-    ready.observedGeneration === (object.metadata.generation ?? 0)
-  );
+  const ready = readyAtGeneration(object);
+  return ready?.status === 'False' && ready.reason === reason;
 }
 
 /** The status already says this Ready=False reason and message at this generation: not written again. */
 export function alreadyNotReady(object: KubeObject, reason: string, message: string): boolean {
-  const ready = conditionsOf(currentStatus(object)).find((c) => c.type === 'Ready');
-  return (
-    ready?.reason === reason &&
-    // as setCondition stored it (redacted, escaped, cut)
-    ready.message === conditionMessage(message) &&
-    ready.observedGeneration === (object.metadata.generation ?? 0)
-  );
+  const ready = readyAtGeneration(object);
+  // the message as setCondition stored it (redacted, escaped, cut)
+  return ready?.reason === reason && ready.message === conditionMessage(message);
 }
