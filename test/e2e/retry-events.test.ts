@@ -5,9 +5,11 @@
 // when the failure is the operator's own call to an API that refuses the
 // connection (in reconcile, or in a ctx.once perform): an outside system's
 // outage is counted and shown, where the apiserver's is only waited out
-// (error-origin.ts; it is never dead-lettered either: failure-class.ts).
+// (error-origin.ts; it is never dead-lettered either: failure-class.ts). A
+// write the apiserver itself keeps answering with a 500 (a webhook that does
+// not answer) is waited out too, and shows at the 4th, 8th… failure in a row.
 import { EventsV1Api, KubeConfig } from '@kubernetes/client-node';
-import { defineOperator, defineResource } from 'kubebus';
+import { defineOperator, defineResource, kinds } from 'kubebus';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
@@ -87,6 +89,57 @@ const webhooks = defineOperator({
   },
 });
 
+const Published = defineResource({
+  group: 'retry.test.kubebus.dev',
+  version: 'v1',
+  kind: 'Published',
+  scope: 'Namespaced',
+  spec: z.object({ text: z.string() }),
+  status: z.object({ written: z.boolean() }).partial(),
+});
+
+/** Writes its text into a ConfigMap: what a failing admission webhook stands in front of. */
+const publisher = defineOperator({
+  name: 'publisher',
+  for: Published,
+  owns: [kinds.ConfigMap],
+  async reconcile(published, ctx) {
+    await ctx.apply(kinds.ConfigMap, {
+      metadata: { name: published.metadata.name, labels: { 'retry-test': 'published' } },
+      data: { text: published.spec.text },
+    });
+    return { status: { written: true } };
+  },
+});
+
+/** A webhook on the publisher's ConfigMaps whose endpoint refuses: the apiserver answers 500. */
+function failingWebhook(port: number, labelled: string) {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: 'retry-test-refusing' },
+    webhooks: [
+      {
+        name: 'refusing.retry.test.kubebus.dev',
+        admissionReviewVersions: ['v1'],
+        sideEffects: 'None',
+        failurePolicy: 'Fail',
+        timeoutSeconds: 5,
+        clientConfig: { url: `https://127.0.0.1:${String(port)}/validate` },
+        objectSelector: { matchLabels: { 'retry-test': labelled } },
+        rules: [
+          {
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            operations: ['CREATE', 'UPDATE'],
+            resources: ['configmaps'],
+          },
+        ],
+      },
+    ],
+  };
+}
+
 /** The ReconcileRetrying Events of an object, as `type note`, sorted. */
 async function retryNotes(env: TestEnvironment, name: string): Promise<string[]> {
   const kc = new KubeConfig();
@@ -108,8 +161,10 @@ describe('a failing reconcile on its object', { timeout: 300_000 }, () => {
     env = await startTestEnvironment();
     await env.install(Mirror);
     await env.install(Webhook);
+    await env.install(Published);
     await env.run(mirrors);
     await env.run(webhooks);
+    await env.run(publisher);
   });
   after(() => env?.stop());
 
@@ -218,5 +273,46 @@ describe('a failing reconcile on its object', { timeout: 300_000 }, () => {
         /POST http:\/\/\[redacted\]@127\.0\.0\.1:\d+\/notify\?\[redacted\] failed/,
       );
     }
+  });
+
+  it('shows a write the apiserver keeps answering with a 500, waited out without limit', async () => {
+    const port = await closedPort();
+    await env.apply(failingWebhook(port, 'published'));
+    await env.apply({
+      apiVersion: 'retry.test.kubebus.dev/v1',
+      kind: 'Published',
+      metadata: { name: 'behind-webhook' },
+      spec: { text: 'hello' },
+    });
+    // never counted nor dead-lettered (an outage), yet `kubectl get` and `describe` say why
+    const ready = await env.waitForCondition(Published, 'behind-webhook', {
+      type: 'Ready',
+      status: 'False',
+      reason: 'ReconcileRetrying',
+    });
+    assert.match(
+      ready.message ?? '',
+      /failed calling webhook "refusing\.retry\.test\.kubebus\.dev"/,
+    );
+    let notes: string[] = [];
+    await waitFor(async () => {
+      notes = await retryNotes(env, 'behind-webhook');
+      return notes.some((note) => note.includes('failed 8 times'));
+    }, 'the ReconcileRetrying Event of the 8th failure of behind-webhook');
+    const counts = notes.map((note) => Number(/failed (\d+) times in a row/.exec(note)?.[1]));
+    // at the 4th, 8th, 16th… failure in a row: not at the 1st (a blip), not at each
+    assert.deepEqual(
+      counts.filter((n) => n <= 8).sort((a, b) => a - b),
+      [4, 8],
+    );
+    for (const note of notes)
+      assert.match(
+        note,
+        /^Warning failed \d+ times in a row, the apiserver answering 500; retried without limit, never dead-lettered: .*failed calling webhook/,
+      );
+    // the webhook no longer in the way: the waiting retry gets through
+    await env.apply(failingWebhook(port, 'nothing-carries-this'));
+    const written = await env.waitForCondition(Published, 'behind-webhook', { type: 'Ready' });
+    assert.equal(written.observedGeneration, 1);
   });
 });

@@ -314,6 +314,7 @@ export class Controller {
           reconcileId,
           traceparent,
           attempt: attempts.attempt,
+          failuresInARow: attempts.streak,
           releaseWorker: () => {
             if (!returned) this.#releaseWorker(id);
           },

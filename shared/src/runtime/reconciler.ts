@@ -34,6 +34,11 @@ export interface WorkerContext extends RuntimeContext {
    * object stays busy, and its request unsettled, until the reconcile returns.
    */
   readonly releaseWorker?: () => void;
+  /**
+   * Failures in a row before this try, of any class: a dependency's outage
+   * does not advance `attempt`, and shows on the object by this count.
+   */
+  readonly failuresInARow?: number;
 }
 
 export interface Reconciler {

@@ -78,7 +78,15 @@ import {
 } from './status.js';
 import { CALLS_BOUND_MS, InFlightCalls, endingWith } from './in-flight-calls.js';
 import { finalizeWait, finalizingStatus } from './finalize-wait.js';
-import { RETRYING, retryAnnounced, retryMessage, retryNote } from './retry-event.js';
+import {
+  answeredUnavailable,
+  RETRYING,
+  retryAnnounced,
+  retryMessage,
+  retryNote,
+  waitAnnounced,
+  waitNote,
+} from './retry-event.js';
 import { loopNote, readStamp, roundInputs, STATUS_LOOP, StatusLoops } from './status-loop.js';
 
 export interface OperatorReconcilerDeps {
@@ -256,29 +264,31 @@ export class OperatorReconciler implements Reconciler {
 
   /**
    * A counted failure that repeats shows on the object (kubectl describe) before its letter
-   * does, at the 2nd, 4th, 8th… attempt; a wait ("not now": the attempt does not advance) is
-   * the logs'.
+   * does, at the 2nd, 4th, 8th… attempt; one the apiserver keeps answering with a 5xx
+   * (a webhook failing, the namespace not there yet) is waited out without limit, and
+   * shows at the 4th, 8th, 16th… failure in a row; a cluster-wide outage and a wait
+   * ("not now") are the logs'.
    */
   async #announceRetry(
     recorded: KubeObject,
     object: KubeObject,
     error: unknown,
-    runtime: RuntimeContext,
+    runtime: WorkerContext,
   ) {
-    if (
-      classifyFailure(error) === FailureClasses.External &&
-      !runtime.signal.aborted &&
-      this.deps.dryRun !== true
-    )
-      await this.#reportUnreachable(recorded, object, error, runtime);
+    if (runtime.signal.aborted || this.deps.dryRun === true) return;
     const failure = classifyFailure(error);
-    if (
-      runtime.signal.aborted ||
-      this.deps.dryRun === true ||
-      !retryAnnounced(runtime.attempt) ||
-      failure === FailureClasses.Transient
-    )
+    if (failure === FailureClasses.External)
+      await this.#reportUnreachable(recorded, object, error, runtime);
+    if (failure === FailureClasses.Transient) {
+      const status = answeredUnavailable(error);
+      const failuresInARow = runtime.failuresInARow ?? 0;
+      if (status === undefined || !waitAnnounced(failuresInARow)) return;
+      await this.#showRetrying(recorded, object, error, runtime);
+      const note = waitNote(failuresInARow + 1, status, error);
+      await this.#event(object, 'Warning', RETRYING, note, 'Reconcile');
       return;
+    }
+    if (!retryAnnounced(runtime.attempt)) return;
     // an outside system's outage already says Unreachable there
     if (failure !== FailureClasses.External)
       await this.#showRetrying(recorded, object, error, runtime);
@@ -378,7 +388,7 @@ export class OperatorReconciler implements Reconciler {
   async #finalize(
     recorded: KubeObject,
     object: KubeObject,
-    runtime: RuntimeContext,
+    runtime: WorkerContext,
   ): Promise<RuntimeResult> {
     // being deleted: nothing of it is pruned any more, and its memory goes
     this.#applied.forget(object.metadata.uid);
@@ -585,7 +595,7 @@ export class OperatorReconciler implements Reconciler {
     recorded: KubeObject,
     object: KubeObject,
     error: unknown,
-    runtime: RuntimeContext,
+    runtime: WorkerContext,
     { terminal }: { terminal: boolean },
   ): Promise<void> {
     const aborted = runtime.signal.aborted;

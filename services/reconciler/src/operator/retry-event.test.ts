@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { retryAnnounced, retryMessage, retryNote } from './retry-event.js';
+import {
+  answeredUnavailable,
+  retryAnnounced,
+  retryMessage,
+  retryNote,
+  waitAnnounced,
+  waitNote,
+} from './retry-event.js';
+
+/** An apiserver answer as the kube client throws it. */
+function kubeApiError(status: number, message: string): Error {
+  return Object.assign(new Error(message), { name: 'KubeApiError', status });
+}
 
 test('a repeated failure is said at its 2nd, 4th, 8th… attempt only', () => {
   const said = Array.from({ length: 40 }, (_, i) => i + 1).filter(retryAnnounced);
@@ -24,4 +36,39 @@ test('the Ready message is the first line of the error, without the attempt', ()
   // never an empty condition message
   assert.equal(retryMessage(new Error('\n  details below')), '  details below');
   assert.equal(retryMessage(new TypeError('')), 'TypeError');
+});
+
+test('a failure waited out is said at its 4th, 8th, 16th… in a row only', () => {
+  // failuresInARow counts those before the try
+  const said = Array.from({ length: 40 }, (_, i) => i).filter(waitAnnounced);
+  assert.deepEqual(
+    said.map((before) => before + 1),
+    [4, 8, 16, 32],
+  );
+});
+
+test("only the apiserver's answer to this request shows on the object, not a cluster-wide outage", () => {
+  const webhook = kubeApiError(500, 'Internal error occurred: failed calling webhook "x"');
+  assert.equal(answeredUnavailable(webhook), 500);
+  // wrapped by the operator's own code, or by kubebus' apply
+  assert.equal(answeredUnavailable(new Error('apply failed', { cause: webhook })), 500);
+  assert.equal(answeredUnavailable(kubeApiError(404, 'namespaces "t" not found')), 404);
+  // no answer, throttling, a stale token: the whole cluster's, the logs' to say
+  for (const status of [0, 401, 408, 429])
+    assert.equal(answeredUnavailable(kubeApiError(status, 'x')), undefined, String(status));
+  const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+  assert.equal(answeredUnavailable(refused), undefined);
+  assert.equal(
+    answeredUnavailable(Object.assign(new Error('timeout'), { name: 'TimeoutError' })),
+    undefined,
+  );
+  // another library's status is not the apiserver's
+  assert.equal(answeredUnavailable(Object.assign(new Error('x'), { status: 503 })), undefined);
+});
+
+test('the note of a failure waited out names the count, the answer and the first line', () => {
+  assert.equal(
+    waitNote(4, 500, kubeApiError(500, 'Internal error occurred: failed calling webhook\nmore')),
+    'failed 4 times in a row, the apiserver answering 500; retried without limit, never dead-lettered: Internal error occurred: failed calling webhook',
+  );
 });

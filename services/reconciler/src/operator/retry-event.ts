@@ -27,3 +27,38 @@ export function retryMessage(error: unknown): string {
 export function retryNote(attempt: number, error: unknown): string {
   return `attempt ${String(attempt)} failed, retried with backoff: ${retryMessage(error)}`;
 }
+
+/** HTTP answers that say the whole cluster is busy or the operator's own token is stale, not this object's request. */
+const CLUSTER_WIDE = new Set([0, 401, 408, 429]);
+
+/**
+ * The status the apiserver answered this object's request with, when it did
+ * and retrying is all that can be done (a webhook failing, etcd timing out,
+ * the namespace not there yet): such a failure is waited out without limit,
+ * so it says so on the object. A connection that fails, throttling or NATS
+ * down is the whole cluster's, the logs' and metrics' to say.
+ */
+export function answeredUnavailable(error: unknown): number | undefined {
+  for (
+    let e: unknown = error, depth = 0;
+    typeof e === 'object' && e !== null && depth < 8;
+    depth++
+  ) {
+    const { name, status, cause } = e as { name?: unknown; status?: unknown; cause?: unknown };
+    if (name === 'KubeApiError' && typeof status === 'number')
+      return CLUSTER_WIDE.has(status) ? undefined : status;
+    e = cause;
+  }
+  return undefined;
+}
+
+/** Whether a try that failed after `failuresInARow` others, without counting, is said on the object: the 4th, 8th, 16th… */
+export function waitAnnounced(failuresInARow: number): boolean {
+  const failures = failuresInARow + 1;
+  return failures >= 4 && (failures & (failures - 1)) === 0;
+}
+
+/** The Event's note for a failure that is waited out. */
+export function waitNote(failures: number, status: number, error: unknown): string {
+  return `failed ${String(failures)} times in a row, the apiserver answering ${String(status)}; retried without limit, never dead-lettered: ${retryMessage(error)}`;
+}
