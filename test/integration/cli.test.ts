@@ -350,6 +350,73 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
     assert.deepEqual(names(kubebus('dlq', 'list', '--origin', 'other')), ['o1']);
   });
 
+  it('says which letters were reconciled since, and nothing to re-drive for those', async () => {
+    const js = jetstream(nc);
+    const parkedAt = new Map<string, number>();
+    const park = async (name: string) => {
+      const key = { group: TEST_GROUP, resource: 'widgets', namespace: 'recovered', name };
+      const letter = deadLetter({
+        origin: 'mender',
+        key,
+        reason: `${name} failed`,
+        code: 'KUBEBUS_RECONCILE_FAILED',
+        subject: subjects.work('mender', 0, key),
+        attempts: 3,
+      });
+      parkedAt.set(name, Date.parse(letter.time));
+      await publishDeadLetter(js, letter);
+    };
+    /** An outcome record of the letter's controller, `ms` after the letter. */
+    const outcome = async (name: string, result: string, ms: number) => {
+      const key = { group: TEST_GROUP, resource: 'widgets', namespace: 'recovered', name };
+      const at = new Date((parkedAt.get(name) ?? 0) + ms).toISOString();
+      await js.publish(
+        subjects.outcome('mender', key),
+        JSON.stringify({
+          controller: 'mender',
+          result,
+          ms: 5,
+          attempt: 1,
+          reconcileId: `r-${name}-${String(ms)}`,
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+          ...(result === 'skipped' ? { note: 'the object no longer exists' } : {}),
+          at,
+        }),
+      );
+    };
+    for (const name of ['fixed', 'failing', 'quiet', 'untouched']) await park(name);
+    // a spec change reconciled it after the letter
+    await outcome('fixed', 'success', 1_000);
+    // got through before its letter, fails since
+    await outcome('failing', 'success', -60_000);
+    await outcome('failing', 'error', 2_000);
+    // got through, then a round that did nothing: the last record alone does not say
+    await outcome('quiet', 'success', 1_000);
+    await outcome('quiet', 'skipped', 2_000);
+
+    const list = kubebus('dlq', 'list', '--origin', 'mender');
+    assert.equal(list.status, 0, list.stderr);
+    const lineOf = (name: string) =>
+      list.stdout.split('\n').find((line) => line.includes(`recovered/${name} `)) ?? '';
+    for (const name of ['fixed', 'quiet'])
+      assert.match(
+        lineOf(name),
+        /: \w+ failed \[reconciled since \d{4}-\d\d-\d\dT[\d:.]+Z: nothing to re-drive\]$/,
+        name,
+      );
+    for (const name of ['failing', 'untouched']) assert.match(lineOf(name), /: \w+ failed$/, name);
+    // and in the machine form
+    const json = kubebus('dlq', 'list', '--origin', 'mender', '-o', 'json');
+    const letters = JSON.parse(json.stdout) as {
+      letter: { key: { name: string } };
+      reconciledSince?: string;
+    }[];
+    assert.deepEqual(
+      letters.filter((l) => l.reconciledSince !== undefined).map((l) => l.letter.key.name),
+      ['fixed', 'quiet'],
+    );
+  });
+
   it('tails changes as they are published, filtered, with the trace id', async () => {
     // the kind as a person types it, resolved through discovery as status and history do
     const follower = spawn(

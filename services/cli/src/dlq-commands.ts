@@ -8,17 +8,44 @@ import {
   printable,
   redrive,
   type LetterFilter,
+  type StoredLetter,
 } from './dlq.js';
+import { readReconciledSince } from './letter-recovery.js';
+
+/** Outcome reads in flight at once while a list is annotated. */
+const READS_AT_ONCE = 16;
 
 export async function dlqListCommand(
   filter: LetterFilter,
   context: BusContext,
 ): Promise<CommandOutcome> {
-  const letters = await listDeadLetters(context.nc, filter);
+  const letters = await withRecovery(context, await listDeadLetters(context.nc, filter));
   print(context, letters, () =>
     letters.length === 0 ? 'no dead letters match\n' : `${letters.map(formatLetter).join('\n')}\n`,
   );
   return 'ok';
+}
+
+/**
+ * Each letter with whether its object was reconciled since: a letter stays for
+ * the record after its object recovered (a spec change, a new version), and
+ * re-driving it would only repeat that.
+ */
+async function withRecovery(
+  context: BusContext,
+  letters: readonly StoredLetter[],
+): Promise<StoredLetter[]> {
+  const out: StoredLetter[] = [];
+  for (let start = 0; start < letters.length; start += READS_AT_ONCE)
+    out.push(
+      ...(await Promise.all(
+        letters.slice(start, start + READS_AT_ONCE).map(async (stored) => {
+          const since = await readReconciledSince(context.nc, stored.letter);
+          return since === undefined ? stored : { ...stored, reconciledSince: since };
+        }),
+      )),
+    );
+  return out;
 }
 
 /** One letter in full: JSON, or YAML with -o yaml (a letter is no table). */

@@ -26,6 +26,8 @@ export interface StoredLetter {
   readonly letter: DeadLetter;
   /** the subject it was stored on (kubebus.dlq.<origin>.…): NATS let only its origin publish there */
   readonly storedOn?: string;
+  /** when its controller last got through with the object after it (letter-recovery.ts), if it has */
+  readonly reconciledSince?: string;
 }
 
 export interface LetterFilter {
@@ -202,8 +204,11 @@ export async function redrive(nc: NatsConnection, seq: number): Promise<string> 
   return `re-drove #${seq} ${formatKey(letter.key)} to ${subject}`;
 }
 
-export function formatLetter({ seq, letter }: StoredLetter): string {
-  return `#${seq} ${printable(letter.time, 40)} ${printable(letter.origin, 80)} ${printable(formatKey(letter.key), 300)} (${printable(letter.code, 60)}, ${letter.attempts} attempts): ${printable(letter.reason, 300)}`;
+export function formatLetter({ seq, letter, reconciledSince }: StoredLetter): string {
+  const line = `#${seq} ${printable(letter.time, 40)} ${printable(letter.origin, 80)} ${printable(formatKey(letter.key), 300)} (${printable(letter.code, 60)}, ${letter.attempts} attempts): ${printable(letter.reason, 300)}`;
+  return reconciledSince === undefined
+    ? line
+    : `${line} [reconciled since ${printable(reconciledSince, 40)}: nothing to re-drive]`;
 }
 
 /**

@@ -23,6 +23,7 @@ import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { readDeadLettersOf } from './history.js';
 import { formatAge, table } from './table.js';
+import { reconciledSince } from './letter-recovery.js';
 import { printable, safeText } from './terminal-safe.js';
 
 interface Condition {
@@ -246,16 +247,7 @@ function letterHint(
   outcomes: readonly OutcomeRecord[],
   now: number,
 ): string {
-  const since = outcomes
-    .filter(
-      (o) =>
-        o.controller === letter.origin &&
-        (o.result === 'success' || o.result === 'requeue_after') &&
-        Date.parse(o.at) > Date.parse(letter.time),
-    )
-    .map((o) => o.at)
-    .sort()
-    .at(-1);
+  const since = reconciledSince(letter, outcomes);
   return since === undefined
     ? `after the fix: kubebus dlq redrive ${String(letter.seq)}`
     : `reconciled since (${ago(since, now)} ago): nothing to re-drive`;

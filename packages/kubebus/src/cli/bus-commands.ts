@@ -127,7 +127,10 @@ export const BUS_COMMANDS: readonly CommandSpec[] = [
     section: 'bus',
     arguments: '',
     takes: { min: 0, max: 0 },
-    summary: ['the dead letters that match, oldest first'],
+    summary: [
+      'the dead letters that match, oldest first; those whose object was reconciled',
+      'since are marked: nothing to re-drive there',
+    ],
     options: LETTER_FILTERS,
     shared: BUS,
     run: (line, host) => {
