@@ -3,7 +3,8 @@
 // finalizer-held ConfigMap keeps Terminating, and returns `{ requeueAfterMs }`
 // while ctx.delete answers 'terminating'. Over a wait far longer than the
 // retry budget's attempts and backoffs, the Tenant is neither dead-lettered nor
-// charged an attempt, keeps its finalizer and shows Ready=False/Finalizing;
+// charged an attempt, keeps its finalizer and shows Ready=False/Finalizing
+// with what it waits for, and the status field it returned;
 // once the hold is released the Namespace goes, and the Tenant after it.
 import { defineOperator, defineResource, kinds } from 'kubebus';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
@@ -19,7 +20,7 @@ const Tenant = defineResource({
   kind: 'Tenant',
   scope: 'Cluster',
   spec: z.object({}),
-  status: z.object({ namespace: z.string() }).partial(),
+  status: z.object({ namespace: z.string(), phase: z.string() }).partial(),
 });
 
 const MAX_ATTEMPTS = 2;
@@ -40,13 +41,19 @@ const tenants = defineOperator({
   async reconcile(tenant, ctx) {
     const namespace = namespaceOf(tenant.metadata.name);
     await ctx.apply(kinds.Namespace, { metadata: { name: namespace } });
-    return { status: { namespace } };
+    return { status: { namespace, phase: 'Active' } };
   },
   async finalize(tenant, ctx) {
     const answer = await ctx.delete(kinds.Namespace, namespaceOf(tenant.metadata.name));
     answers.push(answer);
     answeredAt.push(Date.now());
-    if (answer !== 'absent') return { requeueAfterMs: 1_000 };
+    // what it waits for, on the object meanwhile
+    if (answer !== 'absent')
+      return {
+        requeueAfterMs: 1_000,
+        message: `namespace ${namespaceOf(tenant.metadata.name)} is ${answer}`,
+        status: { phase: 'Deleting' },
+      };
     return undefined;
   },
 });
@@ -110,11 +117,15 @@ describe('a finalize that waits', { timeout: 300_000 }, () => {
     const held = await env.get(Tenant, 'acme');
     assert.ok(held?.metadata.deletionTimestamp, 'being deleted');
     assert.deepEqual(held.metadata.finalizers, [tenants.finalizer], 'its finalizer kept');
-    await env.waitForCondition(Tenant, 'acme', {
+    const finalizing = await env.waitForCondition(Tenant, 'acme', {
       type: 'Ready',
       status: 'False',
       reason: 'Finalizing',
     });
+    assert.equal(finalizing.message, `namespace ${namespaceOf('acme')} is terminating`);
+    const shown = await env.get(Tenant, 'acme');
+    assert.deepEqual(shown?.status?.phase, 'Deleting');
+    assert.equal(shown?.status?.namespace, namespaceOf('acme'), 'the rest of its status kept');
 
     // let the namespace go: the next finalize finds it gone and releases the Tenant
     await env.apply({

@@ -73,14 +73,15 @@ export interface OperatorDefinition<Primary extends CustomResource, Deps = undef
    * goes; with it, the runtime keeps a finalizer on every object. Return
    * `{ requeueAfterMs }` when the cleanup is not done yet (a child still
    * terminating): the finalizer stays and finalize runs again then, with no
-   * attempt counted; throw to retry with backoff.
+   * attempt counted (with `message` and `status`, what it waits for shows on
+   * the object); throw to retry with backoff.
    */
   finalize?(
     object: ObjectOf<Primary>,
     context: ReconcileContext<Deps>,
     // `async finalize() { ... }` with no return is Promise<void>: allowed, it means "cleaned up"
     // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
-  ): Promise<FinalizeResult | undefined | void>;
+  ): Promise<FinalizeResult<NoInfer<StatusOf<Primary>>> | undefined | void>;
   /**
    * Pruning (default true): after a successful reconcile, owned objects
    * (kinds in `owns`, with this object as their controller owner) that the

@@ -27,11 +27,16 @@ export interface ReconcileResult<Status> {
  * What a finalize returns when it is not done yet (a child still terminating):
  * the finalizer stays and finalize runs again after the delay, as a requeue,
  * not a failure: no attempt counted, never dead-lettered. Nothing means: cleaned
- * up, the finalizer goes.
+ * up, the finalizer goes. Meanwhile the object shows Ready=False, reason
+ * Finalizing, with `message`, and `status` over its status as it is.
  */
-export interface FinalizeResult {
+export interface FinalizeResult<Status = Record<string, unknown>> {
   /** finalize again after this many milliseconds (at least 1 s) */
   readonly requeueAfterMs: number;
+  /** what it waits for (`2 backups still being deleted`): the Ready condition's message */
+  readonly message?: string;
+  /** fields of the status to show meanwhile (a phase, a count), checked by its schema */
+  readonly status?: Partial<Omit<Status, 'conditions' | 'observedGeneration'>>;
 }
 
 /** What the status shows while the spec is invalid, besides Ready=False/InvalidSpec. */

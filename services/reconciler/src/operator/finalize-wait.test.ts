@@ -4,7 +4,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '@kubebus/shared/events';
-import { finalizeWait, finalizingStatus, MIN_FINALIZE_WAIT_MS } from './finalize-wait.js';
+import {
+  finalizeReport,
+  finalizeWait,
+  finalizingStatus,
+  MIN_FINALIZE_WAIT_MS,
+} from './finalize-wait.js';
 
 const object = (status?: Record<string, unknown>): KubeObject => ({
   apiVersion: 'platform.example.com/v1',
@@ -45,8 +50,35 @@ describe('a finalize that waits', () => {
   });
 
   it('writes the same status when asked again: no new write, no new reconcile', () => {
-    const first = finalizingStatus(object(), 'f', new Date('2026-12-06T20:00:00Z'));
-    const again = finalizingStatus(object(first), 'f', new Date('2026-12-06T20:05:00Z'));
+    const first = finalizingStatus(object(), 'f', {}, new Date('2026-12-06T20:00:00Z'));
+    const again = finalizingStatus(object(first), 'f', {}, new Date('2026-12-06T20:05:00Z'));
     assert.deepEqual(again, first);
+  });
+
+  it('shows what it waits for: its message, its fields over the rest', () => {
+    const report = finalizeReport({
+      requeueAfterMs: 2_000,
+      message: '2 backups still being deleted',
+      status: { phase: 'Deleting', conditions: [], observedGeneration: 9 },
+    });
+    const status = finalizingStatus(
+      object({ namespace: 'tenant-acme', phase: 'Ready' }),
+      'f',
+      report,
+    );
+    assert.equal(status['namespace'], 'tenant-acme');
+    assert.equal(status['phase'], 'Deleting');
+    // the runtime's own fields stay the runtime's
+    const [ready, ...others] = status['conditions'] as Record<string, unknown>[];
+    assert.deepEqual(others, []);
+    assert.equal(ready?.['message'], '2 backups still being deleted');
+    assert.equal(ready?.['observedGeneration'], 2);
+    assert.equal(status['observedGeneration'], undefined);
+  });
+
+  it('takes a message and fields only of their shape', () => {
+    assert.deepEqual(finalizeReport({ requeueAfterMs: 1, message: '  ', status: [1] }), {});
+    assert.deepEqual(finalizeReport({ requeueAfterMs: 1, message: 7, status: 'x' }), {});
+    assert.deepEqual(finalizeReport(undefined), {});
   });
 });

@@ -26,16 +26,44 @@ export function finalizeWait(result: unknown): number | undefined {
   return Number.isFinite(asked) ? Math.max(asked, MIN_FINALIZE_WAIT_MS) : MIN_FINALIZE_WAIT_MS;
 }
 
+/** What a waiting finalize shows besides Ready=False, as it returned it (not yet checked by the schema). */
+export interface FinalizeReport {
+  readonly message?: string;
+  readonly status?: Record<string, unknown>;
+}
+
+/** The message and status fields a finalize that waits returned, where they have that shape. */
+export function finalizeReport(result: unknown): FinalizeReport {
+  if (typeof result !== 'object' || result === null) return {};
+  const { message, status } = result as { message?: unknown; status?: unknown };
+  return {
+    ...(typeof message === 'string' && message.trim() !== '' ? { message } : {}),
+    ...(typeof status === 'object' && status !== null && !Array.isArray(status)
+      ? { status: status as Record<string, unknown> }
+      : {}),
+  };
+}
+
 /**
  * The status of an object whose finalize waits: Ready=False, reason
- * Finalizing, the rest as it is. The message names no delay, so a finalize
- * asked again writes nothing new (and starts no reconcile of its own).
+ * Finalizing, with what it waits for, the fields it returned over the rest
+ * as it is. The default message names no delay, so a finalize asked again
+ * writes nothing new (and starts no round of its own); a message or field
+ * that changes does, once per change.
  */
-export function finalizingStatus(object: KubeObject, finalizer: string, now = new Date()): Status {
-  return notReadyStatus(
+export function finalizingStatus(
+  object: KubeObject,
+  finalizer: string,
+  report: FinalizeReport = {},
+  now = new Date(),
+): Status {
+  const { conditions, ...rest } = notReadyStatus(
     object,
     FINALIZING,
-    `finalize is not done: it runs again later, and the finalizer ${finalizer} stays until it is`,
+    report.message ??
+      `finalize is not done: it runs again later, and the finalizer ${finalizer} stays until it is`,
     now,
   );
+  const { conditions: _c, observedGeneration: _g, ...fields } = report.status ?? {};
+  return { ...rest, ...fields, conditions };
 }

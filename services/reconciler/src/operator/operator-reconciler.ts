@@ -72,12 +72,18 @@ import {
   unreachableStatus,
   invalidSpecStatus,
   reconciledStatus,
+  statusFields,
   stoppedByTerminal,
   terminalStatus,
   type Status,
 } from './status.js';
 import { CALLS_BOUND_MS, InFlightCalls, endingWith } from './in-flight-calls.js';
-import { finalizeWait, finalizingStatus } from './finalize-wait.js';
+import {
+  finalizeReport,
+  finalizeWait,
+  finalizingStatus,
+  type FinalizeReport,
+} from './finalize-wait.js';
 import {
   answeredUnavailable,
   RETRYING,
@@ -210,15 +216,8 @@ export class OperatorReconciler implements Reconciler {
       await this.#showFailure(recorded, object, error, runtime, { terminal: true });
       throw error;
     }
-    let status: Status | undefined;
-    if (result?.status !== undefined) {
-      const checked = definition.status.safeParse(result.status);
-      if (!checked.success)
-        throw new Error(
-          `reconcile returned a status its schema rejects: ${describeIssues(checked.error.issues, 'status')}`,
-        );
-      status = checked.data as Status;
-    }
+    const status =
+      result?.status === undefined ? undefined : this.#checkedStatus(result.status, 'reconcile');
     // revoked meanwhile (the partition's lease lost): its status is another reconcile's to publish
     runtime.signal.throwIfAborted();
     // only after success (a throw above skips it), never in a dry run (replay), and not
@@ -429,7 +428,16 @@ export class OperatorReconciler implements Reconciler {
     // not done yet (a child still terminating): kept, and asked again as a requeue, not a failure
     const requeueAfterMs = finalizeWait(result);
     if (requeueAfterMs !== undefined) {
-      await this.#reportFinalizing(recorded, object, runtime);
+      const report = finalizeReport(result);
+      // what it returned over the status as it is, checked as a reconcile's is
+      const fields =
+        report.status === undefined
+          ? undefined
+          : this.#checkedStatus({ ...statusFields(object), ...report.status }, 'finalize');
+      await this.#reportFinalizing(recorded, object, runtime, {
+        ...report,
+        ...(fields === undefined ? {} : { status: fields }),
+      });
       return { requeueAfterMs };
     }
     // revoked meanwhile: releasing the object is the reconcile's that holds the partition now
@@ -437,16 +445,27 @@ export class OperatorReconciler implements Reconciler {
     return undefined;
   }
 
-  /** Ready=False, reason Finalizing: why the object is still there. */
+  /** A status the operator's code returned, as its schema parses it; a bug of that code when it does not. */
+  #checkedStatus(status: unknown, by: 'reconcile' | 'finalize'): Status {
+    const checked = this.operator.for.definition.status.safeParse(status);
+    if (!checked.success)
+      throw new Error(
+        `${by} returned a status its schema rejects: ${describeIssues(checked.error.issues, 'status')}`,
+      );
+    return checked.data as Status;
+  }
+
+  /** Ready=False, reason Finalizing: why the object is still there, with what finalize said. */
   async #reportFinalizing(
     recorded: KubeObject,
     object: KubeObject,
     runtime: RuntimeContext,
+    report: FinalizeReport,
   ): Promise<void> {
     try {
       await this.#publishStatus(
         recorded,
-        finalizingStatus(object, this.operator.finalizer),
+        finalizingStatus(object, this.operator.finalizer, report),
         runtime,
       );
     } catch (error) {
