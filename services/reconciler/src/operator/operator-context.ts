@@ -54,7 +54,7 @@ import { CONTROLLER_LABEL, deleteAnswering, ownedKey } from './owned-objects.js'
 import { secretPlaceRefusal, secretReadRefusal, secretValuesOf } from './secret-values.js';
 import type { InFlightCalls } from './in-flight-calls.js';
 import { explainedRefusal } from './refused-write.js';
-import { AlreadyOwnedError, ownershipRefusal } from './ownership.js';
+import { AlreadyOwnedError, isSecondController, ownershipRefusal } from './ownership.js';
 
 const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true } as const;
 
@@ -183,7 +183,8 @@ export function operatorContext(
     target: { resource: Resource; kind: string; namespace: string; name: string },
     labelOnly: boolean,
     action: 'apply' | 'delete',
-    recorded: KubeObject | undefined,
+    /** 'unknown': read it from the apiserver whatever the bus says */
+    recorded: KubeObject | undefined | 'unknown',
   ): Promise<{ refusal?: string; current: KubeObject | undefined }> => {
     const { resource, namespace, name } = target;
     const describe = `${target.kind} ${namespace === '' ? '' : `${namespace}/`}${name}`;
@@ -194,10 +195,12 @@ export function operatorContext(
         labelOnly,
         action,
       });
-    const ask =
-      action === 'delete' ||
-      (recorded === undefined ? labelOnly : refusalOf(recorded) !== undefined);
-    if (!ask) return { current: recorded };
+    if (recorded !== 'unknown') {
+      const ask =
+        action === 'delete' ||
+        (recorded === undefined ? labelOnly : refusalOf(recorded) !== undefined);
+      if (!ask) return { current: recorded };
+    }
     const current = await deps.client.getIfExists<KubeObject>(
       objectPath(refOf(resource), namespace, name),
     );
@@ -235,7 +238,13 @@ export function operatorContext(
         { fieldManager: deps.fieldManager, signal: runtime.signal },
         recorded,
       )
-      .catch((error: unknown) => {
+      .catch(async (error: unknown) => {
+        // another's child the bus does not record (not labelled as this operator's): the
+        // apiserver refuses a second controller reference; the refusal says whose it is
+        if (isSecondController(error)) {
+          const again = await claimOf(targetOf(body, resource), false, 'apply', 'unknown');
+          if (again.refusal !== undefined) throw new AlreadyOwnedError(again.refusal);
+        }
         throw explainedRefusal(error, body, deps.operator.rbac);
       });
     if (outcome === 'applied' && !deps.dryRun) {
@@ -278,7 +287,14 @@ export function operatorContext(
     });
     // replayed: as of the revision the bus had no such object, so that reconcile made it;
     // today's apiserver has it (made since), and its reads stay the revision's
-    return deps.dryRun && answer === 'exists' ? 'created' : answer;
+    if (deps.dryRun && answer === 'exists') return 'created';
+    // there after all, with no record of it on the bus: another's child (unlabelled) is
+    // not this owner's to answer 'exists' for either
+    if (answer === 'exists' && current === undefined) {
+      const again = await claimOf(targetOf(body, resource), false, 'apply', 'unknown');
+      if (again.refusal !== undefined) throw new AlreadyOwnedError(again.refusal);
+    }
+    return answer;
   };
 
   const isPrimary = (resource: Resource) => sameResource(resource, deps.operator.for);

@@ -27,7 +27,9 @@ import {
 import type { KubeObject } from '@kubebus/shared/events';
 import {
   hasFinalizer,
+  isAlreadyRecorded,
   objectPath,
+  onceEventName,
   recordEvent,
   releaseFinalizer,
   setFinalizer,
@@ -640,7 +642,7 @@ export class OperatorReconciler implements Reconciler {
     recorded: KubeObject,
     object: KubeObject,
     message: string,
-    runtime: RuntimeContext,
+    runtime: WorkerContext,
   ): Promise<void> {
     // the refusal stays the outcome: its retry is what takes the name once it is free
     await this.#reportRefusal(recorded, object, ALREADY_OWNED, message, runtime);
@@ -651,7 +653,7 @@ export class OperatorReconciler implements Reconciler {
     recorded: KubeObject,
     object: KubeObject,
     error: unknown,
-    runtime: RuntimeContext,
+    runtime: WorkerContext,
   ): Promise<void> {
     // the refusal stays the outcome: its retry is what recovers once the RBAC is applied
     await this.#reportRefusal(recorded, object, FORBIDDEN, explainRefused(error), runtime);
@@ -667,12 +669,22 @@ export class OperatorReconciler implements Reconciler {
     object: KubeObject,
     reason: string,
     message: string,
-    runtime: RuntimeContext,
+    runtime: WorkerContext,
   ): Promise<void> {
     if (alreadyNotReady(object, reason, message)) return;
-    // parked, re-driven: its Ready is the letter's; a write's own change would be left
-    // parked and drop the re-drive's waiting retry (the log says it)
-    if (isParked(object)) return;
+    // parked, re-driven: its Ready is the letter's, and a write's own change would be left
+    // parked and drop the re-drive's waiting retry; an Event changes nothing of it, so the
+    // refusal is said there, named once per generation and message (nothing on the object
+    // marks it said: the apiserver's AlreadyExists does)
+    if (isParked(object)) {
+      const generation = String(object.metadata.generation ?? 0);
+      await this.#event(object, 'Warning', reason, message, 'Reconcile', {
+        once: `parked-refusal/${reason}/${generation}/${message}`,
+      }).catch((failure: unknown) => {
+        runtime.log.warn({ err: failure, reason }, 'could not report the refusal on the object');
+      });
+      return;
+    }
     try {
       await this.#publishStatus(recorded, notReadyStatus(object, reason, message), runtime);
       await this.#event(object, 'Warning', reason, message, 'Reconcile');
@@ -711,6 +723,7 @@ export class OperatorReconciler implements Reconciler {
     reason: string,
     note: string,
     action = 'Validate',
+    { once }: { readonly once?: string } = {},
   ) {
     const input: EventInput = {
       type,
@@ -720,8 +733,15 @@ export class OperatorReconciler implements Reconciler {
       reportingController: `kubebus.dev/${this.operator.name}`,
       reportingInstance: this.deps.instance.slice(0, 128),
     };
-    if (this.deps.events === undefined) await recordEvent(this.deps.client, object, input);
-    else this.deps.events.record(object, input);
+    const name = once === undefined ? undefined : onceEventName(object, this.operator.name, once);
+    if (this.deps.events === undefined)
+      await recordEvent(this.deps.client, object, input, name === undefined ? {} : { name }).catch(
+        (error: unknown) => {
+          // named once: recorded before
+          if (name === undefined || !isAlreadyRecorded(error)) throw error;
+        },
+      );
+    else this.deps.events.record(object, input, undefined, name);
   }
 }
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, test } from 'node:test';
 import type { KubeObject } from '@kubebus/shared/events';
 import { OWNER_ANNOTATION, ownerAnnotationOf } from '@kubebus/shared/kube';
-import { ownershipRefusal } from './ownership.js';
+import { isSecondController, ownershipRefusal } from './ownership.js';
 
 const owner = (name: string, uid: string): KubeObject => ({
   apiVersion: 'platform.example.com/v1',
@@ -131,4 +131,24 @@ describe('what ctx.delete will not delete', () => {
       "Namespace shared was not made by the operator teamspaces: not deleted (it is not this TeamSpace's; label it app.kubernetes.io/managed-by=kubebus kubebus.dev/controller=teamspaces to hand it over).",
     );
   });
+});
+
+test("the apiserver's refusal of a second controller reference is found, wrapped or not", () => {
+  const refused = Object.assign(
+    new Error(
+      'apiserver answered 422 Invalid: ConfigMap "kept" is invalid: metadata.ownerReferences: Invalid value: […]: Only one reference can have Controller set to true. Found "true" in references for Deployment/other and Keeper/held',
+    ),
+    { status: 422 },
+  );
+  assert.equal(isSecondController(refused), true);
+  assert.equal(isSecondController(new Error('reconcile failed', { cause: refused })), true);
+  // another 422, or the words without the status
+  assert.equal(
+    isSecondController(Object.assign(new Error('spec.x: Invalid value'), { status: 422 })),
+    false,
+  );
+  assert.equal(
+    isSecondController(new Error('Only one reference can have Controller set to true')),
+    false,
+  );
 });

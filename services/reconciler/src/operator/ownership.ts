@@ -47,6 +47,21 @@ export function alreadyOwnedOf(error: unknown): AlreadyOwnedError | undefined {
   return undefined;
 }
 
+/**
+ * The apiserver's refusal of a second controller reference: what ctx.apply
+ * sent is another object's child, one the bus has no record of (it records
+ * only what carries this operator's label).
+ */
+export function isSecondController(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; depth++) {
+    const { status } = e as { status?: unknown };
+    if (status === 422 && e.message.includes('Only one reference can have Controller set to true'))
+      return true;
+    e = e.cause;
+  }
+  return false;
+}
+
 interface OwnerReference {
   readonly apiVersion?: string;
   readonly kind?: string;
