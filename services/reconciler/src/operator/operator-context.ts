@@ -288,9 +288,9 @@ export function operatorContext(
     // replayed: as of the revision the bus had no such object, so that reconcile made it;
     // today's apiserver has it (made since), and its reads stay the revision's
     if (deps.dryRun && answer === 'exists') return 'created';
-    // there after all, with no record of it on the bus: another's child (unlabelled) is
-    // not this owner's to answer 'exists' for either
-    if (answer === 'exists' && current === undefined) {
+    // there after all (`current` was undefined to get here), with no record of it on the
+    // bus: another's child (unlabelled) is not this owner's to answer 'exists' for either
+    if (answer === 'exists') {
       const again = await claimOf(targetOf(body, resource), false, 'apply', 'unknown');
       if (again.refusal !== undefined) throw new AlreadyOwnedError(again.refusal);
     }
