@@ -15,10 +15,11 @@
 // re-drive is reconciling it.
 import { parseWorkMark } from '@kubebus/shared/bus';
 import type { KubeObject } from '@kubebus/shared/events';
-import type { KubeClient, ObjectKey } from '@kubebus/shared/kube';
+import { objectPath, type KubeClient, type ObjectKey } from '@kubebus/shared/kube';
 import type { Log, Operator, Resource } from '@kubebus/shared/definition';
 import { fenced } from './fenced.js';
 import { CONTROLLER_LABEL, deleteObject, ownedKey } from './owned-objects.js';
+import { refOf } from './known-resources.js';
 import type { ObjectLister } from './object-lister.js';
 
 /** The owned kinds the operator prunes: `owns` less `prune.keep`; none with `prune: false`. */
@@ -148,7 +149,8 @@ export async function pruneOwned(options: {
       const namespace = object.metadata.namespace ?? '';
       if (
         !isOurs(object, options) ||
-        options.touched.has(ownedKey(kind, namespace, object.metadata.name))
+        options.touched.has(ownedKey(kind, namespace, object.metadata.name)) ||
+        !(await stillOurs(kind, namespace, object.metadata.name, options))
       )
         continue;
       fenced(options);
@@ -182,6 +184,30 @@ function isOurs(
   return controlled && object.metadata.labels?.[CONTROLLER_LABEL] === options.controller;
 }
 
+/**
+ * Whether the apiserver's object is still what the bus says: this owner's and
+ * this operator's. A record on the bus is only what someone allowed to
+ * publish there said (a forged one would delete an admin's object), so the
+ * object is read before it is deleted, as ctx.delete reads it (ADR 0037);
+ * pruning is rare, a read per pruned object cheap.
+ */
+async function stillOurs(
+  kind: Resource,
+  namespace: string,
+  name: string,
+  options: Parameters<typeof pruneOwned>[0],
+): Promise<boolean> {
+  const live = await options.client.getIfExists<KubeObject>(
+    objectPath(refOf(kind), namespace, name),
+  );
+  if (live !== undefined && isOurs(live, options)) return true;
+  options.log.warn(
+    { kind: kind.kind, name, namespace },
+    "not pruned: the bus recorded it as this owner's child, the apiserver does not",
+  );
+  return false;
+}
+
 /** Deletes what the previous reconcile applied and this one did not: no list needed. */
 async function pruneDropped(
   options: Parameters<typeof pruneOwned>[0],
@@ -205,6 +231,7 @@ async function pruneDropped(
       name,
     });
     if (current === undefined || !isOurs(current, options)) continue;
+    if (!(await stillOurs(kind, namespace, name, options))) continue;
     fenced(options);
     if ((await deleteObject(options.client, kind, namespace, name, options.signal)) !== 'absent') {
       pruned += 1;
