@@ -338,6 +338,12 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
       "purge another operator's records of external calls": async (nc) =>
         (await jetstreamManager(nc)).streams.purge(`KV_${performedBucketOf(OTHER)}`),
     };
+    // its own operator's, on a subject no consumer takes: stored for ever, the stream
+    // full (discard new) and every operator's work refused
+    attacks["store work of its own operator's that no consumer takes"] = (nc) =>
+      jetstream(nc).publish(`kubebus.work.${OPERATOR}.junk.x`, '{}', { timeout: 2_000 });
+    attacks["store a status intent of its own operator's that no consumer takes"] = (nc) =>
+      jetstream(nc).publish(`kubebus.status.${OPERATOR}.junk.x`, '{}', { timeout: 2_000 });
     const roleOnly: Record<string, (nc: NatsConnection) => Promise<unknown>> = {
       'forge an event': (nc) =>
         jetstream(nc).publish(subjects.event(key), '{}', { timeout: 2_000 }),
@@ -352,7 +358,9 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
           // re-driving sends marks and intents back to any operator's work and status
           if (
             user === 'dlq-admin' &&
-            (verb.endsWith("another operator's status") || verb.startsWith('park a requeue'))
+            (verb.endsWith("another operator's status") ||
+              verb.startsWith('park a requeue') ||
+              verb.includes('that no consumer takes'))
           )
             continue;
           await assert.rejects(attack(nc), refused, `${user} may ${verb}`);

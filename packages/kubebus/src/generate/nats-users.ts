@@ -48,6 +48,11 @@ export const JETSTREAM_READ = [
 
 const kv = (bucket: string) => `KV_${bucket}`;
 
+/** The subjects of the operator's work partitions: what its consumers take. */
+function workPartitionsOf(operator: Operator): string[] {
+  return range(partitionsOf(operator)).map((p) => subjects.workOfPartition(operator.name, p));
+}
+
 /** The limits streams and buckets: reading them through a consumer takes nothing away. */
 export const READABLE_STREAMS = [
   Streams.events,
@@ -148,7 +153,8 @@ export function publishOf(
           ...orderedReadsOf([Streams.events, kv(Buckets.cursors), kv(Buckets.agreements)]),
           // the changes of what it watches only: another operator's primary is not its to record
           ...eventsOf(operator),
-          subjects.workOf(name),
+          // its partitions' marks only: a subject no consumer takes would fill the work stream
+          ...workPartitionsOf(operator),
           // its own letters and cursors only (ADR 0015)
           `kubebus.dlq.${originToken(origins.watcher(name))}.>`,
           `$KV.${Buckets.cursors}.${name}.>`,
@@ -173,9 +179,11 @@ export function publishOf(
             durableNames.later(name),
           ]),
           // its own work only: the upgrade sweep marks its objects again (upgrade-sweep.ts),
-          // requeues wait on kubebus.work.<operator>.later.>
-          subjects.workOf(name),
-          subjects.statusOf(name),
+          // requeues wait on kubebus.work.<operator>.later.>; only subjects a consumer takes,
+          // so what it stores is taken (junk there would fill the stream and stop every operator)
+          ...workPartitionsOf(operator),
+          subjects.laterOf(name),
+          ...range(statusPartitions).map((p) => subjects.statusOfPartition(name, p)),
           `kubebus.dlq.${originToken(origins.reconciler(name))}.>`,
           `kubebus.outcomes.${originToken(origins.reconciler(name))}.>`,
           `$KV.${Buckets.leases}.${own}`,
