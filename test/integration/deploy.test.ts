@@ -466,6 +466,11 @@ describe('deploy/', { timeout: 300_000 }, () => {
     assert.equal(env.get('KUBEBUS_CONSUME'), 'false');
     assert.equal(env.get('KUBEBUS_HTTP_PORT'), '8081');
     assert.equal(env.get('KUBEBUS_NATS_USER'), `${OPERATOR}-reconciler`);
+    // from the Trigger's identity only: its namespace's and name's
+    const senders = (env.get('KUBEBUS_HTTP_OIDC_SUBJECTS') ?? '').split(',');
+    assert.ok(senders.length > 0);
+    for (const sender of senders)
+      assert.match(sender, /^system:serviceaccount:kubebus-system:.*kubebus-reconciler/);
     for (const derived of DERIVED) assert.equal(env.has(derived), false, derived);
     // TLS to NATS like every other role: the URL says so and the CA (only ca.crt) is mounted
     assert.match(env.get('KUBEBUS_NATS_URL') ?? '', /^tls:\/\//);

@@ -38,6 +38,16 @@ describe("the CloudEvents sink's configuration", () => {
   it('needs the audience for oidc and the file for token', () => {
     assert.match(problems({ KUBEBUS_HTTP_AUTH: 'oidc' }), /KUBEBUS_HTTP_OIDC_AUDIENCE: /);
     assert.match(problems({ KUBEBUS_HTTP_AUTH: 'token' }), /KUBEBUS_HTTP_TOKEN_FILE: /);
+    // any pod may have a token for the audience projected: who may send is named
+    for (const subjects of [undefined, ' , '])
+      assert.match(
+        problems({
+          KUBEBUS_HTTP_AUTH: 'oidc',
+          KUBEBUS_HTTP_OIDC_AUDIENCE: 'kubebus-reconciler',
+          ...(subjects === undefined ? {} : { KUBEBUS_HTTP_OIDC_SUBJECTS: subjects }),
+        }),
+        /KUBEBUS_HTTP_OIDC_SUBJECTS: KUBEBUS_HTTP_AUTH=oidc needs the token subjects that may send/,
+      );
     const config = loadConfig(ReconcilerConfigSchema, {
       ...base,
       KUBEBUS_HTTP_AUTH: 'oidc',

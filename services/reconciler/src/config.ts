@@ -109,6 +109,13 @@ export const ReconcilerConfigSchema = z
         'KUBEBUS_HTTP_OIDC_AUDIENCE',
         "KUBEBUS_HTTP_AUTH=oidc needs the audience senders' tokens are issued for (the sink's audience)",
       );
+    // any workload may have a token for a public audience projected: the audience alone
+    // lets every pod of the cluster send events, forge dead letters and fill the DLQ
+    if (mode === 'oidc' && subjectsOf(env.KUBEBUS_HTTP_OIDC_SUBJECTS).length === 0)
+      problem(
+        'KUBEBUS_HTTP_OIDC_SUBJECTS',
+        "KUBEBUS_HTTP_AUTH=oidc needs the token subjects that may send (Knative's Trigger identity, system:serviceaccount:<namespace>:<trigger>-oidc-eventing.knative.dev-trigger): any pod can have a token for the audience",
+      );
     if (mode === 'token' && env.KUBEBUS_HTTP_TOKEN_FILE === undefined)
       problem(
         'KUBEBUS_HTTP_TOKEN_FILE',
@@ -165,10 +172,7 @@ function sinkAuthOf(env: {
       return {
         mode: 'oidc',
         audience: env.KUBEBUS_HTTP_OIDC_AUDIENCE ?? '',
-        subjects: (env.KUBEBUS_HTTP_OIDC_SUBJECTS ?? '')
-          .split(',')
-          .map((s) => s.trim())
-          .filter((s) => s !== ''),
+        subjects: subjectsOf(env.KUBEBUS_HTTP_OIDC_SUBJECTS),
       };
     case 'token':
       return { mode: 'token', tokenFile: env.KUBEBUS_HTTP_TOKEN_FILE ?? '' };
@@ -188,4 +192,12 @@ export interface ReconcilerConfig extends ReconcilerSettings {
   readonly controller: string;
   /** the work partitions (the watcher publishes to the same number) */
   readonly partitions: number;
+}
+
+/** KUBEBUS_HTTP_OIDC_SUBJECTS as a list: comma-separated, blanks dropped. */
+function subjectsOf(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((subject) => subject.trim())
+    .filter((subject) => subject !== '');
 }
