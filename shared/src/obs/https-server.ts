@@ -63,6 +63,9 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Lis
       minVersion: 'TLSv1.2',
       headersTimeout: 10_000,
       requestTimeout: 30_000,
+      // the timeouts are checked this often (Node's default: every 30 s, so a slow request
+      // held a slot for up to a minute)
+      connectionsCheckingInterval: 1_000,
     },
     options.handler,
   );

@@ -179,6 +179,67 @@ describe('the conversion webhook over HTTPS', () => {
   });
 });
 
+describe('a conversion webhook that slow senders try to hold', () => {
+  let server: Listening;
+  before(async () => {
+    server = await startConversionWebhook({
+      host: '127.0.0.1',
+      port: 0,
+      resources: [Thermostat],
+      log,
+      maxBytes: 4096,
+      bodyDeadlineMs: 1_000,
+    });
+  });
+  after(() => server.close());
+
+  /** A review whose head is sent and whose body never comes, from `localAddress`. */
+  const held = (localAddress: string) => {
+    const req = request({
+      ...convertAt(server.port),
+      localAddress,
+      headers: { 'content-length': '500' },
+    });
+    const answered = new Promise<number>((resolve) => {
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', () => {
+        resolve(0);
+      });
+    });
+    req.flushHeaders();
+    req.write(review.slice(0, 10));
+    return answered;
+  };
+
+  it("keeps the apiserver's turn while another peer holds its own, and cuts a body that never comes", async () => {
+    // another pod of the cluster (127.0.0.2 on loopback) holds two reviews open
+    const slow = [held('127.0.0.2'), held('127.0.0.2')];
+    // once both are being read, a third from it waits its turn…
+    let third = 200;
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      third = await new Promise<number>((resolve, reject) => {
+        const req = request({ ...convertAt(server.port), localAddress: '127.0.0.2' }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end(review);
+      });
+      if (third === 503) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(third, 503);
+    // …the apiserver's (127.0.0.1) is answered meanwhile
+    assert.equal((await call(server.port, '/convert', 'POST', review)).status, 200);
+    // and the bodies that never come are cut at the deadline, not held for minutes
+    assert.deepEqual(await Promise.all(slow), [408, 408]);
+  });
+});
+
 describe('a conversion webhook whose conversion answers what JSON cannot say', () => {
   let server: Listening;
   before(async () => {

@@ -18,13 +18,22 @@ import { answerConversionReview } from './conversion-review.js';
 
 /**
  * A list's objects come in one review: room for many, not for anything
- * (KUBEBUS_WEBHOOK_MAX_BYTES). Two reviews in flight hold at most twice this,
- * plus what JSON.parse makes of it.
+ * (KUBEBUS_WEBHOOK_MAX_BYTES). The reviews in flight (two per peer, eight in
+ * all) hold at most that many times this, plus what JSON.parse makes of it.
  */
 export const DEFAULT_REVIEW_MAX_BYTES = 8 * 1024 * 1024;
 
-/** Reviews read and converted at once; more are answered 503 with Retry-After (as the CloudEvents sink). */
+/**
+ * Reviews read and converted at once from one peer; more are answered 503
+ * with Retry-After (as the CloudEvents sink). Per peer: the port is open to
+ * the cluster (the apiserver must reach it), and two slow senders elsewhere
+ * must not take the apiserver's turn. In all, a few peers' worth.
+ */
 export const MAX_REVIEWS_IN_FLIGHT = 2;
+const PEERS_IN_FLIGHT = 4;
+
+/** How long a review's body may take to arrive once its head has: the apiserver sends it at once. */
+export const REVIEW_BODY_DEADLINE_MS = 5_000;
 
 export interface ConversionWebhookOptions {
   readonly host: string;
@@ -34,6 +43,7 @@ export interface ConversionWebhookOptions {
   readonly log: Logger;
   readonly maxBytes?: number;
   readonly maxInFlight?: number;
+  readonly bodyDeadlineMs?: number;
   /** where kubebus_conversion_reviews_total is counted */
   readonly registry?: Registry;
 }
@@ -100,12 +110,30 @@ function refuseAndClose(
 export function conversionHandler(options: ConversionWebhookOptions) {
   const limit = options.maxBytes ?? DEFAULT_REVIEW_MAX_BYTES;
   const maxInFlight = options.maxInFlight ?? MAX_REVIEWS_IN_FLIGHT;
+  const bodyDeadlineMs = options.bodyDeadlineMs ?? REVIEW_BODY_DEADLINE_MS;
   const { log, resources } = options;
   const reviews = reviewCounter(options.registry);
   let inFlight = 0;
+  const inFlightByPeer = new Map<string, number>();
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await bodyOf(req, limit);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(resolve, bodyDeadlineMs, 'late');
+    });
+    const body = await Promise.race([bodyOf(req, limit), late]).finally(() => {
+      clearTimeout(timer);
+    });
+    if (body === 'late') {
+      reviews.inc({ result: 'refused' });
+      refuseAndClose(
+        req,
+        res,
+        408,
+        `the ConversionReview's body did not arrive within ${String(bodyDeadlineMs / 1000)} s`,
+      );
+      return;
+    }
     if (body === undefined) {
       reviews.inc({ result: 'refused' });
       refuseAndClose(req, res, 413, `a ConversionReview may not exceed ${limit} bytes`);
@@ -146,7 +174,9 @@ export function conversionHandler(options: ConversionWebhookOptions) {
         refuse(res, 405, 'method not allowed: POST a ConversionReview', { allow: 'POST' });
         return;
       }
-      if (inFlight >= maxInFlight) {
+      const peer = req.socket.remoteAddress ?? '';
+      const fromPeer = inFlightByPeer.get(peer) ?? 0;
+      if (fromPeer >= maxInFlight || inFlight >= maxInFlight * PEERS_IN_FLIGHT) {
         reviews.inc({ result: 'refused' });
         refuseAndClose(req, res, 503, `${maxInFlight} ConversionReviews in flight; retry`, {
           'retry-after': '1',
@@ -154,8 +184,12 @@ export function conversionHandler(options: ConversionWebhookOptions) {
         return;
       }
       inFlight++;
+      inFlightByPeer.set(peer, fromPeer + 1);
       res.once('close', () => {
         inFlight--;
+        const left = (inFlightByPeer.get(peer) ?? 1) - 1;
+        if (left > 0) inFlightByPeer.set(peer, left);
+        else inFlightByPeer.delete(peer);
       });
       handle(req, res).catch((error: unknown) => {
         failed(req, res, error);
