@@ -530,6 +530,14 @@ describe('kubebus CLI', { timeout: 300_000 }, () => {
       unreachable.stderr,
       /cannot connect to NATS at nats:\/\/127\.0\.0\.1:1 \(from --server\)/,
     );
+    // a URL with its user and password in it: said without them
+    const withPassword = run(['lag', '--server', 'nats://alice:hunter2@127.0.0.1:1'], noContext);
+    assert.equal(withPassword.status, 1);
+    assert.doesNotMatch(withPassword.stderr, /hunter2/);
+    assert.match(
+      withPassword.stderr,
+      /cannot connect to NATS at nats:\/\/\[redacted\]@127\.0\.0\.1:1/,
+    );
   });
 
   it('replays through the same connection: a nats context, or --server', () => {

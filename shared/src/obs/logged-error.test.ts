@@ -165,6 +165,22 @@ describe('an error in a log line', () => {
     assert.match(String((lines[0]?.['err'] as Record<string, unknown>)['stack']), /\n\s+at /);
   });
 
+  it('writes no credentials a line quotes in a URL, at any level', () => {
+    const { log, lines } = capture();
+    log.warn(
+      { retryInMs: 500 },
+      'cannot reach NATS at nats://alice:hunter2-SECRET@127.0.0.1:1: refused (retrying)',
+    );
+    log.error('TLS with NATS at tls://bob:pa55@nats:4222 failed');
+    const written = JSON.stringify(lines);
+    assert.doesNotMatch(written, /hunter2|pa55/, written);
+    assert.match(
+      String(lines[0]?.['msg']),
+      /^cannot reach NATS at nats:\/\/\[redacted\]@127\.0\.0\.1:1/,
+    );
+    assert.equal(lines[0]?.['retryInMs'], 500);
+  });
+
   it('leaves a fatal line fatal, with its stack', () => {
     const { log, lines } = capture();
     log.fatal({ err: throttled() }, 'watch loop crashed');

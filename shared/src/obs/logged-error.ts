@@ -125,7 +125,20 @@ export function transientAsOneLine(
   method: LogFn,
   level: number,
 ): void {
-  method.apply(this, level > WARN_LEVEL ? args : withOneLine(args));
+  method.apply(this, withoutUrlCredentials(level > WARN_LEVEL ? args : withOneLine(args)));
+}
+
+/**
+ * The call's message with no credentials in a URL it quotes ("cannot reach
+ * NATS at nats://alice:secret@…"): the serializer covers `err`, not the line.
+ */
+function withoutUrlCredentials(args: Parameters<LogFn>): Parameters<LogFn> {
+  const index = typeof args[0] === 'string' ? 0 : 1;
+  const message = (args as unknown[])[index];
+  if (typeof message !== 'string' || !message.includes('@')) return args;
+  const copy = [...(args as unknown[])];
+  copy[index] = redactCredentials(message);
+  return copy as Parameters<LogFn>;
 }
 
 /** The call's arguments with a transient failure in them as one line. */

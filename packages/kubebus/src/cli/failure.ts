@@ -2,6 +2,7 @@
 // and its exit status: a usage or configuration error exits 2, anything that
 // failed while running 1. Never a stack trace.
 import { isUsageError, printable } from '@kubebus/cli/commands';
+import { redactCredentials } from '@kubebus/shared/errors';
 import { CannotConnectError } from './bus-session.js';
 import { ExitCodes, type ExitCode } from './command-spec.js';
 
@@ -18,7 +19,11 @@ function whatToDo(message: string): string {
 }
 
 export function failureOf(error: unknown, command: string): { line: string; exit: ExitCode } {
-  const message = printable(error instanceof Error ? error.message : String(error), 500);
+  // a URL in it keeps no credentials (a NATS URL with a user and password, a webhook's key)
+  const message = printable(
+    redactCredentials(error instanceof Error ? error.message : String(error)),
+    500,
+  );
   if (isUsageError(error)) return { line: message, exit: ExitCodes.usage };
   if (error instanceof CannotConnectError) return { line: message, exit: ExitCodes.problem };
   return {
