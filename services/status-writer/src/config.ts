@@ -31,4 +31,6 @@ export const StatusWriterConfigSchema = z
 export interface StatusWriterConfig extends z.output<typeof StatusWriterConfigSchema> {
   /** the controller (operator) whose status partitions it consumes */
   readonly controller: string;
+  /** the operator's primary resource: the only one whose status it writes */
+  readonly primary?: { readonly group: string; readonly resource: string };
 }

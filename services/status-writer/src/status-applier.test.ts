@@ -3,7 +3,10 @@ import type { KubeObject } from '@kubebus/shared/events';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeApiError } from '@kubebus/shared/kube';
-import { judge, statusWriteFailure } from './status-applier.js';
+import { isTerminalError } from '@kubebus/shared/definition';
+import { Registry } from '@kubebus/shared/obs';
+import { statusWriterMetrics } from './metrics.js';
+import { StatusApplier, judge, statusWriteFailure } from './status-applier.js';
 
 const object = (generation: number, status: Record<string, unknown>, uid = 'u1'): KubeObject => ({
   apiVersion: 'example.kubebus.dev/v1alpha1',
@@ -94,5 +97,62 @@ describe('a failed status write', () => {
     );
     assert.equal(statusWriteFailure(answered(429, 'slow down', 2_000)), 'throttled');
     assert.equal(statusWriteFailure(answered(503, 'unavailable')), 'retried');
+  });
+});
+
+describe('an intent off the bus for another kind than the primary', () => {
+  it('is refused for good before anything is read or written', async () => {
+    const requests: string[] = [];
+    const client = {
+      request(path: string) {
+        requests.push(path);
+        return Promise.reject(new Error('no request expected'));
+      },
+      getIfExists(path: string) {
+        requests.push(path);
+        return Promise.reject(new Error('no request expected'));
+      },
+    };
+    const applier = new StatusApplier({
+      client: client as never,
+      read: () => Promise.resolve(undefined),
+      fieldManager: 'kubebus-status-writer',
+      metrics: statusWriterMetrics(new Registry()),
+      primary: { group: 'example.kubebus.dev', resource: 'databaseclusters' },
+    });
+    const context = {
+      signal: new AbortController().signal,
+      log: { debug() {}, info() {}, warn() {}, error() {} },
+      reconcileId: 'r',
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      attempt: 1,
+    };
+    const forged = (key: StatusIntent['key'], apiVersion: string) =>
+      new TextEncoder().encode(
+        JSON.stringify({ ...intent(1, { readyReplicas: 0 }), key, apiVersion, kind: 'Deployment' }),
+      );
+    for (const [key, apiVersion] of [
+      // another kind (the attack: a Deployment's status in kube-system)
+      [
+        { group: 'apps', resource: 'deployments', namespace: 'kube-system', name: 'coredns' },
+        'apps/v1',
+      ],
+      // the primary's key with another group's apiVersion
+      [
+        { group: 'example.kubebus.dev', resource: 'databaseclusters', namespace: 'ns', name: 'db' },
+        'apps/v1',
+      ],
+    ] as const) {
+      const key_ = { ...key };
+      await assert.rejects(
+        applier.reconcile({ key: key_, body: forged(key_, apiVersion) }, context),
+        (error: unknown) =>
+          isTerminalError(error) &&
+          /this status writer writes only databaseclusters\.example\.kubebus\.dev/.test(
+            (error as Error).message,
+          ),
+      );
+    }
+    assert.deepEqual(requests, []);
   });
 });

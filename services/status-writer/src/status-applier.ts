@@ -84,6 +84,12 @@ export interface StatusApplierDeps {
   readonly fieldManager: string;
   readonly metrics: StatusWriterMetrics;
   /**
+   * The operator's primary resource: an intent off the bus for another is not
+   * written (anyone who may publish the operator's status subjects could name
+   * any kind; its RBAC may reach further than its primary's status)
+   */
+  readonly primary?: { readonly group: string; readonly resource: string };
+  /**
    * Told of each intent as it is taken, before anything is judged or written:
    * `kubebus test` parks one here to restart the writer between intent and write.
    */
@@ -100,6 +106,17 @@ export class StatusApplier implements Reconciler {
 
   async reconcile(request: ReconcileRequest, context: RuntimeContext): Promise<RuntimeResult> {
     const intent = parseIntent(request.body);
+    const { primary } = this.deps;
+    const group = intent.apiVersion.includes('/') ? intent.apiVersion.split('/')[0] : '';
+    if (
+      primary !== undefined &&
+      (intent.key.group !== primary.group ||
+        intent.key.resource !== primary.resource ||
+        group !== primary.group)
+    )
+      throw new TerminalError(
+        `a status intent for ${intent.key.resource}${intent.key.group === '' ? '' : `.${intent.key.group}`} (${intent.apiVersion}): this status writer writes only ${primary.resource}${primary.group === '' ? '' : `.${primary.group}`}`,
+      );
     await this.deps.taken?.(intent, context.signal);
     return this.applyIntent(intent, context);
   }

@@ -114,6 +114,7 @@ export async function startStatusWriter(deps: {
     read: (key) => reader.read(key),
     fieldManager: config.fieldManager,
     metrics,
+    ...(config.primary === undefined ? {} : { primary: config.primary }),
     ...(deps.taken === undefined ? {} : { taken: deps.taken }),
   });
   const controller = new Controller(applier, {

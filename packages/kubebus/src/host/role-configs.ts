@@ -93,5 +93,9 @@ export function statusWriterConfig(
   replicaId: string,
 ): StatusWriterConfig {
   const settings = loadConfig(StatusWriterConfigSchema, { KUBEBUS_REPLICA_ID: replicaId, ...env });
-  return { ...settings, controller: operator.name };
+  return {
+    ...settings,
+    controller: operator.name,
+    primary: { group: operator.for.group, resource: operator.for.plural },
+  };
 }
