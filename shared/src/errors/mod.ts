@@ -24,3 +24,4 @@ export {
   publicText,
   redactCredentials,
 } from './public-text.js';
+export { messageWithCause } from './first-cause.js';

@@ -6,6 +6,7 @@ import { isAbandonedReconcile } from './abandoned.js';
 import { explainRefused } from '../errors/authorization-refusal.js';
 import type { FailureClass } from '../errors/failure-class.js';
 import { redactCredentials } from '../errors/public-text.js';
+import { messageWithCause } from '../errors/first-cause.js';
 import type { Logger } from '../obs/logger.js';
 import { spans as traceparentsOnly, type Spans } from '../obs/spans.js';
 import type { RuntimeMetrics } from './metrics.js';
@@ -516,7 +517,8 @@ function sameRequest(a: WorkItem, b: WorkItem): boolean {
 
 /** An error's message as records and logs may keep it: credentials it quotes replaced, before any cut. */
 function errorMessage(error: unknown): string {
-  return redactCredentials(error instanceof Error ? error.message : String(error));
+  // "fetch failed" alone says nothing: with its cause's reason (first-cause.ts)
+  return redactCredentials(messageWithCause(error));
 }
 
 /** An outside system's failures a retry carries, when it has any (a mark without stays as it was). */

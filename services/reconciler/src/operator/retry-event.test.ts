@@ -36,6 +36,12 @@ test('the Ready message is the first line of the error, without the attempt', ()
   // never an empty condition message
   assert.equal(retryMessage(new Error('\n  details below')), '  details below');
   assert.equal(retryMessage(new TypeError('')), 'TypeError');
+  // fetch's "fetch failed" says why only in its cause
+  const refused = new Error('connect ECONNREFUSED 127.0.0.1:18713');
+  assert.equal(
+    retryMessage(new TypeError('fetch failed', { cause: refused })),
+    'fetch failed: connect ECONNREFUSED 127.0.0.1:18713',
+  );
 });
 
 test('a failure waited out is said at its 4th, 8th, 16th… in a row only', () => {

@@ -3,6 +3,7 @@
 // some of its failed attempts, with the first line of the error, and
 // Ready=False (`kubectl get`) with that line. kopf posts one Event per failed
 // handler run; controller-runtime only logs.
+import { messageWithCause } from '@kubebus/shared/errors';
 
 /** The reason of the Warning Event a repeated failure records. */
 export const RETRYING = 'ReconcileRetrying';
@@ -18,7 +19,8 @@ export function retryAnnounced(attempt: number): boolean {
 
 /** The first line of what failed (its first non-empty one, else its name): the Ready condition's message while it is retried. */
 export function retryMessage(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
+  // with its first cause's reason: "fetch failed" alone says nothing (first-cause.ts)
+  const text = messageWithCause(error);
   const line = text.split('\n').find((part) => part.trim() !== '');
   return line ?? (error instanceof Error ? error.name : 'failed');
 }
