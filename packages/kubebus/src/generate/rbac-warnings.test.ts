@@ -81,4 +81,23 @@ describe('the RBAC kubebus generate warns of', () => {
     assert.match(owned ?? '', /owns Secrets: .*may list and watch them in every namespace/);
     assert.match(owned ?? '', /the bus records only the Secrets it made/);
   });
+
+  it("is a rule of the operator's own reading Secrets by no name: every Secret of the cluster", () => {
+    const reading = (rule: { resources: string[]; resourceNames?: string[] }) =>
+      defineOperator({
+        name: 'backups',
+        for: Tenant,
+        rbac: { rules: [{ apiGroups: [''], verbs: ['get'], ...rule }] },
+        async reconcile() {
+          return undefined;
+        },
+      });
+    const [warning] = rbacWarnings(reading({ resources: ['secrets'] }));
+    assert.match(warning ?? '', /declares a rule reading Secrets by no name/);
+    assert.match(warning ?? '', /every Secret in every namespace of the cluster/);
+    // named, or another kind, or granted only where it watches: nothing to say
+    assert.deepEqual(rbacWarnings(reading({ resources: ['secrets'], resourceNames: ['db'] })), []);
+    assert.deepEqual(rbacWarnings(reading({ resources: ['configmaps'] })), []);
+    assert.deepEqual(rbacWarnings(reading({ resources: ['secrets'] }), ['team-a']), []);
+  });
 });

@@ -4,7 +4,8 @@
 // is refused the same way unless it holds every rule it writes or may
 // `escalate` it. kubebus dev and the test kit run as an admin, so the
 // refusal first shows in a cluster. And what it grants that reads more than
-// it looks: list and watch of Secrets, which return their values.
+// it looks: list and watch of Secrets, which return their values, and a rule
+// of its own reading Secrets by no name.
 import { declaredResources, kinds, type Operator } from '@kubebus/shared/definition';
 
 const BINDINGS = [kinds.RoleBinding, kinds.ClusterRoleBinding];
@@ -19,6 +20,31 @@ export function rbacWarnings(
     ...bindingWarnings(operator),
     ...roleWarnings(operator),
     ...secretWarnings(operator, watchNamespaces),
+    ...secretRuleWarnings(operator, watchNamespaces),
+  ];
+}
+
+/** Verbs that answer a Secret's values. */
+const READS = new Set(['get', 'list', 'watch', '*']);
+
+/**
+ * A rule of the operator's own that reads Secrets by no name (a Secret named
+ * in a spec cannot be narrowed to it): a ClusterRole, so the reconciler's
+ * token reads every Secret of the cluster, kube-system's too, whatever
+ * ctx.readSecret refuses at run time.
+ */
+function secretRuleWarnings(operator: Operator, watchNamespaces: readonly string[]): string[] {
+  if (watchNamespaces.length > 0) return [];
+  const reads = (operator.rbac?.rules ?? []).some(
+    (rule) =>
+      rule.apiGroups.some((group) => group === '' || group === '*') &&
+      rule.resources.some((resource) => resource === 'secrets' || resource === '*') &&
+      rule.verbs.some((verb) => READS.has(verb)) &&
+      (rule.resourceNames ?? []).length === 0,
+  );
+  if (!reads) return [];
+  return [
+    `operator "${operator.name}" declares a rule reading Secrets by no name (\`rbac.rules\`): its reconciler's ServiceAccount may read every Secret in every namespace of the cluster, kube-system's too (ctx.readSecret keeps to the object's namespace, the token does not). Name them (\`resourceNames\`) where you can, or run with --watch-namespaces to grant it in those namespaces only (docs/security.md, Watched Secrets)`,
   ];
 }
 
