@@ -60,6 +60,7 @@ import { rereadWith, StorageVersionReader } from './storage-version.js';
 import { describeInvalidSpec } from './spec-as-written.js';
 import { AppliedByOwner, mayHaveDropped, prunedKinds, pruneOwned } from './pruning.js';
 import { ReleasedFinalizers } from './released-finalizers.js';
+import { RepeatedEvents } from './repeated-events.js';
 import { alreadyOwnedOf } from './ownership.js';
 import {
   ALREADY_OWNED,
@@ -130,6 +131,8 @@ export class OperatorReconciler implements Reconciler {
   readonly #lister: ObjectLister;
   readonly #pruned: readonly Resource[];
   /** rounds that write a new status only because the last write started them */
+  /** Events without `once` sent lately, for ctx.event (repeated-events.ts) */
+  readonly #repeatedEvents = new RepeatedEvents();
   readonly #statusLoops = new StatusLoops();
   /** what each owner's last successful reconcile applied: pruning without listing */
   readonly #applied = new AppliedByOwner();
@@ -519,6 +522,7 @@ export class OperatorReconciler implements Reconciler {
         dryRun: this.deps.dryRun ?? false,
         deps: this.deps.deps,
         storage: this.#storage,
+        repeatedEvents: this.#repeatedEvents,
         touched,
         calls,
       },
