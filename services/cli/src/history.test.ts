@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { OutcomeRecord, Revision } from '@kubebus/shared/bus';
 import { eventId, kubeEvent } from '@kubebus/shared/events';
-import { formatHistory, placeOutcomes } from './history.js';
+import { formatHistory, formatOutcomes, placeOutcomes } from './history.js';
 
 const revision = (
   seq: number,
@@ -151,5 +151,39 @@ describe('history: outcomes joined to the revision they belong to', () => {
       '    recorded as example.kubebus.dev/v1 from here (was example.kubebus.dev/v1alpha1): not compared across versions',
     );
     assert.equal(lines[third + 2], '');
+  });
+});
+
+describe('history: retries of one failure', () => {
+  it('are one line per run, with their attempts, times and first and last trace', () => {
+    const failing = (
+      attempt: number,
+      error = 'fetch failed: connect ECONNREFUSED 127.0.0.1:8080',
+    ) =>
+      outcome({
+        result: 'error',
+        attempt,
+        error,
+        ms: 10 + (attempt % 3),
+        at: `2026-11-30T10:00:${String(attempt).padStart(2, '0')}.000Z`,
+        trace: `4bf92f3577b34da6a3ce929d0e0e47${String(attempt).padStart(2, '0')}`,
+      });
+    const lines = formatOutcomes([
+      ...[28, 29, 30, 31].map((attempt) => failing(attempt)),
+      failing(32, 'apiserver answered 500'),
+      outcome({ at: '2026-11-30T10:00:40.000Z', trace: '4bf92f3577b34da6a3ce929d0e0e4799' }),
+    ]);
+    assert.equal(lines.length, 3, lines.join('\n'));
+    assert.equal(
+      lines[0],
+      '    → databasecluster error ×4 (attempts 28–31, 2026-11-30T10:00:28.000Z to 2026-11-30T10:00:31.000Z, 10–12 ms): fetch failed: connect ECONNREFUSED 127.0.0.1:8080 traces 4bf92f3577b34da6a3ce929d0e0e4728 … 4bf92f3577b34da6a3ce929d0e0e4731',
+    );
+    assert.match(
+      lines[1] ?? '',
+      /→ databasecluster error in 12 ms \(attempt 32\): apiserver answered 500/,
+    );
+    assert.match(lines[2] ?? '', /→ databasecluster success in 5 ms/);
+    // two alike stay two lines; successes are never folded
+    assert.equal(formatOutcomes([failing(1), failing(2)]).length, 2);
   });
 });

@@ -56,6 +56,42 @@ export function formatOutcome(outcome: OutcomeRecord): string {
   return `    → ${printable(outcome.controller)} ${outcome.result}${cause} in ${outcome.ms} ms${attempt}${printable(wrote)}${error} trace ${printable(traceId)}`;
 }
 
+/** A run this long of the same failure is one line: an outage retried for an hour is not a page of them. */
+const RUN = 3;
+
+/** What makes two outcomes the same line but for their attempt, time and trace. */
+const sameAs = (a: OutcomeRecord, b: OutcomeRecord) =>
+  a.controller === b.controller &&
+  a.result === b.result &&
+  a.result !== 'success' &&
+  a.cause === b.cause &&
+  a.wrote === undefined &&
+  b.wrote === undefined &&
+  (a.error ?? a.note ?? '').split('\n')[0] === (b.error ?? b.note ?? '').split('\n')[0];
+
+/** The outcomes' lines, a run of the same failure (retries of one outage) as one. */
+export function formatOutcomes(outcomes: readonly OutcomeRecord[]): string[] {
+  const lines: string[] = [];
+  for (let start = 0; start < outcomes.length;) {
+    const first = outcomes[start] as OutcomeRecord;
+    let end = start + 1;
+    while (end < outcomes.length && sameAs(first, outcomes[end] as OutcomeRecord)) end++;
+    if (end - start < RUN) {
+      for (const outcome of outcomes.slice(start, end)) lines.push(formatOutcome(outcome));
+    } else {
+      const run = outcomes.slice(start, end);
+      const last = run.at(-1) as OutcomeRecord;
+      const ms = run.map((outcome) => outcome.ms);
+      const why = first.error ?? first.note;
+      lines.push(
+        `    → ${printable(first.controller)} ${first.result} ×${String(run.length)} (attempts ${String(first.attempt)}–${String(last.attempt)}, ${printable(first.at)} to ${printable(last.at)}, ${String(Math.min(...ms))}–${String(Math.max(...ms))} ms)${why === undefined ? '' : `: ${printable(why.split('\n')[0])}`} traces ${printable(traceIdOf(first.traceparent))} … ${printable(traceIdOf(last.traceparent))}`,
+      );
+    }
+    start = end;
+  }
+  return lines;
+}
+
 /**
  * Which revision each outcome belongs to. A reconcile names the event that
  * caused it: the revision of that event, or (an event of another object, an
@@ -103,7 +139,7 @@ export function formatHistory(
   const lines: string[] = [];
   const placement = placeOutcomes(revisions, outcomes);
   const outcomesOf = (index: number) =>
-    outcomes.filter((_, i) => placement[i] === index).map(formatOutcome);
+    formatOutcomes(outcomes.filter((_, i) => placement[i] === index));
   const writers = new Map(
     outcomes.flatMap((outcome) => (outcome.wrote === undefined ? [] : [[outcome.wrote, outcome]])),
   );
