@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '@kubebus/shared/events';
+import { z } from 'zod';
 import {
+  checkedFinalizeFields,
   finalizeReport,
   finalizeWait,
   finalizingStatus,
@@ -80,5 +82,16 @@ describe('a finalize that waits', () => {
     assert.deepEqual(finalizeReport({ requeueAfterMs: 1, message: '  ', status: [1] }), {});
     assert.deepEqual(finalizeReport({ requeueAfterMs: 1, message: 7, status: 'x' }), {});
     assert.deepEqual(finalizeReport(undefined), {});
+  });
+
+  it('checks the fields it returned alone, and refuses without throwing', () => {
+    const schema = z.object({ url: z.string(), phase: z.enum(['Ready', 'Deleting']).optional() });
+    // the status lacks the required url (deleted before its first reconcile): phase alone is fine
+    assert.deepEqual(checkedFinalizeFields(schema, { phase: 'Deleting' }), {
+      fields: { phase: 'Deleting' },
+    });
+    const refused = checkedFinalizeFields(schema, { phase: 'Gone' });
+    assert.ok('refused' in refused);
+    assert.match(refused.refused, /^status\.phase: /);
   });
 });

@@ -3,7 +3,8 @@
 // delay, as reconcile's requeue does (ADR 0034), not as a failure, so waiting
 // on something slow never spends the retry budget nor dead-letters the object.
 import type { KubeObject } from '@kubebus/shared/events';
-import { notReadyStatus, type Status } from './status.js';
+import { z } from 'zod';
+import { describeIssues, notReadyStatus, type Status } from './status.js';
 
 /**
  * The shortest wait: a finalize that asks for less must not spin, and a wait
@@ -66,4 +67,22 @@ export function finalizingStatus(
   );
   const { conditions: _c, observedGeneration: _g, ...fields } = report.status ?? {};
   return { ...rest, ...fields, conditions };
+}
+
+/**
+ * The fields a waiting finalize returned, each by the status schema's own
+ * rule, the ones it did not return left out of the check: the status the
+ * object has may lack what the schema requires (deleted before its first
+ * reconcile). Refused, they are left out and said, never a failure: the wait
+ * stays the outcome.
+ */
+export function checkedFinalizeFields(
+  schema: z.ZodType,
+  fields: Record<string, unknown>,
+): { readonly fields: Record<string, unknown> } | { readonly refused: string } {
+  const partial = schema instanceof z.ZodObject ? schema.partial() : schema;
+  const checked = partial.safeParse(fields);
+  return checked.success
+    ? { fields: checked.data as Record<string, unknown> }
+    : { refused: describeIssues(checked.error.issues, 'status') };
 }

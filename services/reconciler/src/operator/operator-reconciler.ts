@@ -75,13 +75,13 @@ import {
   unreachableStatus,
   invalidSpecStatus,
   reconciledStatus,
-  statusFields,
   stoppedByTerminal,
   terminalStatus,
   type Status,
 } from './status.js';
 import { CALLS_BOUND_MS, InFlightCalls, endingWith } from './in-flight-calls.js';
 import {
+  checkedFinalizeFields,
   finalizeReport,
   finalizeWait,
   finalizingStatus,
@@ -433,12 +433,11 @@ export class OperatorReconciler implements Reconciler {
     // not done yet (a child still terminating): kept, and asked again as a requeue, not a failure
     const requeueAfterMs = finalizeWait(result);
     if (requeueAfterMs !== undefined) {
-      const report = finalizeReport(result);
-      // what it returned over the status as it is, checked as a reconcile's is
-      const fields =
-        report.status === undefined
-          ? undefined
-          : this.#checkedStatus({ ...statusFields(object), ...report.status }, 'finalize');
+      const { status: returned, ...report } = finalizeReport(result);
+      // the fields it returned, checked alone (the status it has may lack what the schema
+      // requires: an object deleted before its first reconcile); refused ones are left out
+      // and said, never a failure: the wait stays the outcome
+      const fields = returned === undefined ? undefined : this.#finalizeFields(returned, runtime);
       await this.#reportFinalizing(recorded, object, runtime, {
         ...report,
         ...(fields === undefined ? {} : { status: fields }),
@@ -448,6 +447,20 @@ export class OperatorReconciler implements Reconciler {
     // revoked meanwhile: releasing the object is the reconcile's that holds the partition now
     await this.#setFinalizer(object, false, runtime);
     return undefined;
+  }
+
+  /** The status fields a waiting finalize returned, as the schema parses each; undefined (and a warning) when it refuses them. */
+  #finalizeFields(
+    fields: Record<string, unknown>,
+    runtime: RuntimeContext,
+  ): Record<string, unknown> | undefined {
+    const checked = checkedFinalizeFields(this.operator.for.definition.status, fields);
+    if ('refused' in checked)
+      runtime.log.warn(
+        { refused: checked.refused },
+        'finalize returned status fields its schema rejects: shown without them',
+      );
+    return 'fields' in checked ? checked.fields : undefined;
   }
 
   /** A status the operator's code returned, as its schema parses it; a bug of that code when it does not. */

@@ -30,12 +30,6 @@ function currentStatus(object: KubeObject): Status {
   return typeof status === 'object' && status !== null ? (status as Status) : {};
 }
 
-/** The object's status fields of the operator's own: without the conditions and observedGeneration the runtime keeps. */
-export function statusFields(object: KubeObject): Status {
-  const { conditions: _c, observedGeneration: _g, ...fields } = currentStatus(object);
-  return fields;
-}
-
 function conditionsOf(status: Status): Condition[] {
   return Array.isArray(status['conditions']) ? (status['conditions'] as Condition[]) : [];
 }
