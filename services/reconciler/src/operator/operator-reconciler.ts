@@ -162,8 +162,15 @@ export class OperatorReconciler implements Reconciler {
     const read = await this.#read(request);
     if (read === undefined) {
       // gone: owned objects are garbage-collected, the records of its external calls
-      // purged where the bus recorded its deletion
-      if (this.deps.dryRun !== true) await this.deps.performed?.forget(request.key);
+      // purged — once the apiserver says so too: a deletion on the bus is only what its
+      // publisher said, and purged records would make every call again
+      const { performed } = this.deps;
+      if (
+        this.deps.dryRun !== true &&
+        performed !== undefined &&
+        (await this.#live(request.key)) === undefined
+      )
+        await performed.forget(request.key);
       return { skipped: 'the object no longer exists' };
     }
     // what the reconcile sees: the status with this process' own pending intent in place
@@ -402,6 +409,22 @@ export class OperatorReconciler implements Reconciler {
     if (this.#released.has(object.metadata.uid))
       return { skipped: 'its finalizer was released here: the object is going' };
     if (this.deps.dryRun === true) return undefined; // finalize touches what replay must not
+    // its cleanup runs only on the apiserver's word: a deletion on the bus is only what its
+    // publisher said (a forged record would run the cleanup of a live object)
+    const live = await this.#live({
+      namespace: object.metadata.namespace ?? '',
+      name: object.metadata.name,
+    });
+    if (
+      live?.metadata.uid !== object.metadata.uid ||
+      live.metadata.deletionTimestamp === undefined
+    ) {
+      runtime.log.warn(
+        { live: live === undefined ? 'gone' : 'not being deleted' },
+        'the bus records the object being deleted, the apiserver does not: no finalize',
+      );
+      return { skipped: 'the apiserver does not show it being deleted: no finalize' };
+    }
     // set by an earlier version that had `finalize`: no cleanup left to run, so
     // the object is let go rather than kept terminating for good
     if (operator.finalize === undefined) {
@@ -461,6 +484,16 @@ export class OperatorReconciler implements Reconciler {
         'finalize returned status fields its schema rejects: shown without them',
       );
     return 'fields' in checked ? checked.fields : undefined;
+  }
+
+  /** The primary as the apiserver has it now (one GET): what deletions on the bus are checked against. */
+  #live(key: {
+    readonly namespace: string;
+    readonly name: string;
+  }): Promise<KubeObject | undefined> {
+    return this.deps.client.getIfExists<KubeObject>(
+      objectPath(refOf(this.operator.for), key.namespace, key.name),
+    );
   }
 
   /** A status the operator's code returned, as its schema parses it; a bug of that code when it does not. */
