@@ -11,6 +11,7 @@ import {
   type StoredLetter,
 } from './dlq.js';
 import { readReconciledSince } from './letter-recovery.js';
+import { jetstreamManager } from '@nats-io/jetstream';
 
 /** Outcome reads in flight at once while a list is annotated. */
 const READS_AT_ONCE = 16;
@@ -36,11 +37,12 @@ async function withRecovery(
   letters: readonly StoredLetter[],
 ): Promise<StoredLetter[]> {
   const out: StoredLetter[] = [];
+  const jsm = await jetstreamManager(context.nc);
   for (let start = 0; start < letters.length; start += READS_AT_ONCE)
     out.push(
       ...(await Promise.all(
         letters.slice(start, start + READS_AT_ONCE).map(async (stored) => {
-          const since = await readReconciledSince(context.nc, stored.letter);
+          const since = await readReconciledSince(context.nc, stored.letter, jsm);
           return since === undefined ? stored : { ...stored, reconciledSince: since };
         }),
       )),

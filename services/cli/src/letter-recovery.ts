@@ -10,25 +10,31 @@ import {
   type DeadLetter,
   type OutcomeRecord,
 } from '@kubebus/shared/bus';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 
 /** Results that mean the controller got through with the object. */
 const THROUGH = new Set(['success', 'requeue_after']);
 
-/** When the letter's controller last got through with its object after the letter, if it has. */
+/**
+ * When the letter's controller got through with its object after the letter,
+ * if its latest round says so: its last outcome that did something (a round
+ * that did nothing says nothing) is a success after the letter. One that
+ * failed again since is the letter's to stand for.
+ */
 export function reconciledSince(
   letter: Pick<DeadLetter, 'origin' | 'time'>,
   outcomes: readonly OutcomeRecord[],
 ): string | undefined {
-  const parked = Date.parse(letter.time);
-  return outcomes
-    .filter(
-      (o) => o.controller === letter.origin && THROUGH.has(o.result) && Date.parse(o.at) > parked,
-    )
-    .map((o) => o.at)
-    .sort()
+  const latest = outcomes
+    .filter((o) => o.controller === letter.origin && o.result !== 'skipped')
+    .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
     .at(-1);
+  return latest !== undefined &&
+    THROUGH.has(latest.result) &&
+    Date.parse(latest.at) > Date.parse(letter.time)
+    ? latest.at
+    : undefined;
 }
 
 /**
@@ -40,11 +46,12 @@ export function reconciledSince(
 export async function readReconciledSince(
   nc: NatsConnection,
   letter: DeadLetter,
+  jsm?: JetStreamManager,
 ): Promise<string | undefined> {
   const subject = subjects.outcome(letter.origin, letter.key);
   try {
-    const jsm = await jetstreamManager(nc);
-    const last = await jsm.streams.getMessage(Streams.outcomes, { last_by_subj: subject });
+    const manager = jsm ?? (await jetstreamManager(nc));
+    const last = await manager.streams.getMessage(Streams.outcomes, { last_by_subj: subject });
     if (last === null) return undefined;
     const record = recordOf(last.data);
     if (record === undefined) return undefined;

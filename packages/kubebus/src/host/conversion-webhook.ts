@@ -178,7 +178,11 @@ export function conversionHandler(options: ConversionWebhookOptions) {
       const fromPeer = inFlightByPeer.get(peer) ?? 0;
       if (fromPeer >= maxInFlight || inFlight >= maxInFlight * PEERS_IN_FLIGHT) {
         reviews.inc({ result: 'refused' });
-        refuseAndClose(req, res, 503, `${maxInFlight} ConversionReviews in flight; retry`, {
+        const full =
+          fromPeer >= maxInFlight
+            ? `${maxInFlight} from this peer`
+            : `${maxInFlight * PEERS_IN_FLIGHT} in all`;
+        refuseAndClose(req, res, 503, `${full} ConversionReviews in flight; retry`, {
           'retry-after': '1',
         });
         return;

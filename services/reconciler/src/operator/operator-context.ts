@@ -225,12 +225,8 @@ export function operatorContext(
       deps.touched.add(ownedKey(resource, body.metadata.namespace ?? '', body.metadata.name));
     const recorded = await recordedOf(body, resource);
     const ref = refOf(resource);
-    const { refusal } = await claimOf(
-      targetOf(body, resource),
-      resource.scope === 'Cluster' || !ownable,
-      'apply',
-      recorded,
-    );
+    const labelOnly = resource.scope === 'Cluster' || !ownable;
+    const { refusal } = await claimOf(targetOf(body, resource), labelOnly, 'apply', recorded);
     if (refusal !== undefined) throw new AlreadyOwnedError(refusal);
     fenced(runtime);
     const { outcome, object } = await deps.applied
@@ -245,8 +241,16 @@ export function operatorContext(
         // another's child the bus does not record (not labelled as this operator's): the
         // apiserver refuses a second controller reference; the refusal says whose it is
         if (isSecondController(error)) {
-          const again = await claimOf(targetOf(body, resource), false, 'apply', 'unknown');
-          if (again.refusal !== undefined) throw new AlreadyOwnedError(again.refusal);
+          const again = await claimOf(
+            targetOf(body, resource),
+            labelOnly,
+            'apply',
+            'unknown',
+          ).catch(
+            // the read failing: the apiserver's own refusal is what is said
+            () => undefined,
+          );
+          if (again?.refusal !== undefined) throw new AlreadyOwnedError(again.refusal);
         }
         throw explainedRefusal(error, body, deps.operator.rbac);
       });
@@ -270,9 +274,10 @@ export function operatorContext(
     const recorded = await recordedOf(body, resource);
     // another's (a name in a spec) is not this owner's to answer 'exists' for: its
     // generated credentials would be read as this owner's
+    const labelOnly = resource.scope === 'Cluster' || !ownable;
     const { refusal, current } = await claimOf(
       targetOf(body, resource),
-      resource.scope === 'Cluster' || !ownable,
+      labelOnly,
       'apply',
       recorded,
     );
@@ -294,7 +299,7 @@ export function operatorContext(
     // there after all (`current` was undefined to get here), with no record of it on the
     // bus: another's child (unlabelled) is not this owner's to answer 'exists' for either
     if (answer === 'exists') {
-      const again = await claimOf(targetOf(body, resource), false, 'apply', 'unknown');
+      const again = await claimOf(targetOf(body, resource), labelOnly, 'apply', 'unknown');
       if (again.refusal !== undefined) throw new AlreadyOwnedError(again.refusal);
     }
     return answer;

@@ -131,9 +131,9 @@ export class OperatorReconciler implements Reconciler {
   readonly #lister: ObjectLister;
   readonly #pruned: readonly Resource[];
   /** rounds that write a new status only because the last write started them */
+  readonly #statusLoops = new StatusLoops();
   /** Events without `once` sent lately, for ctx.event (repeated-events.ts) */
   readonly #repeatedEvents = new RepeatedEvents();
-  readonly #statusLoops = new StatusLoops();
   /** what each owner's last successful reconcile applied: pruning without listing */
   readonly #applied = new AppliedByOwner();
   /** whose finalizer this process released: a lagging record of them is not finalized again */
@@ -275,7 +275,7 @@ export class OperatorReconciler implements Reconciler {
 
   /**
    * A counted failure that repeats shows on the object (kubectl describe) before its letter
-   * does, at the 2nd, 4th, 8th… attempt; one the apiserver keeps answering with a 5xx
+   * does, at the 2nd, 4th, 8th… attempt; one the apiserver keeps refusing for this request
    * (a webhook failing, the namespace not there yet) is waited out without limit, and
    * shows at the 4th, 8th, 16th… failure in a row; a cluster-wide outage and a wait
    * ("not now") are the logs'.

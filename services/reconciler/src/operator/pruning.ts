@@ -201,6 +201,8 @@ async function stillOurs(
     objectPath(refOf(kind), namespace, name),
   );
   if (live !== undefined && isOurs(live, options)) return true;
+  // gone already (collected, or the bus behind): nothing to prune, nothing to say
+  if (live === undefined) return false;
   options.log.warn(
     { kind: kind.kind, name, namespace },
     "not pruned: the bus recorded it as this owner's child, the apiserver does not",

@@ -59,8 +59,9 @@ test("only the apiserver's answer to this request shows on the object, not a clu
   // wrapped by the operator's own code, or by kubebus' apply
   assert.equal(answeredUnavailable(new Error('apply failed', { cause: webhook })), 500);
   assert.equal(answeredUnavailable(kubeApiError(404, 'namespaces "t" not found')), 404);
-  // no answer, throttling, a stale token: the whole cluster's, the logs' to say
-  for (const status of [0, 401, 408, 429])
+  // no answer, throttling, overload, timeouts, a stale token: the whole cluster's
+  assert.equal(answeredUnavailable(kubeApiError(500, 'etcdserver: request timed out')), undefined);
+  for (const status of [0, 401, 408, 429, 503, 504])
     assert.equal(answeredUnavailable(kubeApiError(status, 'x')), undefined, String(status));
   const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
   assert.equal(answeredUnavailable(refused), undefined);

@@ -30,15 +30,15 @@ export function retryNote(attempt: number, error: unknown): string {
   return `attempt ${String(attempt)} failed, retried with backoff: ${retryMessage(error)}`;
 }
 
-/** HTTP answers that say the whole cluster is busy or the operator's own token is stale, not this object's request. */
-const CLUSTER_WIDE = new Set([0, 401, 408, 429]);
-
 /**
- * The status the apiserver answered this object's request with, when it did
- * and retrying is all that can be done (a webhook failing, etcd timing out,
- * the namespace not there yet): such a failure is waited out without limit,
- * so it says so on the object. A connection that fails, throttling or NATS
- * down is the whole cluster's, the logs' and metrics' to say.
+ * The status the apiserver answered this object's request with, when that
+ * answer is about the request and retrying is all that can be done: a 500 or
+ * 502 (an admission or conversion webhook that does not answer), a 404 of the
+ * namespace it writes into (not there yet), a 403 of one being deleted. Such
+ * a failure is waited out without limit, so it says so on the object. The
+ * whole cluster's troubles — no answer, throttling (429), overload and
+ * timeouts (503, 504, 408, etcd), a stale token (401) — and NATS down are the
+ * logs' and metrics' to say: every object would say them at once.
  */
 export function answeredUnavailable(error: unknown): number | undefined {
   for (
@@ -46,13 +46,24 @@ export function answeredUnavailable(error: unknown): number | undefined {
     typeof e === 'object' && e !== null && depth < 8;
     depth++
   ) {
-    const { name, status, cause } = e as { name?: unknown; status?: unknown; cause?: unknown };
+    const { name, status, message, cause } = e as {
+      name?: unknown;
+      status?: unknown;
+      message?: unknown;
+      cause?: unknown;
+    };
     if (name === 'KubeApiError' && typeof status === 'number')
-      return CLUSTER_WIDE.has(status) ? undefined : status;
+      return ABOUT_THE_REQUEST.has(status) &&
+        !(typeof message === 'string' && /etcdserver|etcd cluster/i.test(message))
+        ? status
+        : undefined;
     e = cause;
   }
   return undefined;
 }
+
+/** Answers about one request, not the cluster's state. */
+const ABOUT_THE_REQUEST = new Set([403, 404, 500, 502]);
 
 /** Whether a try that failed after `failuresInARow` others, without counting, is said on the object: the 4th, 8th, 16th… */
 export function waitAnnounced(failuresInARow: number): boolean {
