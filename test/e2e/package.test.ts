@@ -253,7 +253,10 @@ describe('the kubebus package, installed in a project of its own', { timeout: 90
     assert.match(rbac, /name: kubebus-staticsite-reconciler/);
     assert.doesNotMatch(rbac, /\*/);
     const nats = readFileSync(join(project, 'generated', 'nats', 'nats-users.conf'), 'utf8');
-    assert.match(nats, /"kubebus\.work\.staticsite\.>"/);
+    // its work partitions' and waiting requeues' subjects only: none no consumer takes
+    assert.match(nats, /"kubebus\.work\.staticsite\.p0\.>"/);
+    assert.match(nats, /"kubebus\.work\.staticsite\.later\.>"/);
+    assert.doesNotMatch(nats, /"kubebus\.work\.staticsite\.>"/);
     // the client's version, and the servers' it is pointed at
     const { stdout } = await cli(['version']);
     assert.match(stdout, /^kubebus \d+\.\d+\.\d+ \(node v\d+/);
