@@ -135,6 +135,21 @@ describe('a re-driven parked object refused', { timeout: 300_000 }, () => {
         .map((e) => `${e.type ?? ''} ${e.note ?? ''}`);
       return notes.length > 0;
     }, 'an AlreadyOwned Event of the re-driven held');
+    // refused again at its next look (30 s later), said no second time
+    await waitFor(
+      async () =>
+        (await busRecordOf(env.natsEnv, KEY)).outcomes.filter((o) =>
+          /already controlled by Deployment other/.test(o.error ?? ''),
+        ).length >= 2,
+      'a second refusal of the re-driven held',
+      120_000,
+    );
+    const { items } = await events.listNamespacedEvent({ namespace: 'default' });
+    assert.equal(
+      items.filter((e) => e.reason === 'AlreadyOwned' && e.regarding?.name === 'held').length,
+      1,
+      'one Event per generation and message',
+    );
     // the apiserver's refusal of a second controller, said as whose child it is
     assert.match(
       notes[0] ?? '',
