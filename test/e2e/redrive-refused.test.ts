@@ -6,7 +6,6 @@
 // other's child is not on the bus (it does not carry this operator's label):
 // the apiserver's refusal of a second controller reference is what finds it,
 // said as whose child it is and waited out, not dead-lettered as a 422.
-import { EventsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { defineOperator, defineResource, kinds } from 'kubebus';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
@@ -15,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { busRecordOf } from '../support/bus-record.js';
+import { eventNotes } from '../support/event-notes.js';
 import { kubebusArgs } from '../support/services.js';
 import { waitFor } from '../support/wait.js';
 
@@ -124,15 +124,9 @@ describe('a re-driven parked object refused', { timeout: 300_000 }, () => {
     });
     assert.equal(redrive.status, 0, redrive.stderr);
 
-    const kc = new KubeConfig();
-    kc.loadFromFile(env.kubeconfigPath);
-    const events = kc.makeApiClient(EventsV1Api);
     let notes: string[] = [];
     await waitFor(async () => {
-      const { items } = await events.listNamespacedEvent({ namespace: 'default' });
-      notes = items
-        .filter((e) => e.reason === 'AlreadyOwned' && e.regarding?.name === 'held')
-        .map((e) => `${e.type ?? ''} ${e.note ?? ''}`);
+      notes = await eventNotes(env, 'held', 'AlreadyOwned');
       return notes.length > 0;
     }, 'an AlreadyOwned Event of the re-driven held');
     // refused again at its next look (30 s later), said no second time
@@ -144,9 +138,8 @@ describe('a re-driven parked object refused', { timeout: 300_000 }, () => {
       'a second refusal of the re-driven held',
       120_000,
     );
-    const { items } = await events.listNamespacedEvent({ namespace: 'default' });
     assert.equal(
-      items.filter((e) => e.reason === 'AlreadyOwned' && e.regarding?.name === 'held').length,
+      (await eventNotes(env, 'held', 'AlreadyOwned')).length,
       1,
       'one Event per generation and message',
     );

@@ -8,13 +8,13 @@
 // (error-origin.ts; it is never dead-lettered either: failure-class.ts). A
 // write the apiserver itself keeps answering with a 500 (a webhook that does
 // not answer) is waited out too, and shows at the 4th, 8th… failure in a row.
-import { EventsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { defineOperator, defineResource, kinds } from 'kubebus';
 import { startTestEnvironment, type TestEnvironment } from 'kubebus/testing';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
+import { eventNotes } from '../support/event-notes.js';
 import { waitFor } from '../support/wait.js';
 
 const Mirror = defineResource({
@@ -141,17 +141,8 @@ function failingWebhook(port: number, labelled: string) {
 }
 
 /** The ReconcileRetrying Events of an object, as `type note`, sorted. */
-async function retryNotes(env: TestEnvironment, name: string): Promise<string[]> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(env.kubeconfigPath);
-  const { items } = await kc
-    .makeApiClient(EventsV1Api)
-    .listNamespacedEvent({ namespace: 'default' });
-  return items
-    .filter((e) => e.reason === 'ReconcileRetrying' && e.regarding?.name === name)
-    .map((e) => `${e.type ?? ''} ${e.note ?? ''}`)
-    .sort();
-}
+const retryNotes = (env: TestEnvironment, name: string) =>
+  eventNotes(env, name, 'ReconcileRetrying');
 
 describe('a failing reconcile on its object', { timeout: 300_000 }, () => {
   let env: TestEnvironment;
@@ -177,17 +168,10 @@ describe('a failing reconcile on its object', { timeout: 300_000 }, () => {
     });
     await env.waitForCondition(Mirror, 'upstream', { type: 'Ready', reason: 'Synced' });
     assert.equal(failures, 4);
-    const kc = new KubeConfig();
-    kc.loadFromFile(env.kubeconfigPath);
-    const events = kc.makeApiClient(EventsV1Api);
     let notes: string[] = [];
     // Events are sent in the background (ADR 0029)
     await waitFor(async () => {
-      const { items } = await events.listNamespacedEvent({ namespace: 'default' });
-      notes = items
-        .filter((e) => e.reason === 'ReconcileRetrying' && e.regarding?.name === 'upstream')
-        .map((e) => `${e.type ?? ''} ${e.note ?? ''}`)
-        .sort();
+      notes = await retryNotes(env, 'upstream');
       return notes.length >= 2;
     }, 'two ReconcileRetrying Events');
     assert.deepEqual(notes, [
