@@ -82,6 +82,7 @@ import {
 import { CALLS_BOUND_MS, InFlightCalls, endingWith } from './in-flight-calls.js';
 import {
   checkedFinalizeFields,
+  FINALIZING,
   finalizeReport,
   finalizeWait,
   finalizingStatus,
@@ -176,7 +177,7 @@ export class OperatorReconciler implements Reconciler {
     // what the reconcile sees: the status with this process' own pending intent in place
     const { recorded, object } = read;
     if (object.metadata.deletionTimestamp !== undefined)
-      return this.#finalize(recorded, object, runtime);
+      return this.#finalize(recorded, object, runtime, isOwnChange(request.body));
     if (stoppedByTerminal(object) && isOwnChange(request.body)) {
       // a TerminalError at this generation: its own status write (or any change of it
       // that leaves the spec alone) starts no other round; a watched object's change does
@@ -400,6 +401,8 @@ export class OperatorReconciler implements Reconciler {
     recorded: KubeObject,
     object: KubeObject,
     runtime: WorkerContext,
+    /** the round its own change started (a status write) */
+    ownChange: boolean,
   ): Promise<RuntimeResult> {
     // being deleted: nothing of it is pruned any more, and its memory goes
     this.#applied.forget(object.metadata.uid);
@@ -461,10 +464,14 @@ export class OperatorReconciler implements Reconciler {
       // requires: an object deleted before its first reconcile); refused ones are left out
       // and said, never a failure: the wait stays the outcome
       const fields = returned === undefined ? undefined : this.#finalizeFields(returned, runtime);
-      await this.#reportFinalizing(recorded, object, runtime, {
-        ...report,
-        ...(fields === undefined ? {} : { status: fields }),
-      });
+      // a round the last Finalizing write started writes no new one: a message or field that
+      // changes each round (a clock) would otherwise run finalize as fast as the bus goes;
+      // the wait's own round, or a child's change, says what is new
+      if (!(ownChange && notReadyAt(object, FINALIZING)))
+        await this.#reportFinalizing(recorded, object, runtime, {
+          ...report,
+          ...(fields === undefined ? {} : { status: fields }),
+        });
       return { requeueAfterMs };
     }
     // revoked meanwhile: releasing the object is the reconcile's that holds the partition now
