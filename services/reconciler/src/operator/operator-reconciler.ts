@@ -412,6 +412,11 @@ export class OperatorReconciler implements Reconciler {
     if (this.#released.has(object.metadata.uid))
       return { skipped: 'its finalizer was released here: the object is going' };
     if (this.deps.dryRun === true) return undefined; // finalize touches what replay must not
+    // a change of its own while it shows Finalizing (that write, mostly) is no reason to look
+    // again: its wait, waiting apart (ADR 0034), or a child's change is. Else each write
+    // looked again at once, and a message new at every look (a clock) spun finalize
+    if (ownChange && notReadyAt(object, FINALIZING))
+      return { skipped: 'finalize waits: it looks again when its wait ends or a child changes' };
     // its cleanup runs only on the apiserver's word: a deletion on the bus is only what its
     // publisher said (a forged record would run the cleanup of a live object)
     const live = await this.#live({
@@ -464,14 +469,10 @@ export class OperatorReconciler implements Reconciler {
       // requires: an object deleted before its first reconcile); refused ones are left out
       // and said, never a failure: the wait stays the outcome
       const fields = returned === undefined ? undefined : this.#finalizeFields(returned, runtime);
-      // a round the last Finalizing write started writes no new one: a message or field that
-      // changes each round (a clock) would otherwise run finalize as fast as the bus goes;
-      // the wait's own round, or a child's change, says what is new
-      if (!(ownChange && notReadyAt(object, FINALIZING)))
-        await this.#reportFinalizing(recorded, object, runtime, {
-          ...report,
-          ...(fields === undefined ? {} : { status: fields }),
-        });
+      await this.#reportFinalizing(recorded, object, runtime, {
+        ...report,
+        ...(fields === undefined ? {} : { status: fields }),
+      });
       return { requeueAfterMs };
     }
     // revoked meanwhile: releasing the object is the reconcile's that holds the partition now
