@@ -84,14 +84,25 @@ describe('a finalize that waits', () => {
     assert.deepEqual(finalizeReport(undefined), {});
   });
 
-  it('checks the fields it returned alone, and refuses without throwing', () => {
-    const schema = z.object({ url: z.string(), phase: z.enum(['Ready', 'Deleting']).optional() });
-    // the status lacks the required url (deleted before its first reconcile): phase alone is fine
+  it('checks the fields it returned alone, each by its rule, and refuses without throwing', () => {
+    const schema = z
+      .object({
+        url: z.string(),
+        phase: z.enum(['Pending', 'Deleting']).default('Pending'),
+        backups: z.array(z.string()).default([]),
+      })
+      // a rule across fields: zod's .partial() would throw on it
+      .refine((status) => status.url !== '');
+    // the status lacks the required url (deleted before its first reconcile): phase alone is
+    // fine, and no default fills what it did not return
     assert.deepEqual(checkedFinalizeFields(schema, { phase: 'Deleting' }), {
       fields: { phase: 'Deleting' },
     });
-    const refused = checkedFinalizeFields(schema, { phase: 'Gone' });
-    assert.ok('refused' in refused);
-    assert.match(refused.refused, /^status\.phase: /);
+    const refused = checkedFinalizeFields(schema, { phase: 'Gone', backups: ['b1'], extra: 1 });
+    assert.deepEqual(refused.fields, { backups: ['b1'] });
+    assert.match(
+      refused.refused ?? '',
+      /^status\.phase: .*; status\.extra: not a field of the status schema$/,
+    );
   });
 });

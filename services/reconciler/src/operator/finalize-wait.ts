@@ -70,19 +70,33 @@ export function finalizingStatus(
 }
 
 /**
- * The fields a waiting finalize returned, each by the status schema's own
- * rule, the ones it did not return left out of the check: the status the
- * object has may lack what the schema requires (deleted before its first
- * reconcile). Refused, they are left out and said, never a failure: the wait
- * stays the outcome.
+ * The fields a waiting finalize returned, each by its own rule in the status
+ * schema, and only those (the status the object has may lack what the schema
+ * requires: deleted before its first reconcile; a field's default must not
+ * overwrite one it did not return). Refused fields are left out and said,
+ * never a failure: the wait stays the outcome.
  */
 export function checkedFinalizeFields(
   schema: z.ZodType,
   fields: Record<string, unknown>,
-): { readonly fields: Record<string, unknown> } | { readonly refused: string } {
-  const partial = schema instanceof z.ZodObject ? schema.partial() : schema;
-  const checked = partial.safeParse(fields);
-  return checked.success
-    ? { fields: checked.data as Record<string, unknown> }
-    : { refused: describeIssues(checked.error.issues, 'status') };
+): { readonly fields: Record<string, unknown>; readonly refused?: string } {
+  const shape: Record<string, z.ZodType | undefined> =
+    schema instanceof z.ZodObject ? schema.shape : {};
+  const kept: Record<string, unknown> = {};
+  const refused: string[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    const rule = shape[name];
+    if (rule === undefined) {
+      refused.push(`status.${name}: not a field of the status schema`);
+      continue;
+    }
+    try {
+      const checked = rule.safeParse(value);
+      if (checked.success) kept[name] = checked.data;
+      else refused.push(describeIssues(checked.error.issues, `status.${name}`));
+    } catch (error) {
+      refused.push(`status.${name}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return refused.length === 0 ? { fields: kept } : { fields: kept, refused: refused.join('; ') };
 }

@@ -166,12 +166,15 @@ export class OperatorReconciler implements Reconciler {
       // purged — once the apiserver says so too: a deletion on the bus is only what its
       // publisher said, and purged records would make every call again
       const { performed } = this.deps;
-      if (
+      // a read that fails purges nothing: a later deletion round does
+      const gone =
         this.deps.dryRun !== true &&
         performed !== undefined &&
-        (await this.#live(request.key)) === undefined
-      )
-        await performed.forget(request.key);
+        (await this.#live(request.key).then(
+          (live) => live === undefined,
+          () => false,
+        ));
+      if (gone) await performed.forget(request.key);
       return { skipped: 'the object no longer exists' };
     }
     // what the reconcile sees: the status with this process' own pending intent in place
@@ -412,11 +415,6 @@ export class OperatorReconciler implements Reconciler {
     if (this.#released.has(object.metadata.uid))
       return { skipped: 'its finalizer was released here: the object is going' };
     if (this.deps.dryRun === true) return undefined; // finalize touches what replay must not
-    // a change of its own while it shows Finalizing (that write, mostly) is no reason to look
-    // again: its wait, waiting apart (ADR 0034), or a child's change is. Else each write
-    // looked again at once, and a message new at every look (a clock) spun finalize
-    if (ownChange && notReadyAt(object, FINALIZING))
-      return { skipped: 'finalize waits: it looks again when its wait ends or a child changes' };
     // its cleanup runs only on the apiserver's word: a deletion on the bus is only what its
     // publisher said (a forged record would run the cleanup of a live object)
     const live = await this.#live({
@@ -427,10 +425,12 @@ export class OperatorReconciler implements Reconciler {
       live?.metadata.uid !== object.metadata.uid ||
       live.metadata.deletionTimestamp === undefined
     ) {
-      runtime.log.warn(
-        { live: live === undefined ? 'gone' : 'not being deleted' },
-        'the bus records the object being deleted, the apiserver does not: no finalize',
-      );
+      // gone: released elsewhere, the bus behind; there and not being deleted: not what the
+      // record says, which is worth a warning
+      if (live !== undefined)
+        runtime.log.warn(
+          'the bus records the object being deleted, the apiserver does not: no finalize',
+        );
       return { skipped: 'the apiserver does not show it being deleted: no finalize' };
     }
     // set by an earlier version that had `finalize`: no cleanup left to run, so
@@ -439,9 +439,10 @@ export class OperatorReconciler implements Reconciler {
       await this.#setFinalizer(object, false, runtime);
       return undefined;
     }
-    // finalize gets the spec as reconcile does, parsed (defaults in); one that no longer
-    // parses cannot say what to clean up: shown on the object, the finalizer kept
-    const parsed = operator.for.definition.spec.safeParse(object['spec'] ?? {});
+    // finalize gets the spec as reconcile does, parsed (defaults in) — the apiserver's, which
+    // says what it cleans up (ADR 0038); one that no longer parses cannot say what to clean
+    // up: shown on the object, the finalizer kept
+    const parsed = operator.for.definition.spec.safeParse(live['spec'] ?? {});
     if (!parsed.success) {
       const message = `cannot finalize: invalid spec: ${await this.#describeInvalidSpec(object, parsed.error.issues, runtime)}; fix the spec, or remove the finalizer ${operator.finalizer} to let it go without its cleanup`;
       await this.#reportTerminal(recorded, object, message, runtime);
@@ -454,7 +455,7 @@ export class OperatorReconciler implements Reconciler {
       calls,
       () =>
         operatorCode(
-          () => operator.finalize?.({ ...object, spec: parsed.data }, context) ?? Promise.resolve(),
+          () => operator.finalize?.({ ...live, spec: parsed.data }, context) ?? Promise.resolve(),
         ),
       endOptions(runtime),
     ).catch(async (error: unknown) => {
@@ -469,10 +470,15 @@ export class OperatorReconciler implements Reconciler {
       // requires: an object deleted before its first reconcile); refused ones are left out
       // and said, never a failure: the wait stays the outcome
       const fields = returned === undefined ? undefined : this.#finalizeFields(returned, runtime);
-      await this.#reportFinalizing(recorded, object, runtime, {
-        ...report,
-        ...(fields === undefined ? {} : { status: fields }),
-      });
+      // a round the last Finalizing write started (a change of its own while it shows it)
+      // writes no new one: a message new at every look (a clock) would otherwise start the
+      // next look at once, for ever. It still looks, and waits again: skipping the look
+      // would ack the mark, and a wait it replaced would be lost
+      if (!(ownChange && notReadyAt(object, FINALIZING)))
+        await this.#reportFinalizing(recorded, object, runtime, {
+          ...report,
+          ...(fields === undefined ? {} : { status: fields }),
+        });
       return { requeueAfterMs };
     }
     // revoked meanwhile: releasing the object is the reconcile's that holds the partition now
@@ -480,18 +486,18 @@ export class OperatorReconciler implements Reconciler {
     return undefined;
   }
 
-  /** The status fields a waiting finalize returned, as the schema parses each; undefined (and a warning) when it refuses them. */
+  /** The status fields a waiting finalize returned that its schema takes; the rest said in a warning. */
   #finalizeFields(
     fields: Record<string, unknown>,
     runtime: RuntimeContext,
   ): Record<string, unknown> | undefined {
     const checked = checkedFinalizeFields(this.operator.for.definition.status, fields);
-    if ('refused' in checked)
+    if (checked.refused !== undefined)
       runtime.log.warn(
         { refused: checked.refused },
         'finalize returned status fields its schema rejects: shown without them',
       );
-    return 'fields' in checked ? checked.fields : undefined;
+    return Object.keys(checked.fields).length === 0 ? undefined : checked.fields;
   }
 
   /** The primary as the apiserver has it now (one GET): what deletions on the bus are checked against. */

@@ -58,7 +58,19 @@ test("only the apiserver's answer to this request shows on the object, not a clu
   assert.equal(answeredUnavailable(webhook), 500);
   // wrapped by the operator's own code, or by kubebus' apply
   assert.equal(answeredUnavailable(new Error('apply failed', { cause: webhook })), 500);
-  assert.equal(answeredUnavailable(kubeApiError(404, 'namespaces "t" not found')), 404);
+  assert.equal(
+    answeredUnavailable(
+      Object.assign(kubeApiError(404, 'namespaces "t" not found'), {
+        details: { kind: 'namespaces' },
+      }),
+    ),
+    404,
+  );
+  // another 404 (a resource not served): not about the namespace
+  assert.equal(
+    answeredUnavailable(kubeApiError(404, 'the server could not find the requested resource')),
+    undefined,
+  );
   // no answer, throttling, overload, timeouts, a stale token: the whole cluster's
   assert.equal(answeredUnavailable(kubeApiError(500, 'etcdserver: request timed out')), undefined);
   for (const status of [0, 401, 408, 429, 503, 504])

@@ -46,14 +46,17 @@ export function answeredUnavailable(error: unknown): number | undefined {
     typeof e === 'object' && e !== null && depth < 8;
     depth++
   ) {
-    const { name, status, message, cause } = e as {
+    const { name, status, message, cause, details } = e as {
       name?: unknown;
       status?: unknown;
       message?: unknown;
       cause?: unknown;
+      details?: { kind?: unknown };
     };
     if (name === 'KubeApiError' && typeof status === 'number')
       return ABOUT_THE_REQUEST.has(status) &&
+        // a 404 of the namespace, not of a resource the apiserver does not serve
+        (status !== 404 || details?.kind === 'namespaces') &&
         !(typeof message === 'string' && /etcdserver|etcd cluster/i.test(message))
         ? status
         : undefined;
