@@ -232,8 +232,7 @@ export class OperatorReconciler implements Reconciler {
       await this.#showFailure(recorded, object, error, runtime, { terminal: true });
       throw error;
     }
-    const status =
-      result?.status === undefined ? undefined : this.#checkedStatus(result.status, 'reconcile');
+    const status = result?.status === undefined ? undefined : this.#checkedStatus(result.status);
     // revoked meanwhile (the partition's lease lost): its status is another reconcile's to publish
     runtime.signal.throwIfAborted();
     // only after success (a throw above skips it), never in a dry run (replay), and not
@@ -510,12 +509,12 @@ export class OperatorReconciler implements Reconciler {
     );
   }
 
-  /** A status the operator's code returned, as its schema parses it; a bug of that code when it does not. */
-  #checkedStatus(status: unknown, by: 'reconcile' | 'finalize'): Status {
+  /** A status reconcile returned, as its schema parses it; a bug of the operator's code when it does not. */
+  #checkedStatus(status: unknown): Status {
     const checked = this.operator.for.definition.status.safeParse(status);
     if (!checked.success)
       throw new Error(
-        `${by} returned a status its schema rejects: ${describeIssues(checked.error.issues, 'status')}`,
+        `reconcile returned a status its schema rejects: ${describeIssues(checked.error.issues, 'status')}`,
       );
     return checked.data as Status;
   }
