@@ -1,8 +1,6 @@
 // `ctx.event(…, { once })` records an Event once per object and key: every
-// reconcile of three generations announces it, the apiserver keeps one;
-// an Event recorded without `once` lands once per note — a generation's
-// other rounds (its own status write starts one) record it again as it was,
-// which is not sent again (repeated-events.ts).
+// reconcile of three generations announces it, the apiserver keeps one,
+// while an Event recorded without `once` lands for each reconcile.
 import { EventsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { defineOperator, defineResource } from 'kubebus';
 import {
@@ -13,7 +11,6 @@ import {
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
-import { waitFor } from '../support/wait.js';
 
 const Notice = defineResource({
   group: 'test.kubebus.dev',
@@ -68,15 +65,10 @@ describe('Events recorded once', { timeout: 300_000 }, () => {
       });
       await env.waitFor(Notice, 'launch', (n) => n?.status?.round === round);
     }
-    // more reconciles than generations: the last status write starts one of its own
-    await waitFor(() => reconciles > 3, 'the round the last status write starts');
     // stopped: every Event it sent in the background has been answered
     await running.stop();
-    assert.deepEqual(
-      (await events('Reconciled')).map((e) => e.note).sort(),
-      ['round 1', 'round 2', 'round 3'],
-      'one per note, however many reconciles record it',
-    );
+    assert.ok(reconciles >= 3, `${reconciles} reconciles`);
+    assert.equal((await events('Reconciled')).length, reconciles, 'one per reconcile');
     assert.equal((await events('Announced')).length, 1, 'one, named once');
   });
 });

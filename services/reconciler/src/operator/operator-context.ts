@@ -55,7 +55,6 @@ import { secretPlaceRefusal, secretReadRefusal, secretValuesOf } from './secret-
 import type { InFlightCalls } from './in-flight-calls.js';
 import { explainedRefusal } from './refused-write.js';
 import { AlreadyOwnedError, isSecondController, ownershipRefusal } from './ownership.js';
-import type { RepeatedEvents } from './repeated-events.js';
 
 const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true } as const;
 
@@ -84,8 +83,6 @@ export interface ContextDeps {
   readonly ownWrites?: OwnWrites;
   /** Events sent in the background; without it (replay) each is sent before ctx.event returns */
   readonly events?: EventRecorder;
-  /** Events without `once` sent lately: one recorded again as it was is not sent again (repeated-events.ts) */
-  readonly repeatedEvents?: RepeatedEvents;
   /** the calls started and not yet settled: the reconcile ends with them (in-flight-calls.ts) */
   readonly calls?: InFlightCalls;
   /**
@@ -481,12 +478,6 @@ export function operatorContext(
       if (options?.once === '')
         throw new TypeError('ctx.event: `once` needs a key (what the Event announces)');
       fenced(runtime);
-      // the same as one sent lately (another round of the object): that one stands for it
-      if (
-        options?.once === undefined &&
-        deps.repeatedEvents?.fresh(owner.metadata.uid, type, reason, message) === false
-      )
-        return;
       const name =
         options?.once === undefined
           ? undefined

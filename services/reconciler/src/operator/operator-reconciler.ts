@@ -60,7 +60,6 @@ import { rereadWith, StorageVersionReader } from './storage-version.js';
 import { describeInvalidSpec } from './spec-as-written.js';
 import { AppliedByOwner, mayHaveDropped, prunedKinds, pruneOwned } from './pruning.js';
 import { ReleasedFinalizers } from './released-finalizers.js';
-import { RepeatedEvents } from './repeated-events.js';
 import { alreadyOwnedOf } from './ownership.js';
 import {
   ALREADY_OWNED,
@@ -133,8 +132,6 @@ export class OperatorReconciler implements Reconciler {
   readonly #pruned: readonly Resource[];
   /** rounds that write a new status only because the last write started them */
   readonly #statusLoops = new StatusLoops();
-  /** Events without `once` sent lately, for ctx.event (repeated-events.ts) */
-  readonly #repeatedEvents = new RepeatedEvents();
   /** what each owner's last successful reconcile applied: pruning without listing */
   readonly #applied = new AppliedByOwner();
   /** whose finalizer this process released: a lagging record of them is not finalized again */
@@ -581,7 +578,6 @@ export class OperatorReconciler implements Reconciler {
         dryRun: this.deps.dryRun ?? false,
         deps: this.deps.deps,
         storage: this.#storage,
-        repeatedEvents: this.#repeatedEvents,
         touched,
         calls,
       },
