@@ -69,6 +69,7 @@ describe('the conversion webhook over HTTPS', () => {
       log,
       maxBytes: 4096,
       registry,
+      turnWaitMs: 200,
     });
   });
   after(() => server.close());
@@ -138,7 +139,7 @@ describe('the conversion webhook over HTTPS', () => {
     assert.match(answer.body, /^a ConversionReview may not exceed 4096 bytes\n$/);
   });
 
-  it('answers 503 with Retry-After beyond two reviews in flight', async () => {
+  it('answers 503 with Retry-After beyond two reviews in flight and a short wait', async () => {
     const held: ClientRequest[] = [];
     const heldDone: Promise<number>[] = [];
     for (let i = 0; i < 2; i++) {
@@ -179,6 +180,52 @@ describe('the conversion webhook over HTTPS', () => {
   });
 });
 
+describe('a conversion webhook the apiserver sends a burst', () => {
+  let burst: Listening;
+  const registry = new Registry();
+  before(async () => {
+    // a wait for a turn longer than a loaded machine takes to connect them all
+    burst = await startConversionWebhook({
+      host: '127.0.0.1',
+      port: 0,
+      resources: [Thermostat],
+      log,
+      registry,
+      turnWaitMs: 30_000,
+    });
+  });
+  after(() => burst.close());
+
+  it('answers a burst of reviews side by side, each in its turn, none refused', async () => {
+    // the apiserver converts for each write and each watcher of another version at once; a
+    // list's review spans many packets: every head is in before any body is
+    const sent = Array.from({ length: 8 }, () => {
+      const req = request(convertAt(burst.port));
+      const status = new Promise<number>((resolve, reject) => {
+        req.on('response', (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+      });
+      req.flushHeaders();
+      return { req, status };
+    });
+    // every head has reached the webhook (each is in flight or waiting for its turn)
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const text = await registry.getSingleMetricAsString('kubebus_conversion_reviews_waiting');
+      if (/kubebus_conversion_reviews_waiting \d+/.exec(text)?.[0].endsWith(' 6') === true) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    for (const { req } of sent) req.end(review);
+    assert.deepEqual(
+      await Promise.all(sent.map(({ status }) => status)),
+      sent.map(() => 200),
+    );
+  });
+});
+
 describe('a conversion webhook that slow senders try to hold', () => {
   let server: Listening;
   before(async () => {
@@ -189,6 +236,7 @@ describe('a conversion webhook that slow senders try to hold', () => {
       log,
       maxBytes: 4096,
       bodyDeadlineMs: 1_000,
+      turnWaitMs: 200,
     });
   });
   after(() => server.close());

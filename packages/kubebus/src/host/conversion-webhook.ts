@@ -5,7 +5,7 @@
 // ConversionReview is refused with 400 and one line; a conversion that fails
 // is answered Failure (conversion-review.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { CustomResource } from '@kubebus/shared/definition';
 import {
   startHttpsServer,
@@ -15,6 +15,7 @@ import {
 } from '@kubebus/shared/obs';
 import { CONVERT_PATH } from '../api/conversion-target.js';
 import { answerConversionReview } from './conversion-review.js';
+import { ReviewSlots } from './review-slots.js';
 
 /**
  * A list's objects come in one review: room for many, not for anything
@@ -24,13 +25,18 @@ import { answerConversionReview } from './conversion-review.js';
 export const DEFAULT_REVIEW_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
- * Reviews read and converted at once from one peer; more are answered 503
- * with Retry-After (as the CloudEvents sink). Per peer: the port is open to
- * the cluster (the apiserver must reach it), and two slow senders elsewhere
- * must not take the apiserver's turn. In all, a few peers' worth.
+ * Reviews read and converted at once from one peer; more wait for a turn
+ * (review-slots.ts), then are answered 503 with Retry-After (as the
+ * CloudEvents sink). Per peer: the port is open to the cluster (the
+ * apiserver must reach it), and two slow senders elsewhere must not take
+ * the apiserver's turn. In all, a few peers' worth.
  */
 export const MAX_REVIEWS_IN_FLIGHT = 2;
 const PEERS_IN_FLIGHT = 4;
+/** Reviews of one peer waiting for a turn: a burst of the apiserver's, side by side. */
+const WAITING_PER_PEER = 32;
+/** How long a review waits for a turn: well within the apiserver's 30 s for a conversion. */
+export const TURN_WAIT_MS = 2_000;
 
 /** How long a review's body may take to arrive once its head has: the apiserver sends it at once. */
 export const REVIEW_BODY_DEADLINE_MS = 5_000;
@@ -44,6 +50,8 @@ export interface ConversionWebhookOptions {
   readonly maxBytes?: number;
   readonly maxInFlight?: number;
   readonly bodyDeadlineMs?: number;
+  /** how long a review past the caps waits for a turn before its 503 */
+  readonly turnWaitMs?: number;
   /** where kubebus_conversion_reviews_total is counted */
   readonly registry?: Registry;
 }
@@ -54,6 +62,26 @@ function reviewCounter(registry: Registry | undefined) {
     help: 'ConversionReviews answered by the conversion webhook, by result: success, failure (a conversion failed), refused (not a review, too large, too many at once), error (the webhook failed).',
     labelNames: ['result'],
     registers: registry === undefined ? [] : [registry],
+  });
+}
+
+function turnGauges(registry: Registry | undefined, slots: ReviewSlots): void {
+  const registers = registry === undefined ? [] : [registry];
+  new Gauge({
+    name: 'kubebus_conversion_reviews_in_flight',
+    help: 'ConversionReviews being read and converted.',
+    registers,
+    collect() {
+      this.set(slots.inFlight);
+    },
+  });
+  new Gauge({
+    name: 'kubebus_conversion_reviews_waiting',
+    help: 'ConversionReviews waiting for a turn (two per peer, eight in all, at once).',
+    registers,
+    collect() {
+      this.set(slots.waiting);
+    },
   });
 }
 
@@ -113,8 +141,14 @@ export function conversionHandler(options: ConversionWebhookOptions) {
   const bodyDeadlineMs = options.bodyDeadlineMs ?? REVIEW_BODY_DEADLINE_MS;
   const { log, resources } = options;
   const reviews = reviewCounter(options.registry);
-  let inFlight = 0;
-  const inFlightByPeer = new Map<string, number>();
+  const slots = new ReviewSlots({
+    perPeer: maxInFlight,
+    total: maxInFlight * PEERS_IN_FLIGHT,
+    waitingPerPeer: WAITING_PER_PEER,
+    waitingTotal: WAITING_PER_PEER * PEERS_IN_FLIGHT,
+    waitMs: options.turnWaitMs ?? TURN_WAIT_MS,
+  });
+  turnGauges(options.registry, slots);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
@@ -175,29 +209,37 @@ export function conversionHandler(options: ConversionWebhookOptions) {
         return;
       }
       const peer = req.socket.remoteAddress ?? '';
-      const fromPeer = inFlightByPeer.get(peer) ?? 0;
-      if (fromPeer >= maxInFlight || inFlight >= maxInFlight * PEERS_IN_FLIGHT) {
-        reviews.inc({ result: 'refused' });
-        const full =
-          fromPeer >= maxInFlight
-            ? `${maxInFlight} from this peer`
-            : `${maxInFlight * PEERS_IN_FLIGHT} in all`;
-        refuseAndClose(req, res, 503, `${full} ConversionReviews in flight; retry`, {
-          'retry-after': '1',
-        });
-        return;
-      }
-      inFlight++;
-      inFlightByPeer.set(peer, fromPeer + 1);
+      // a turn is released when the answer ends or the connection drops, waiting or not
+      let held = false;
+      let closed = false;
       res.once('close', () => {
-        inFlight--;
-        const left = (inFlightByPeer.get(peer) ?? 1) - 1;
-        if (left > 0) inFlightByPeer.set(peer, left);
-        else inFlightByPeer.delete(peer);
+        closed = true;
+        if (held) slots.release(peer);
       });
-      handle(req, res).catch((error: unknown) => {
-        failed(req, res, error);
-      });
+      slots
+        .take(peer)
+        .then((turn) => {
+          if (turn !== true) {
+            reviews.inc({ result: 'refused' });
+            const full =
+              turn === 'peer'
+                ? `${maxInFlight} from this peer`
+                : `${maxInFlight * PEERS_IN_FLIGHT} in all`;
+            refuseAndClose(req, res, 503, `${full} ConversionReviews in flight; retry`, {
+              'retry-after': '1',
+            });
+            return;
+          }
+          held = true;
+          if (closed) {
+            slots.release(peer);
+            return;
+          }
+          return handle(req, res);
+        })
+        .catch((error: unknown) => {
+          failed(req, res, error);
+        });
     } catch (error) {
       failed(req, res, error);
     }
