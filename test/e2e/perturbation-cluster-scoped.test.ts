@@ -48,7 +48,8 @@ describe('kubebus test: a cluster-scoped primary', { timeout: 2 * RUN_MS + 60_00
     { timeout: RUN_MS + 30_000 },
     async () => {
       const { code, stdout, stderr } = await kubebus(
-        ['test', BUGGY, '--replay', 'intermediate:s0:k2', '-o', 'json'],
+        // a failing schedule waits out --reach-within: 20 s is plenty to call it on the bed
+        ['test', BUGGY, '--reach-within', '20s', '--replay', 'intermediate:s0:k2', '-o', 'json'],
         RUN_MS,
       );
       assert.equal(code, 1, `exit ${code}; stderr: ${stderr.slice(-2000)}`);

@@ -76,7 +76,11 @@ describe('kubebus test: perturbation testing', { timeout: SUITE_MS }, () => {
     'fails a checkpoint written before its work, with the oracle and a replay line that reproduces it',
     { timeout: 2 * SHORT_RUN_MS + 30_000 },
     async () => {
-      const first = await kubebus(['test', BUGGY, '-o', 'json'], SHORT_RUN_MS);
+      // a failing schedule waits out --reach-within: 20 s is plenty to call it on the bed
+      const first = await kubebus(
+        ['test', BUGGY, '--reach-within', '20s', '-o', 'json'],
+        SHORT_RUN_MS,
+      );
       assert.equal(first.code, 1, `exit ${first.code}; stderr: ${first.stderr.slice(-2000)}`);
       const report = reportOf(first.stdout, first.stderr);
       assert.equal(report.passed, false);
@@ -95,7 +99,10 @@ describe('kubebus test: perturbation testing', { timeout: SUITE_MS }, () => {
       assert.ok(
         calls.slice(1).every((call) => !call.wrote.includes('apply ConfigMap sample-page')),
       );
-      assert.equal(failure.replay, `kubebus test ${BUGGY} --replay intermediate:s0:k1`);
+      assert.equal(
+        failure.replay,
+        `kubebus test ${BUGGY} --reach-within 20000ms --replay intermediate:s0:k1`,
+      );
 
       // the replay line, as printed, for a person: the same failure, a report to act on
       const again = await kubebus(failure.replay.split(' ').slice(1), SHORT_RUN_MS);
@@ -111,7 +118,10 @@ describe('kubebus test: perturbation testing', { timeout: SUITE_MS }, () => {
       assert.match(again.stdout, /stopped here by the perturbation/);
       assert.match(
         again.stdout,
-        new RegExp(`^ {4}kubebus test ${BUGGY} --replay intermediate:s0:k1$`, 'm'),
+        new RegExp(
+          `^ {4}kubebus test ${BUGGY} --reach-within 20000ms --replay intermediate:s0:k1$`,
+          'm',
+        ),
       );
     },
   );
