@@ -81,6 +81,11 @@ export const ReconcilerConfigSchema = z
      * be before it is taken over: longer than a call may run (ADR 0035).
      */
     KUBEBUS_ONCE_CLAIM_TIMEOUT: durationMs('60s'),
+    /**
+     * How often an object whose ctx.apply met another owner's name
+     * (AlreadyOwned) looks at it again: nothing wakes it when the other lets go.
+     */
+    KUBEBUS_CLAIM_RETRY: durationMs('30s'),
     /** the external calls (ctx.once) one object may have recorded: the bucket is all objects' */
     KUBEBUS_ONCE_MAX_PER_OBJECT: positiveInt(MAX_CALLS_PER_OBJECT),
     /**
@@ -145,6 +150,7 @@ export const ReconcilerConfigSchema = z
     consume: env.KUBEBUS_CONSUME === 'true',
     readYourWritesWaitMs: env.KUBEBUS_READ_YOUR_WRITES_WAIT,
     onceClaimTimeoutMs: env.KUBEBUS_ONCE_CLAIM_TIMEOUT,
+    claimRetryMs: env.KUBEBUS_CLAIM_RETRY,
     onceMaxPerObject: env.KUBEBUS_ONCE_MAX_PER_OBJECT,
     ...(env.KUBEBUS_STATE_NATS_USER === undefined
       ? {}

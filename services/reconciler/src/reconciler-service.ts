@@ -125,6 +125,8 @@ export interface ReconcilerTools {
   readonly events: EventRecorder;
   /** ctx.once's records of the calls made (performed-calls.ts) */
   readonly performed: PerformedCalls;
+  /** how often an apply refused another owner's name is looked at again (KUBEBUS_CLAIM_RETRY) */
+  readonly claimRetryMs: number;
 }
 
 export interface ReconcilerPlan {
@@ -244,6 +246,7 @@ export async function startReconcilerService(deps: {
     performed,
     fieldManager: config.fieldManager,
     instance: config.replicaId,
+    claimRetryMs: config.claimRetryMs,
     applied: new AppliedObjects(),
     ownWrites,
     events,

@@ -93,6 +93,8 @@ export interface ContextDeps {
   readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'release'>;
   /** each object ctx.get and ctx.list hand the operator (what its round read) */
   readonly seen?: (object: KubeObject) => void;
+  /** how often an apply refused another owner's name is looked at again (KUBEBUS_CLAIM_RETRY) */
+  readonly claimRetryMs?: number;
 }
 
 export function operatorContext(
@@ -194,6 +196,7 @@ export function operatorContext(
         describe,
         labelOnly,
         action,
+        ...(deps.claimRetryMs === undefined ? {} : { retryMs: deps.claimRetryMs }),
       });
     if (recorded !== 'unknown') {
       const ask =
@@ -224,7 +227,7 @@ export function operatorContext(
     const ref = refOf(resource);
     const labelOnly = resource.scope === 'Cluster' || !ownable;
     const { refusal } = await claimOf(targetOf(body, resource), labelOnly, 'apply', recorded);
-    if (refusal !== undefined) throw new AlreadyOwnedError(refusal);
+    if (refusal !== undefined) throw new AlreadyOwnedError(refusal, deps.claimRetryMs);
     fenced(runtime);
     const { outcome, object } = await deps.applied
       .apply(
@@ -247,7 +250,8 @@ export function operatorContext(
             // the read failing: the apiserver's own refusal is what is said
             () => undefined,
           );
-          if (again?.refusal !== undefined) throw new AlreadyOwnedError(again.refusal);
+          if (again?.refusal !== undefined)
+            throw new AlreadyOwnedError(again.refusal, deps.claimRetryMs);
         }
         throw explainedRefusal(error, body, deps.operator.rbac);
       });
@@ -278,7 +282,7 @@ export function operatorContext(
       'apply',
       recorded,
     );
-    if (refusal !== undefined) throw new AlreadyOwnedError(refusal);
+    if (refusal !== undefined) throw new AlreadyOwnedError(refusal, deps.claimRetryMs);
     if (current !== undefined) return 'exists';
     fenced(runtime);
     const answer = await createIfAbsent(
@@ -297,7 +301,8 @@ export function operatorContext(
     // bus: another's child (unlabelled) is not this owner's to answer 'exists' for either
     if (answer === 'exists') {
       const again = await claimOf(targetOf(body, resource), labelOnly, 'apply', 'unknown');
-      if (again.refusal !== undefined) throw new AlreadyOwnedError(again.refusal);
+      if (again.refusal !== undefined)
+        throw new AlreadyOwnedError(again.refusal, deps.claimRetryMs);
     }
     return answer;
   };

@@ -123,6 +123,8 @@ export interface OperatorReconcilerDeps {
   readonly events?: EventRecorder;
   /** ctx.once's records of the calls made (performed-calls.ts); replay's, as of its revision */
   readonly performed?: Pick<PerformedCalls, 'find' | 'claim' | 'made' | 'release' | 'forget'>;
+  /** how often an apply refused another owner's name is looked at again (KUBEBUS_CLAIM_RETRY) */
+  readonly claimRetryMs?: number;
 }
 
 export class OperatorReconciler implements Reconciler {

@@ -54,6 +54,15 @@ describe('what ctx.apply will not take', () => {
     );
     // namespaced children too
     assert.match(refusal(namespace(controlledBy(a)), b, false) ?? '', /already controlled/);
+    // as often as KUBEBUS_CLAIM_RETRY says
+    const sooner = ownershipRefusal(namespace(controlledBy(a)), b, {
+      operator: 'teamspaces',
+      describe: 'Namespace shared',
+      labelOnly: true,
+      action: 'apply',
+      retryMs: 3_000,
+    });
+    assert.match(sooner ?? '', /Looked at again every 3 s$/);
   });
 
   it('takes the child of an earlier life of the same owner, not another’s being deleted', () => {

@@ -20,20 +20,23 @@ import {
 } from '@kubebus/shared/kube';
 import { CONTROLLER_LABEL } from './owned-objects.js';
 
-/** How often an owner refused a name looks at it again: until the other lets it go. */
+/** How often an owner refused a name looks at it again, by default (KUBEBUS_CLAIM_RETRY): until the other lets it go. */
 export const CLAIM_RETRY_MS = 30_000;
 
 /**
  * A refusal of ctx.apply (ownershipRefusal): shown on the object (Ready=False,
  * reason AlreadyOwned) and waited out — nothing wakes the refused owner when
  * the other lets go (the child's events go to its controller), so it looks
- * again every CLAIM_RETRY_MS, spending none of its retry budget.
+ * again every `waitMs` (CLAIM_RETRY_MS unless set), spending none of its
+ * retry budget.
  */
 export class AlreadyOwnedError extends KubebusError {
   override readonly name = 'AlreadyOwnedError';
-  readonly waitMs = CLAIM_RETRY_MS;
 
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly waitMs = CLAIM_RETRY_MS,
+  ) {
     super(ErrorCodes.AlreadyOwned, message);
   }
 }
@@ -85,6 +88,8 @@ export interface OwnershipAsk {
    */
   readonly labelOnly: boolean;
   readonly action: 'apply' | 'delete';
+  /** how often a refused apply is looked at again (CLAIM_RETRY_MS unless set) */
+  readonly retryMs?: number;
 }
 
 /**
@@ -100,7 +105,10 @@ export function ownershipRefusal(
   const { describe, operator } = ask;
   // a refused apply is looked at again; a refused delete answers absent (operator-context.ts)
   const not = ask.action === 'apply' ? 'not taken over' : 'not deleted';
-  const again = ask.action === 'apply' ? ` Looked at again every ${CLAIM_RETRY_MS / 1000} s` : '';
+  const again =
+    ask.action === 'apply'
+      ? ` Looked at again every ${String((ask.retryMs ?? CLAIM_RETRY_MS) / 1000)} s`
+      : '';
   const references = (current.metadata['ownerReferences'] ?? []) as readonly OwnerReference[];
   const controller = references.find((ref) => ref.controller === true);
   if (controller !== undefined && controller.uid !== owner.metadata.uid) {
