@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import type { ClientRequest } from 'node:http';
+import { createServer, type ClientRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { request } from 'node:https';
 import { z } from 'zod';
 import { defineResource } from '@kubebus/shared/definition';
 import { after, before, describe, it } from 'node:test';
 import { createLogger, Registry, type Listening } from '@kubebus/shared/obs';
 import { Thermostat } from '../testing/thermostat-fixture.js';
-import { startConversionWebhook } from './conversion-webhook.js';
+import { conversionHandler, startConversionWebhook } from './conversion-webhook.js';
 
 /** A POST of /convert to the loopback webhook (its certificate is self-made). */
 const convertAt = (port: number) =>
@@ -57,6 +59,24 @@ const review = JSON.stringify({
     ],
   },
 });
+
+/** A gauge of the webhook's turns, read until it shows `value` or more (`atLeast`) (bounded: a loaded machine is slow). */
+async function untilGauge(
+  registry: Registry,
+  name: string,
+  value: number,
+  { atLeast = false } = {},
+): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let seen = Number.NaN;
+  while (Date.now() < deadline) {
+    const text = await registry.getSingleMetricAsString(name);
+    seen = Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+    if (seen === value || (atLeast && seen > value)) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.fail(`${name} stayed ${String(seen)}, not ${atLeast ? 'at least ' : ''}${String(value)}`);
+}
 
 describe('the conversion webhook over HTTPS', () => {
   let server: Listening;
@@ -212,17 +232,72 @@ describe('a conversion webhook the apiserver sends a burst', () => {
       return { req, status };
     });
     // every head has reached the webhook (each is in flight or waiting for its turn)
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      const text = await registry.getSingleMetricAsString('kubebus_conversion_reviews_waiting');
-      if (/kubebus_conversion_reviews_waiting \d+/.exec(text)?.[0].endsWith(' 6') === true) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await untilGauge(registry, 'kubebus_conversion_reviews_waiting', 6);
     for (const { req } of sent) req.end(review);
     assert.deepEqual(
       await Promise.all(sent.map(({ status }) => status)),
       sent.map(() => 200),
     );
+  });
+});
+
+describe('a conversion webhook whose waiting connections drop', () => {
+  const registry = new Registry();
+  let server: Server;
+  let port = 0;
+  before(async () => {
+    const handler = conversionHandler({
+      host: '127.0.0.1',
+      port: 0,
+      resources: [Thermostat],
+      log,
+      registry,
+      bodyDeadlineMs: 1_000,
+      turnWaitMs: 30_000,
+    });
+    server = createServer(handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const open = async () => {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.on('error', () => undefined);
+    socket.resume();
+    return socket;
+  };
+  const whole = `POST /convert HTTP/1.1\r\nHost: x\r\nContent-Length: ${String(Buffer.byteLength(review))}\r\n\r\n${review}`;
+
+  it('gives every turn back, pipelined reviews that waited on a dropped connection too', async () => {
+    for (let round = 0; round < 2; round++) {
+      // the peer's two turns held by bodies that never come (cut at 1 s)…
+      const holders = [await open(), await open()];
+      for (const holder of holders)
+        holder.write('POST /convert HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n');
+      await untilGauge(registry, 'kubebus_conversion_reviews_in_flight', 2);
+      // …two reviews sent back to back on one connection wait, and it drops
+      const pipelined = await open();
+      pipelined.write(whole + whole);
+      await untilGauge(registry, 'kubebus_conversion_reviews_waiting', 1, { atLeast: true });
+      pipelined.destroy();
+      // a waiter whose connection is gone leaves the queue, and no turn is lost
+      await untilGauge(registry, 'kubebus_conversion_reviews_waiting', 0);
+      await untilGauge(registry, 'kubebus_conversion_reviews_in_flight', 0);
+      for (const holder of holders) holder.destroy();
+    }
+    const fresh = await open();
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      fresh.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.includes('\r\n')) resolve(text.split('\r\n')[0] ?? '');
+      });
+      fresh.write(whole);
+    });
+    fresh.destroy();
+    assert.equal(answer, 'HTTP/1.1 200 OK');
   });
 });
 

@@ -35,8 +35,12 @@ export const MAX_REVIEWS_IN_FLIGHT = 2;
 const PEERS_IN_FLIGHT = 4;
 /** Reviews of one peer waiting for a turn: a burst of the apiserver's, side by side. */
 const WAITING_PER_PEER = 32;
-/** How long a review waits for a turn: well within the apiserver's 30 s for a conversion. */
-export const TURN_WAIT_MS = 2_000;
+/**
+ * How long a review waits for a turn: a burst's is served within
+ * milliseconds; under sustained overload each of the apiserver's retries
+ * (after Retry-After, up to ten) costs this plus a second.
+ */
+export const TURN_WAIT_MS = 1_000;
 
 /** How long a review's body may take to arrive once its head has: the apiserver sends it at once. */
 export const REVIEW_BODY_DEADLINE_MS = 5_000;
@@ -77,7 +81,7 @@ function turnGauges(registry: Registry | undefined, slots: ReviewSlots): void {
   });
   new Gauge({
     name: 'kubebus_conversion_reviews_waiting',
-    help: 'ConversionReviews waiting for a turn (two per peer, eight in all, at once).',
+    help: 'ConversionReviews waiting for a turn (at most 32 per peer, 128 in all, each for up to a second).',
     registers,
     collect() {
       this.set(slots.waiting);
@@ -209,15 +213,26 @@ export function conversionHandler(options: ConversionWebhookOptions) {
         return;
       }
       const peer = req.socket.remoteAddress ?? '';
-      // a turn is released when the answer ends or the connection drops, waiting or not
+      // a turn goes back once, when the answer ends or the connection drops, whichever
+      // comes first: Node 22 fires no 'close' on a pipelined response queued behind
+      // another when the connection drops
       let held = false;
-      let closed = false;
-      res.once('close', () => {
-        closed = true;
-        if (held) slots.release(peer);
-      });
+      let released = false;
+      const gone = new AbortController();
+      const { socket } = req;
+      const onClose = () => {
+        res.off('close', onClose);
+        socket.off('close', onClose);
+        gone.abort();
+        if (held && !released) {
+          released = true;
+          slots.release(peer);
+        }
+      };
+      res.once('close', onClose);
+      socket.once('close', onClose);
       slots
-        .take(peer)
+        .take(peer, gone.signal)
         .then((turn) => {
           if (turn !== true) {
             reviews.inc({ result: 'refused' });
@@ -231,7 +246,8 @@ export function conversionHandler(options: ConversionWebhookOptions) {
             return;
           }
           held = true;
-          if (closed) {
+          if (gone.signal.aborted) {
+            released = true;
             slots.release(peer);
             return;
           }

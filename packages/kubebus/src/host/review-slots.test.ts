@@ -64,11 +64,44 @@ describe('turns at ConversionReviews', () => {
     assert.equal(await moreOfA, true);
   });
 
-  it('bounds the waiting in all', async () => {
+  it('with every place in the queue taken, has the peer waiting most give way to a newcomer', async () => {
     const slots = new ReviewSlots({ ...limits, waitMs: 50 });
     for (const peer of ['a', 'a', 'b', 'b']) await slots.take(peer);
-    const waiting = ['a', 'a', 'b', 'b', 'c'].map((peer) => slots.take(peer));
-    assert.equal(await slots.take('d'), 'total');
-    assert.deepEqual(await Promise.all(waiting), ['peer', 'peer', 'peer', 'peer', 'total']);
+    // a and b fill the queue, a with the most
+    const ofA = ['a', 'a', 'a'].map((peer) => slots.take(peer));
+    const ofB = ['b', 'b'].map((peer) => slots.take(peer));
+    assert.equal(slots.waiting, 5);
+    // the apiserver takes the newest of a's places, and the next turn
+    const apiserver = slots.take('apiserver');
+    assert.equal(await ofA[2], 'peer');
+    assert.equal(slots.waiting, 5);
+    slots.release('b');
+    assert.equal(await apiserver, true);
+    await Promise.all([...ofA, ...ofB]);
+  });
+
+  it('takes a waiter whose connection is gone out of the queue at once', async () => {
+    const slots = new ReviewSlots(limits);
+    await slots.take('pod');
+    await slots.take('pod');
+    const gone = new AbortController();
+    const waiting = slots.take('pod', gone.signal);
+    assert.equal(slots.waiting, 1);
+    gone.abort();
+    assert.equal(await waiting, 'peer');
+    assert.equal(slots.waiting, 0);
+    // its turn, when one ends, goes to nobody: the count is as before
+    slots.release('pod');
+    assert.equal(slots.inFlight, 1);
+  });
+
+  it('bounds the waiting in all', async () => {
+    const slots = new ReviewSlots({ ...limits, waitingPerPeer: 4, waitMs: 50 });
+    for (const peer of ['a', 'a', 'b', 'b']) await slots.take(peer);
+    const waiting = ['a', 'a', 'a', 'b', 'b'].map((peer) => slots.take(peer));
+    // the queue is full and the newcomer's own peer waits most: it displaces nobody
+    assert.equal(await slots.take('a'), 'peer');
+    assert.equal(slots.waiting, 5);
+    await Promise.all(waiting);
   });
 });

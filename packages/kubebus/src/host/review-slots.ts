@@ -4,9 +4,11 @@
 // each watcher of another version), and a refusal costs it a second (it
 // retries after Retry-After) where a turn costs a millisecond. A peer's
 // waiting reviews are bounded, and so is the wait: a sender holding its own
-// turns (slow bodies) gets a 503 for the rest, and a turn freed goes to the
-// waiting peer with the fewest in flight, so senders filling every turn
-// from several addresses still leave the apiserver one as soon as any ends.
+// turns (slow bodies) gets a 503 for the rest. Whoever waits most gives way:
+// a turn freed goes to the waiting peer with the fewest in flight, and with
+// every place taken a newcomer displaces the newest waiter of the peer with
+// the most waiting, so senders filling the turns and the queue from several
+// addresses still leave the apiserver its place.
 
 export interface ReviewSlotLimits {
   /** reviews read and converted at once from one peer */
@@ -15,7 +17,7 @@ export interface ReviewSlotLimits {
   readonly total: number;
   /** reviews of one peer waiting for a turn; more are refused at once */
   readonly waitingPerPeer: number;
-  /** reviews waiting for a turn in all; more are refused at once */
+  /** reviews waiting for a turn in all; past it the peer waiting most gives way */
   readonly waitingTotal: number;
   /** how long a review waits for a turn before it is refused */
   readonly waitMs: number;
@@ -23,8 +25,7 @@ export interface ReviewSlotLimits {
 
 interface Waiter {
   readonly peer: string;
-  readonly grant: (taken: boolean) => void;
-  timer?: NodeJS.Timeout;
+  readonly settle: (taken: boolean) => void;
 }
 
 export type SlotRefusal = 'peer' | 'total';
@@ -42,29 +43,38 @@ export class ReviewSlots {
 
   /**
    * A turn for a review of `peer`: true once it has one (call `release`
-   * after), or which cap refused it, at once (its peer's waiting are full)
-   * or after the wait.
+   * after), or which cap refused it: at once, after the wait, when another
+   * peer's review displaced it, or when `gone` (its connection closed) aborts
+   * the wait.
    */
-  async take(peer: string): Promise<true | SlotRefusal> {
+  async take(peer: string, gone?: AbortSignal): Promise<true | SlotRefusal> {
     // a review waits only while it does not fit (every release hands out what fits)
     if (this.#fits(peer)) {
       this.#hold(peer);
       return true;
     }
-    if (
-      (this.#waitingByPeer.get(peer) ?? 0) >= this.#limits.waitingPerPeer ||
-      this.#waiting.length >= this.#limits.waitingTotal
-    )
+    if (gone?.aborted === true) return this.#refusal(peer);
+    const waiting = this.#waitingByPeer.get(peer) ?? 0;
+    if (waiting >= this.#limits.waitingPerPeer) return this.#refusal(peer);
+    if (this.#waiting.length >= this.#limits.waitingTotal && !this.#displaceFor(waiting))
       return this.#refusal(peer);
-    const taken = await new Promise<boolean>((grant) => {
-      const waiter: Waiter = { peer, grant };
-      waiter.timer = setTimeout(() => {
+    const taken = await new Promise<boolean>((resolve) => {
+      const done = (taken: boolean) => {
+        clearTimeout(timer);
+        gone?.removeEventListener('abort', abandon);
         this.#unqueue(waiter);
-        grant(false);
-      }, this.#limits.waitMs);
+        resolve(taken);
+      };
+      const abandon = () => {
+        done(false);
+      };
+      const waiter: Waiter = { peer, settle: done };
+      const timer = setTimeout(abandon, this.#limits.waitMs);
+      gone?.addEventListener('abort', abandon, { once: true });
       this.#waiting.push(waiter);
       this.#count(this.#waitingByPeer, peer, 1);
     });
+    // a turn granted was counted as held when it was handed out (#grantWaiters)
     return taken ? true : this.#refusal(peer);
   }
 
@@ -97,6 +107,25 @@ export class ReviewSlots {
     this.#count(this.#byPeer, peer, 1);
   }
 
+  /**
+   * Every place taken: the newest waiter of the peer with the most waiting
+   * gives way to one of a peer with fewer; false when the newcomer's own
+   * peer waits most.
+   */
+  #displaceFor(waiting: number): boolean {
+    let most: string | undefined;
+    let count = waiting;
+    for (const [other, waits] of this.#waitingByPeer)
+      if (waits > count) {
+        most = other;
+        count = waits;
+      }
+    if (most === undefined) return false;
+    const newest = this.#waiting.findLast((waiter) => waiter.peer === most);
+    newest?.settle(false);
+    return newest !== undefined;
+  }
+
   /** Turns while there are some: each to the waiter that fits whose peer has the fewest in flight, the earliest of those. */
   #grantWaiters(): void {
     while (this.#inFlight < this.#limits.total) {
@@ -110,10 +139,10 @@ export class ReviewSlots {
         }
       }
       if (next === undefined) return;
+      // taken from the queue and counted as held before anything else runs
       this.#unqueue(next);
-      clearTimeout(next.timer);
       this.#hold(next.peer);
-      next.grant(true);
+      next.settle(true);
     }
   }
 
