@@ -93,3 +93,18 @@ describe('read-your-own-writes', () => {
     );
   });
 });
+
+describe('a refused name looked at again', () => {
+  it('every 30 s by default, as often as set, and never more than once a second', () => {
+    const every = (env: Record<string, string>) =>
+      loadConfig(ReconcilerConfigSchema, { ...base, KUBEBUS_HTTP_HOST: '127.0.0.1', ...env })
+        .claimRetryMs;
+    assert.equal(every({}), 30_000);
+    assert.equal(every({ KUBEBUS_CLAIM_RETRY: '3s' }), 3_000);
+    // none would retry a refused object at once, for ever, spending no retries
+    assert.match(
+      problems({ KUBEBUS_HTTP_HOST: '127.0.0.1', KUBEBUS_CLAIM_RETRY: '0s' }),
+      /KUBEBUS_CLAIM_RETRY: at least 1s/,
+    );
+  });
+});

@@ -85,7 +85,9 @@ export const ReconcilerConfigSchema = z
      * How often an object whose ctx.apply met another owner's name
      * (AlreadyOwned) looks at it again: nothing wakes it when the other lets go.
      */
-    KUBEBUS_CLAIM_RETRY: durationMs('30s'),
+    KUBEBUS_CLAIM_RETRY: durationMs('30s').refine((ms) => ms >= 1_000, {
+      message: 'at least 1s: a refused name is looked at again this often, spending no retries',
+    }),
     /** the external calls (ctx.once) one object may have recorded: the bucket is all objects' */
     KUBEBUS_ONCE_MAX_PER_OBJECT: positiveInt(MAX_CALLS_PER_OBJECT),
     /**

@@ -35,7 +35,7 @@ function deepFreeze<T>(value: T): Readonly<T> {
   return value;
 }
 
-export { durationMs } from './duration.js';
+export { durationMs, parseDuration } from './duration.js';
 export { CommonEnv, commonConfig, positiveInt } from './common.js';
 export { watchNamespacesEnv } from './watch-namespaces.js';
 export {

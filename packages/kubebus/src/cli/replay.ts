@@ -2,6 +2,7 @@
 // object's recorded history, as a dry run. It connects like every bus command
 // (bus-session.ts): flags, nats context, or KUBEBUS_NATS_*.
 import { machine, safeText } from '@kubebus/cli/commands';
+import { parseDuration } from '@kubebus/shared/config';
 import { createLogger } from '@kubebus/shared/obs';
 import {
   OperatorReconciler,
@@ -43,6 +44,10 @@ export async function replayCommand(line: CommandLine, host: Host): Promise<Exit
     slash < 0 ? ['', target] : [target.slice(0, slash), target.slice(slash + 1)];
   if (namespaced && namespace === '')
     usageError(`${operator.for.kind} is namespaced; give <namespace/name>`);
+  const claimRetry = host.env['KUBEBUS_CLAIM_RETRY'];
+  const claimRetryMs = claimRetry === undefined ? undefined : parseDuration(claimRetry);
+  if (claimRetry !== undefined && claimRetryMs === undefined)
+    usageError(`KUBEBUS_CLAIM_RETRY "${claimRetry}" is not a duration like 30s`);
   const kubeConfig = await kubeConfigOf(env, host);
   const nc = await connectNats(line, env);
   try {
@@ -64,7 +69,14 @@ export async function replayCommand(line: CommandLine, host: Host): Promise<Exit
       fieldManager: host.env['KUBEBUS_FIELD_MANAGER'] ?? `kubebus-${operator.name}`,
       ...(from === undefined ? {} : { from }),
       ...(to === undefined ? {} : { to }),
-      build: (tools) => new OperatorReconciler(operator, { ...tools, deps, dryRun: true }),
+      // how often a refused name is looked at again, as the operator's reconcilers say it (KUBEBUS_CLAIM_RETRY)
+      build: (tools) =>
+        new OperatorReconciler(operator, {
+          ...tools,
+          deps,
+          dryRun: true,
+          ...(claimRetryMs === undefined ? {} : { claimRetryMs }),
+        }),
     });
     // fields off the bus and the apiserver (annotations anyone may set): terminal-safe, as history's
     host.stdout.write(format === 'table' ? safeText(formatReplay(steps)) : machine(format, steps));
