@@ -5,6 +5,7 @@
 import type { KubeClient } from '@kubebus/shared/kube';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { stringify } from 'yaml';
+import { actsOnTerminal, inertDoubleQuotedYaml, inertJson } from './terminal-safe.js';
 
 export const OUTPUT_FORMATS = ['table', 'json', 'yaml'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -28,9 +29,18 @@ export interface BusContext {
 /** ok, or the command ran and found a problem (not found, differs, some failed). */
 export type CommandOutcome = 'ok' | 'problem';
 
-/** A value as JSON or YAML (-o json|yaml); JSON when the format is a table. */
+/**
+ * A value as JSON or YAML (-o json|yaml); JSON when the format is a table.
+ * Strings off the bus and the apiserver may hold what acts on a terminal:
+ * escaped, the same data to a parser.
+ */
 export function machine(format: OutputFormat, value: unknown): string {
-  return format === 'yaml' ? stringify(value) : `${JSON.stringify(value, null, 2)}\n`;
+  if (format !== 'yaml') return `${inertJson(JSON.stringify(value, null, 2))}\n`;
+  const text = stringify(value);
+  // every string double-quoted, where an escape can say what a plain one cannot
+  return actsOnTerminal(text)
+    ? inertDoubleQuotedYaml(stringify(value, { defaultStringType: 'QUOTE_DOUBLE' }))
+    : text;
 }
 
 /** Prints `value` for machines, or `table()` for people. */

@@ -53,7 +53,7 @@ export function formatOutcome(outcome: OutcomeRecord): string {
   const wrote = outcome.wrote === undefined ? '' : `, wrote rv ${outcome.wrote}`;
   const cause =
     outcome.cause === undefined ? '' : ` after a change of ${printable(outcome.cause, 120)}`;
-  return `    → ${printable(outcome.controller)} ${outcome.result}${cause} in ${outcome.ms} ms${attempt}${printable(wrote)}${error} trace ${printable(traceId)}`;
+  return `    → ${printable(outcome.controller)} ${printable(outcome.result)}${cause} in ${outcome.ms} ms${attempt}${printable(wrote)}${error} trace ${printable(traceId)}`;
 }
 
 /** A run this long of the same failure is one line: an outage retried for an hour is not a page of them. */
@@ -84,7 +84,7 @@ export function formatOutcomes(outcomes: readonly OutcomeRecord[]): string[] {
       const ms = run.map((outcome) => outcome.ms);
       const why = first.error ?? first.note;
       lines.push(
-        `    → ${printable(first.controller)} ${first.result} ×${String(run.length)} (attempts ${String(first.attempt)}–${String(last.attempt)}, ${printable(first.at)} to ${printable(last.at)}, ${String(Math.min(...ms))}–${String(Math.max(...ms))} ms)${why === undefined ? '' : `: ${printable(why.split('\n')[0])}`} traces ${printable(traceIdOf(first.traceparent))} … ${printable(traceIdOf(last.traceparent))}`,
+        `    → ${printable(first.controller)} ${printable(first.result)} ×${String(run.length)} (attempts ${String(first.attempt)}–${String(last.attempt)}, ${printable(first.at)} to ${printable(last.at)}, ${String(Math.min(...ms))}–${String(Math.max(...ms))} ms)${why === undefined ? '' : `: ${printable(why.split('\n')[0])}`} traces ${printable(traceIdOf(first.traceparent))} … ${printable(traceIdOf(last.traceparent))}`,
       );
     }
     start = end;

@@ -7,6 +7,8 @@ import { formatHistory } from './history.js';
 import { formatStatus, type ObjectStatus } from './status.js';
 import { formatTailLine } from './tail.js';
 import { printable, safeField, safeText } from './terminal-safe.js';
+import { machine } from './command.js';
+import { parse as parseYaml } from 'yaml';
 
 /** What a sender of a dead letter or the writer of an Event can put in a field. */
 const HOSTILE = [
@@ -19,12 +21,12 @@ const HOSTILE = [
   '\u200f\u061c',
   '\u0000\u007f',
   'two\nlines\u2028sep',
+  'zero\u200bwidth\u2060\ufeff\u00ad', // invisible: hidden text for a reader or a tool
+  'tag\u{E0041}\u{E007F}', // Unicode tag characters
 ].join('|');
 
 /** No raw control or bidi character (a newline only where the formatter put one). */
-const UNSAFE =
-  // eslint-disable-next-line no-control-regex -- the characters that must not be printed raw
-  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/;
+const UNSAFE = /(?!\n)[\p{Cc}\p{Cf}\u2028\u2029]/u;
 
 describe('the terminal-safe printer', () => {
   it('escapes control characters and bidi controls, and nothing else', () => {
@@ -37,6 +39,19 @@ describe('the terminal-safe printer', () => {
     assert.equal(printable('x'.repeat(10), 5), 'xxxx…');
     assert.doesNotMatch(safeField(HOSTILE), UNSAFE);
     assert.doesNotMatch(safeField(HOSTILE), /\n/);
+    assert.equal(safeField('a\u200bb\u{E0041}'), 'a\\u{200b}b\\u{e0041}');
+  });
+
+  it('prints -o json and -o yaml with every unsafe character escaped, the same data to a parser', () => {
+    const value = { [`key${HOSTILE}`]: { reason: HOSTILE, list: [HOSTILE, 'plain'] }, n: 3 };
+    const json = machine('json', value);
+    assert.doesNotMatch(json, UNSAFE);
+    assert.deepEqual(JSON.parse(json), value);
+    const yaml = machine('yaml', value);
+    assert.doesNotMatch(yaml, UNSAFE);
+    assert.deepEqual(parseYaml(yaml), value);
+    // nothing to escape: YAML as ever
+    assert.equal(machine('yaml', { a: 'b' }), 'a: b\n');
   });
 
   const key = {
@@ -55,7 +70,7 @@ describe('the terminal-safe printer', () => {
   };
   const outcome: OutcomeRecord = {
     controller: `databasecluster${HOSTILE}`,
-    result: 'error',
+    result: `error${HOSTILE}`,
     ms: 3,
     attempt: 2,
     error: `failed ${HOSTILE}`,

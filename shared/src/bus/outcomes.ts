@@ -110,16 +110,28 @@ function fitting(own: readonly HandedDownWrite[], budget: number): HandedDownWri
   return kept;
 }
 
+/**
+ * A stored outcome record of `key`, or undefined: unreadable, or not stored
+ * under its own controller's subject. NATS checked who may publish there, not
+ * the `controller` the body names: another role's user writing "I am the
+ * reconciler" on its own subject is not the reconciler.
+ */
+export function outcomeOf(
+  message: { readonly subject: string; readonly data: Uint8Array },
+  key: ObjectKey,
+): OutcomeRecord | undefined {
+  try {
+    const record = OutcomeRecordSchema.parse(JSON.parse(new TextDecoder().decode(message.data)));
+    return subjects.outcome(record.controller, key) === message.subject ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every recorded outcome for the object, from every controller, oldest first. */
 export async function readOutcomes(nc: NatsConnection, key: ObjectKey): Promise<OutcomeRecord[]> {
   const messages = await readMessages(nc, Streams.outcomes, subjects.outcomesOf(key)).catch(
     () => [],
   );
-  return messages.flatMap((message) => {
-    try {
-      return [OutcomeRecordSchema.parse(JSON.parse(new TextDecoder().decode(message.data)))];
-    } catch {
-      return [];
-    }
-  });
+  return messages.flatMap((message) => outcomeOf(message, key) ?? []);
 }

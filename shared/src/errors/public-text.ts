@@ -10,21 +10,19 @@
 // unchanged.
 
 /**
- * C0 and C1 controls (with DEL), the line and paragraph separators, and the
- * bidi controls: embeddings and overrides U+202A–U+202E, isolates
- * U+2066–U+2069, and the marks U+200E, U+200F and U+061C.
+ * Controls (C0, C1, DEL), the line and paragraph separators, and every
+ * format character: the bidi controls (embeddings, overrides, isolates,
+ * marks), the zero-width ones (space, joiners, word joiner, BOM), the soft
+ * hyphen and the tag characters U+E0000–U+E007F, which print nothing and
+ * carry hidden text to whoever (or whatever tool) reads it.
  */
-/* eslint-disable no-control-regex -- control characters are what is being escaped */
-export const UNSAFE_CHARACTERS =
-  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
+export const UNSAFE_CHARACTERS = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
 // the same, newlines left alone
-export const UNSAFE_CHARACTERS_BUT_NEWLINE =
-  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
-/* eslint-enable no-control-regex */
+export const UNSAFE_CHARACTERS_BUT_NEWLINE = /(?:(?!\n)[\p{Cc}\p{Cf}\u2028\u2029])/gu;
 
 /** A character as `\u{…}`: what is seen is what was sent, and it no longer acts. */
 export const escapeCharacter = (c: string) =>
-  `\\u{${c.charCodeAt(0).toString(16).padStart(4, '0')}}`;
+  `\\u{${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}}`;
 
 export const REDACTED = '[redacted]';
 
