@@ -11,7 +11,9 @@ import {
   unreconciledWhy,
   existedUnrecorded,
   failedWhereRecordedCame,
+  failsWhereRecordedStopped,
   failureOfTheCode,
+  stoppedAndNow,
   formatReplay,
   recordedOutcome,
   replayDiverged,
@@ -348,5 +350,55 @@ describe('replay: a write to an object the bus did not record then', () => {
     };
     const judged = existedUnrecorded(secret, '2026-12-05T10:00:00Z') as Record<string, unknown>;
     assert.equal(JSON.stringify(judged).includes('c2VjcmV0'), false);
+  });
+});
+
+describe('a revision the recorded run stopped at (parked after a dead letter, a TerminalError)', () => {
+  const parked = 'parked after a dead letter';
+  it('fails when the code still throws there before any status, and only then', () => {
+    assert.equal(failsWhereRecordedStopped(parked, undefined, 'cannot read cpu', []), true);
+    assert.equal(failsWhereRecordedStopped(parked, { cpu: '1000m' }, undefined, []), false);
+    assert.equal(failsWhereRecordedStopped(undefined, undefined, 'cannot read cpu', []), false);
+    // a Secret read may have changed since: not the code's failure for sure
+    assert.equal(
+      failsWhereRecordedStopped(parked, undefined, 'boom', ['Secret a/b (changed since)']),
+      false,
+    );
+  });
+
+  it('says whether the code comes to the status in place then, or another (not counted)', () => {
+    const degraded = {
+      conditions: [{ type: 'Ready', status: 'False', reason: 'RetryBudgetSpent', message: 'x' }],
+    };
+    const ready = { cpu: '1000m', conditions: [{ type: 'Ready', status: 'True', reason: 'Ok' }] };
+    assert.equal(
+      stoppedAndNow(parked, degraded, degraded),
+      'parked after a dead letter when recorded; the code comes to the status in place then again',
+    );
+    assert.equal(
+      stoppedAndNow(parked, degraded, ready),
+      'parked after a dead letter when recorded; the code now comes to another status (Ready True, Ok): not counted',
+    );
+  });
+
+  it('prints a failure there as still failing, and makes the replay diverge', () => {
+    const step = {
+      seq: 2,
+      op: 'update',
+      resourceVersion: '7',
+      generation: 1,
+      computed: undefined,
+      recorded: undefined,
+      differences: [],
+      writes: [],
+      error: 'cannot read cpu "lots"',
+      failed: true as const,
+      recordedStop: parked,
+    };
+    assert.equal(
+      formatReplay([step]),
+      '#2 update rv 7 generation 1: no status computed (cannot read cpu "lots"); parked after a dead letter when recorded, and still fails\n',
+    );
+    assert.equal(replayDiverged([step]), true);
   });
 });

@@ -10,6 +10,7 @@
 // revision never reconciled on its own (coalesced into a later one) is not
 // compared: there is nothing it came to.
 import {
+  isParked,
   PerformedCalls,
   ROLE_ORIGINS,
   originOf,
@@ -43,6 +44,7 @@ import {
 } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics, startTrace, type Logger } from '@kubebus/shared/obs';
 import { keyString, type ObjectKey, type Reconciler } from '@kubebus/shared/runtime';
+import { stoppedByTerminal } from './operator/status.js';
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { z } from 'zod';
@@ -98,6 +100,8 @@ export interface ReplayStep {
    * before it computed any: a regression as surely as a different status
    */
   readonly failed?: true;
+  /** where the recorded run stopped at this revision instead of reconciling it (parked, a TerminalError) */
+  readonly recordedStop?: string;
 }
 
 export interface ReplayWrite {
@@ -581,6 +585,8 @@ export async function replay(deps: {
     // writes meet today's objects (an immutable field changed since, an earlier
     // life's uid), which a dry run refuses whatever the code
     const latest = index === revisions.length - 1 && opOf(event) !== 'delete';
+    // the recorded run stopped here (a dead letter, a TerminalError); replay runs the code anyway
+    const stop = event.data === undefined ? undefined : recordedStop(event.data);
     const secretsUnsure = await notAsThen(client.secretsRead, revision.seq);
     const computed = captured.at(-1);
     const recorded = own?.status;
@@ -622,15 +628,21 @@ export async function replay(deps: {
       computed,
       recorded,
       ...compared(
-        own === undefined ? unreconciledWhy(revision, outcomes, deps.controller) : undefined,
+        own !== undefined
+          ? undefined
+          : stop !== undefined && computed !== undefined
+            ? stoppedAndNow(stop, event.data?.['status'], computed)
+            : unreconciledWhy(revision, outcomes, deps.controller),
         secretsUnsure,
         differences,
       ),
       writes,
       ...(error === undefined ? {} : { error }),
+      ...(stop === undefined ? {} : { recordedStop: stop }),
       ...(latest &&
       countable &&
-      failedWhereRecordedCame(own !== undefined, computed, error, secretsUnsure)
+      (failedWhereRecordedCame(own !== undefined, computed, error, secretsUnsure) ||
+        failsWhereRecordedStopped(stop, computed, error, secretsUnsure))
         ? { failed: true as const }
         : {}),
     });
@@ -667,6 +679,56 @@ export function failedWhereRecordedCame(
   return (
     recordedCame && computed === undefined && error !== undefined && secretsUnsure.length === 0
   );
+}
+
+/** Where the recorded run stopped at a revision instead of reconciling it: parked, or a TerminalError. */
+function recordedStop(object: KubeObject): string | undefined {
+  if (isParked(object)) return 'parked after a dead letter';
+  if (stoppedByTerminal(object)) return 'stopped by a TerminalError';
+  return undefined;
+}
+
+/**
+ * Whether a revision the recorded run stopped at (parked, a TerminalError)
+ * fails again: the code still throws there, before any status, with no
+ * Secret it read possibly changed since. What a fix is checked against.
+ */
+export function failsWhereRecordedStopped(
+  stop: string | undefined,
+  computed: Record<string, unknown> | undefined,
+  error: string | undefined,
+  secretsUnsure: readonly string[],
+): boolean {
+  return (
+    stop !== undefined &&
+    computed === undefined &&
+    error !== undefined &&
+    secretsUnsure.length === 0
+  );
+}
+
+/**
+ * What replay says of a revision the recorded run stopped at (parked, a
+ * TerminalError) where the code now comes to a status: the same as the one
+ * in place then, or another one — not counted, as a fix is expected to.
+ */
+export function stoppedAndNow(stop: string, inPlace: unknown, computed: Record<string, unknown>): string {
+  const recorded = isRecord(inPlace) ? inPlace : undefined;
+  return diff(comparableStatus(recorded), comparableStatus(computed)).length === 0
+    ? `${stop} when recorded; the code comes to the status in place then again`
+    : `${stop} when recorded; the code now comes to another status (${readySummary(computed)}): not counted`;
+}
+
+/** The Ready condition of a computed status, in a few words. */
+function readySummary(status: Record<string, unknown>): string {
+  const conditions = Array.isArray(status['conditions']) ? status['conditions'] : [];
+  const ready = conditions.find(
+    (condition): condition is Record<string, unknown> =>
+      isRecord(condition) && condition['type'] === 'Ready',
+  );
+  if (ready === undefined) return 'no Ready condition';
+  const reason = typeof ready['reason'] === 'string' ? `, ${ready['reason']}` : '';
+  return `Ready ${String(ready['status'])}${reason}`;
 }
 
 /**
@@ -750,7 +812,7 @@ export function formatReplay(steps: readonly ReplayStep[]): string {
       lines.push(`${head}: ${step.notReplayed}`);
     } else if (step.computed === undefined) {
       lines.push(
-        `${head}: no status computed${step.error === undefined ? '' : ` (${step.error})`}${step.failed === true ? '; its recorded reconcile came to a status: failed' : ''}`,
+        `${head}: no status computed${step.error === undefined ? '' : ` (${step.error})`}${step.failed !== true ? '' : step.recordedStop === undefined ? '; its recorded reconcile came to a status: failed' : `; ${step.recordedStop} when recorded, and still fails`}`,
       );
     } else if (step.uncompared !== undefined) {
       lines.push(

@@ -180,7 +180,9 @@ export class OperatorReconciler implements Reconciler {
     const { recorded, object } = read;
     if (object.metadata.deletionTimestamp !== undefined)
       return this.#finalize(recorded, object, runtime, isOwnChange(request.body));
-    if (stoppedByTerminal(object) && isOwnChange(request.body)) {
+    // replay runs the code at every revision: would it still stop there?
+    const replayed = this.deps.dryRun === true;
+    if (!replayed && stoppedByTerminal(object) && isOwnChange(request.body)) {
       // a TerminalError at this generation: its own status write (or any change of it
       // that leaves the spec alone) starts no other round; a watched object's change does
       runtime.log.debug('stopped by a TerminalError at this generation: waiting for a change');
@@ -189,7 +191,7 @@ export class OperatorReconciler implements Reconciler {
           'stopped by a TerminalError at this generation: waiting for a change of it or of what it watches',
       };
     }
-    if (leaveParked(request, object)) {
+    if (!replayed && leaveParked(request, object)) {
       // dead-lettered at this generation: a spec change or a re-drive runs it again
       this.deps.onParked?.();
       runtime.log.debug('parked at this generation: waiting for a spec change or a re-drive');
