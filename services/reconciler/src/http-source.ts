@@ -227,7 +227,10 @@ export async function startHttpSource(
     }
   }
 
-  const listening = await listen(server, options.host, options.port);
+  const listening = await listen(server, options.host, options.port, {
+    purpose: 'the CloudEvents sink',
+    setting: 'KUBEBUS_HTTP_PORT',
+  });
   log.info(
     { host: options.host, port: listening.port, auth: options.auth.mode },
     'CloudEvents HTTP source listening',

@@ -94,5 +94,8 @@ export async function startHealthServer(options: {
     }
     res.writeHead(404).end();
   });
-  return listen(server, options.host, options.port);
+  return listen(server, options.host, options.port, {
+    purpose: 'health',
+    setting: 'KUBEBUS_HEALTH_PORT',
+  });
 }

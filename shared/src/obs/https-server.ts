@@ -23,6 +23,8 @@ export interface HttpsServerOptions {
   readonly tls?: CertificateFiles | undefined;
   /** what the server serves, in messages: "metrics", "conversion webhook" */
   readonly purpose: string;
+  /** the setting of its port (KUBEBUS_METRICS_PORT), named when the port cannot be had */
+  readonly portSetting: string;
   readonly log: Logger;
   readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
 }
@@ -96,7 +98,10 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Lis
           );
         }, RELOAD_MS);
   reload?.unref();
-  const listening = await listen(server, options.host, options.port);
+  const listening = await listen(server, options.host, options.port, {
+    purpose,
+    setting: options.portSetting,
+  });
   return {
     port: listening.port,
     close: async () => {

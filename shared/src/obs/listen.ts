@@ -8,13 +8,24 @@ export interface Listening {
   close(): Promise<void>;
 }
 
+/** What a server is for and the setting of its port: named when the port cannot be had. */
+export interface ListenerNames {
+  /** "health", "metrics", "conversion webhook", "CloudEvents sink" */
+  readonly purpose: string;
+  /** KUBEBUS_HEALTH_PORT, … */
+  readonly setting: string;
+}
+
 export async function listen(
   server: Server | HttpsServer,
   host: string,
   port: number,
+  names?: ListenerNames,
 ): Promise<Listening> {
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(names === undefined ? error : unavailablePort(error, host, port, names));
+    });
     server.listen(port, host, resolve);
   });
   return {
@@ -27,6 +38,25 @@ export async function listen(
         server.closeAllConnections();
       }),
   };
+}
+
+/** A port in use or not allowed, said with the setting that chooses another (two roles on one machine share defaults). */
+function unavailablePort(
+  error: NodeJS.ErrnoException,
+  host: string,
+  port: number,
+  { purpose, setting }: ListenerNames,
+): Error {
+  const why =
+    error.code === 'EADDRINUSE'
+      ? 'the address is in use (another process, or another role of kubebus on this machine)'
+      : error.code === 'EACCES'
+        ? 'not allowed to listen there'
+        : error.message;
+  return new Error(
+    `cannot listen on ${host}:${String(port)} for ${purpose}: ${why}; set ${setting} to a free port (0: any)`,
+    { cause: error },
+  );
 }
 
 /** Whether only this machine can reach an address (what an unauthenticated endpoint may bind). */

@@ -27,6 +27,7 @@ export async function startSecureMetricsServer(options: SecureMetricsOptions): P
     port: options.port,
     tls: options.tls,
     purpose: 'metrics',
+    portSetting: 'KUBEBUS_METRICS_PORT',
     log,
     handler: (req, res) => {
       const path = (req.url ?? '/').split('?')[0] ?? '/';

@@ -286,6 +286,7 @@ export function startConversionWebhook(options: ConversionWebhookOptions): Promi
     port: options.port,
     tls: options.tls,
     purpose: 'conversion webhook',
+    portSetting: 'KUBEBUS_WEBHOOK_PORT',
     log: options.log,
     handler: conversionHandler(options),
   });
