@@ -47,7 +47,8 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
     {
       cluster: choice.cluster,
       controllerManager: true,
-      keepDir: true,
+      // the servers' logs and data go with the run (63 MB a run) unless asked for, as a test bed's
+      keepDir: keptDir(host.env),
       // the objects outlive the run: so does what the bus holds of them (ctx.once's records)
       keepNatsStore: { operator: operator.name },
       ...(context === undefined ? {} : { context }),
@@ -65,7 +66,7 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
   const crd = crdOf(operator.for).metadata.name;
   const stop = async (code: number) => {
     await environment.stop();
-    say(stoppedLine(environment, crd));
+    say(stoppedLine(environment, crd, host.env));
     process.exit(code);
   };
   // registered once the servers run: the test bed's own handler then leaves Ctrl-C to this
@@ -128,12 +129,35 @@ function runningText(
   ].join('\n');
 }
 
-function stoppedLine(environment: TestEnvironment, crd: string): string {
-  if (environment.cluster === 'local') return `stopped; logs and data stay in ${environment.dir}`;
+/** KUBEBUS_KEEP_TESTBED=1 keeps the servers' logs and data after the run, as for a test bed. */
+const keptDir = (env: Readonly<Record<string, string | undefined>>) =>
+  env['KUBEBUS_KEEP_TESTBED'] === '1';
+
+function stoppedLine(
+  environment: TestEnvironment,
+  crd: string,
+  env: Readonly<Record<string, string | undefined>>,
+): string {
+  if (environment.cluster === 'local')
+    return keptDir(env)
+      ? `stopped; logs and data stay in ${environment.dir}`
+      : "stopped (KUBEBUS_KEEP_TESTBED=1 keeps the servers' logs and data)";
   const kept = (environment as { natsStore?: { held?: { dir: string } } }).natsStore?.held?.dir;
+  // the run's directory (its log, and a store of its own when the cluster's was held) goes
+  // unless KUBEBUS_KEEP_TESTBED=1; the cluster's store, in the cache, stays
+  const where = [
+    ...(kept === undefined ? [] : [`its store stays in ${kept}`]),
+    ...(keptDir(env)
+      ? [
+          kept === undefined
+            ? `its store and log stay in ${environment.dir}`
+            : `its log in ${environment.dir}`,
+        ]
+      : []),
+  ];
   const nats =
     environment.dir === ''
       ? ''
-      : ` and nats-server (its store stays in ${kept ?? environment.dir}${kept === undefined ? '' : `, its log in ${environment.dir}`})`;
+      : ` and nats-server${where.length === 0 ? '' : ` (${where.join(', ')})`}`;
   return `stopped the operator${nats}; the CRD ${crd} stays in the cluster (kubectl delete crd ${crd} removes it and its objects)`;
 }
