@@ -88,4 +88,22 @@ describe('kubebus generate', () => {
       /dist\/operator\.js/,
     );
   });
+
+  it('warns that the Deployments run a moving tag without --image, and not with one', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'kubebus-generate-'));
+    const module = relative(process.cwd(), OPERATOR);
+    const unnamed = await kubebus([module, '--out', out]);
+    assert.equal(unnamed.exit, 0, unnamed.stderr);
+    assert.match(
+      unnamed.stderr,
+      /^kubebus generate: warning: no --image: the Deployments run kubebus-staticsite:latest, a tag that moves/m,
+    );
+    const named = await kubebus([module, '--out', out, '--image', 'registry.example/site:1.0.0']);
+    assert.equal(named.exit, 0, named.stderr);
+    assert.doesNotMatch(named.stderr, /--image/);
+    assert.match(
+      readFileSync(join(out, 'kustomize', 'deployments.yaml'), 'utf8'),
+      /image: registry\.example\/site:1\.0\.0/,
+    );
+  });
 });

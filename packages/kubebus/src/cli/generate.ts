@@ -79,9 +79,14 @@ export async function generate(
       usageError(
         `--module: ${modulePath} is a path on this machine, not in the image; say where the module sits in the image (--module operator.ts for kubebus init's Dockerfile)`,
       );
+    const image = text(line, 'image');
+    if (image === undefined)
+      host.stderr.write(
+        `kubebus generate: warning: no --image: the Deployments run kubebus-${operator.name}:latest, a tag that moves (every node may run another build); give the image you push, by digest or version (--image registry.example/${operator.name}:1.0.0)\n`,
+      );
     const files = packageFiles(operator, ROLES, {
       namespace,
-      image: text(line, 'image') ?? `kubebus-${operator.name}:latest`,
+      image: image ?? `kubebus-${operator.name}:latest`,
       module: modulePath,
       watchNamespaces,
       format,
