@@ -108,6 +108,25 @@ describe('history: outcomes joined to the revision they belong to', () => {
     assert.match(text, /kubebus-status-writer success in 5 ms, wrote rv 11 trace d+/);
   });
 
+  it("says a spec change with no new generation is the apiserver's defaults, not the writer's", () => {
+    const at = (seq: number, rv: string, spec: object, generation: number): Revision => {
+      const { event } = revision(seq, rv, `2026-11-30T10:00:0${String(seq)}.000Z`);
+      const data = { ...event.data, metadata: { ...event.data?.metadata, generation }, spec };
+      return { seq, event: { ...event, kbgeneration: generation, data } as Revision['event'] };
+    };
+    const defaulted = formatHistory(
+      [at(1, '10', { size: 1 }, 1), at(2, '11', { size: 1, tier: 'standard' }, 1)],
+      [],
+    );
+    assert.match(
+      defaulted,
+      /spec\.tier: \(none\) → "standard"\n(.*\n)* {4}\(spec changed with no new generation: the apiserver's defaults/,
+    );
+    // a spec edited by someone moves the generation: nothing of the kind said
+    const edited = formatHistory([at(1, '10', { size: 1 }, 1), at(2, '11', { size: 2 }, 2)], []);
+    assert.doesNotMatch(edited, /no new generation/);
+  });
+
   it('says whose change a reconcile followed when it was another object’s', () => {
     const text = formatHistory(
       revisions,

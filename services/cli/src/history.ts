@@ -44,6 +44,12 @@ function parseJsonOrUndefined(data: Uint8Array): unknown {
 /** The trace id of a traceparent (the part every span of one change shares). */
 const traceIdOf = (traceparent: string) => traceparent.split('-')[1] ?? traceparent;
 
+/** metadata.generation of a recorded object, when it has one. */
+function generationOf(object: unknown): number | undefined {
+  const metadata = (object as { metadata?: { generation?: unknown } } | undefined)?.metadata;
+  return typeof metadata?.generation === 'number' ? metadata.generation : undefined;
+}
+
 /** One outcome line: which controller, what came of it, how long, the trace to look up. */
 export function formatOutcome(outcome: OutcomeRecord): string {
   const traceId = traceIdOf(outcome.traceparent);
@@ -175,8 +181,18 @@ export function formatHistory(
     if (event.kbref === 'apiserver')
       lines.push('    (too large to record; published by reference)');
     else if (previous !== undefined && opOf(event) !== 'delete') {
-      for (const change of diff(previous, event.data))
-        lines.push(`    ${printable(formatChange(change))}`);
+      const changes = diff(previous, event.data);
+      for (const change of changes) lines.push(`    ${printable(formatChange(change))}`);
+      // the spec moved but the generation did not: no one wrote it, the apiserver filled in
+      // a default its CRD gained since (a new schema, read back at this write)
+      if (
+        event.kbgeneration !== undefined &&
+        event.kbgeneration === generationOf(previous) &&
+        changes.some(({ path }) => path === 'spec' || path.startsWith('spec.'))
+      )
+        lines.push(
+          "    (spec changed with no new generation: the apiserver's defaults for it, from its CRD's schema, not the writer's)",
+        );
     }
     if (event.data !== undefined) previous = event.data;
     lines.push(...outcomesOf(index));
