@@ -4,6 +4,7 @@
 // real kube-apiserver, etcd, kube-controller-manager and nats-server on
 // loopback, with a stand-in for kubelets so workloads report ready. The
 // operator runs with a readable log; Ctrl-C stops what dev started.
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { crdOf } from '../api/crd.js';
 import type { TestEnvironment } from '../testing-api.js';
@@ -47,8 +48,9 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
     {
       cluster: choice.cluster,
       controllerManager: true,
-      // the servers' logs and data go with the run (63 MB a run) unless asked for, as a test bed's
-      keepDir: keptDir(host.env),
+      // loopback servers' logs and data go with the run (63 MB a run) unless asked for, as a
+      // test bed's; on a cluster, the nats-server's log stays to be read (its keys do not)
+      keepDir: existing || keptDir(host.env),
       // the objects outlive the run: so does what the bus holds of them (ctx.once's records)
       keepNatsStore: { operator: operator.name },
       ...(context === undefined ? {} : { context }),
@@ -84,6 +86,10 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
       env: settings,
       // the same version as `kubebus run` of the file: no upgrade sweep between the two
       module: resolve(line.positionals[0] ?? ''),
+      // what kubebus status and lag show as the partitions' holder
+      replicaId: `dev-${hostname()
+        .replace(/[^-_a-zA-Z0-9]/g, '-')
+        .slice(0, 48)}`,
     });
     // kept running until stop(), as kubelets are
     if (standInWanted) await environment.markWorkloadsReady();
@@ -143,21 +149,9 @@ function stoppedLine(
       ? `stopped; logs and data stay in ${environment.dir}`
       : "stopped (KUBEBUS_KEEP_TESTBED=1 keeps the servers' logs and data)";
   const kept = (environment as { natsStore?: { held?: { dir: string } } }).natsStore?.held?.dir;
-  // the run's directory (its log, and a store of its own when the cluster's was held) goes
-  // unless KUBEBUS_KEEP_TESTBED=1; the cluster's store, in the cache, stays
-  const where = [
-    ...(kept === undefined ? [] : [`its store stays in ${kept}`]),
-    ...(keptDir(env)
-      ? [
-          kept === undefined
-            ? `its store and log stay in ${environment.dir}`
-            : `its log in ${environment.dir}`,
-        ]
-      : []),
-  ];
   const nats =
     environment.dir === ''
       ? ''
-      : ` and nats-server${where.length === 0 ? '' : ` (${where.join(', ')})`}`;
+      : ` and nats-server (its store stays in ${kept ?? environment.dir}${kept === undefined ? '' : `, its log in ${environment.dir}`})`;
   return `stopped the operator${nats}; the CRD ${crd} stays in the cluster (kubectl delete crd ${crd} removes it and its objects)`;
 }
