@@ -38,6 +38,8 @@ export const DatabaseClusterSpecSchema = z
     version: z
       .string()
       .regex(/^[0-9]+(\.[0-9]+){0,2}$/, 'a version such as 16 or 8.0.36')
+      // every string is bounded at admission: the reconciler reads the spec at every round
+      .max(32)
       .describe('Engine version'),
     replicas: z.int().min(1).max(9).default(3).describe('Database instances (1-9)'),
     storage: z
@@ -56,6 +58,8 @@ export const DatabaseClusterSpecSchema = z
         schedule: z
           .string()
           .min(1)
+          // a tenant's megabyte of schedule cost the reconciler a second of parsing per round
+          .max(128)
           .describe(
             'Backup schedule as Kubernetes CronJob reads it: 5 cron fields or @daily, @every 6h, …',
           ),
