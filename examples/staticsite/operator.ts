@@ -17,6 +17,8 @@ export const StaticSite = defineResource({
     replicas: z.int().min(1).max(10).default(1),
     image: z
       .string()
+      // every spec string bounded at admission (kubebus generate warns of one that is not)
+      .max(512)
       .default('nginx:1.27-alpine')
       .refine((image) => !image.endsWith(':latest'), 'pin a version: :latest is not reproducible'),
   }),

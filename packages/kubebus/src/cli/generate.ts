@@ -10,6 +10,7 @@ import { natsUsersOf } from '../generate/nats-users.js';
 import { FORMATS, packageFiles, type Format } from '../generate/package-files.js';
 import { rbacOf } from '../generate/rbac.js';
 import { rbacWarnings } from '../generate/rbac-warnings.js';
+import { schemaWarnings } from '../generate/schema-warnings.js';
 import { DEFAULT_NAMESPACE } from '../generate/settings.js';
 import { yamlDocuments } from '../generate/yaml-documents.js';
 import { ROLES } from '../host/role-configs.js';
@@ -61,7 +62,10 @@ export async function generate(
     );
 
   // on stderr: stdout stays the YAML to apply
-  for (const warning of rbacWarnings(operator, watchNamespaces))
+  for (const warning of [
+    ...rbacWarnings(operator, watchNamespaces),
+    ...schemaWarnings(operator.for),
+  ])
     host.stderr.write(`kubebus generate: warning: ${warning}\n`);
 
   const out = text(line, 'out');
