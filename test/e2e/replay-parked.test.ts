@@ -10,7 +10,16 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { kubebusCli } from '../support/kubebus-cli.js';
 import quotas, { Quota } from '../support/operators/quotas.js';
+import { revisionsOf } from '../support/bus-record.js';
+import { waitFor } from '../support/wait.js';
+import { isParked } from '@kubebus/shared/bus';
 
+const KEY = {
+  group: 'quotas.test.kubebus.dev',
+  resource: 'quotas',
+  namespace: 'default',
+  name: 'broken',
+};
 const operatorFile = (name: string) =>
   fileURLToPath(new URL(`../support/operators/${name}.ts`, import.meta.url));
 
@@ -39,6 +48,11 @@ describe('kubebus replay of a dead-lettered object', { timeout: 300_000 }, () =>
       status: 'True',
       reason: 'RetryBudgetSpent',
     });
+    // replay reads the bus: the parked revision recorded there too (the watcher may lag)
+    await waitFor(async () => {
+      const last = (await revisionsOf(env.natsEnv, KEY)).at(-1)?.event.data;
+      return last !== undefined && isParked(last);
+    }, 'the parked revision on the bus');
   });
   after(() => env?.stop());
 

@@ -39,7 +39,14 @@ export function machine(format: OutputFormat, value: unknown): string {
   const text = stringify(value);
   // every string double-quoted, where an escape can say what a plain one cannot
   return actsOnTerminal(text)
-    ? inertDoubleQuotedYaml(stringify(value, { defaultStringType: 'QUOTE_DOUBLE' }))
+    ? inertDoubleQuotedYaml(
+        // unfolded: yaml 2's folding of long double-quoted lines loses a line of one space
+        stringify(value, {
+          defaultStringType: 'QUOTE_DOUBLE',
+          lineWidth: 0,
+          doubleQuotedMinMultiLineLength: Number.POSITIVE_INFINITY,
+        }),
+      )
     : text;
 }
 

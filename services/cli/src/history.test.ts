@@ -120,7 +120,7 @@ describe('history: outcomes joined to the revision they belong to', () => {
     );
     assert.match(
       defaulted,
-      /spec\.tier: \(none\) → "standard"\n(.*\n)* {4}\(spec changed with no new generation: the apiserver's defaults/,
+      /spec\.tier: \(none\) → "standard"\n(.*\n)* {4}\(spec changed with no new generation: the apiserver's doing/,
     );
     // a spec edited by someone moves the generation: nothing of the kind said
     const edited = formatHistory([at(1, '10', { size: 1 }, 1), at(2, '11', { size: 2 }, 2)], []);

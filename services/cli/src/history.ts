@@ -183,15 +183,15 @@ export function formatHistory(
     else if (previous !== undefined && opOf(event) !== 'delete') {
       const changes = diff(previous, event.data);
       for (const change of changes) lines.push(`    ${printable(formatChange(change))}`);
-      // the spec moved but the generation did not: no one wrote it, the apiserver filled in
-      // a default its CRD gained since (a new schema, read back at this write)
+      // the spec moved but the generation did not: no one wrote it; the apiserver filled in a
+      // default its CRD gained since, pruned a field, or converted it otherwise
       if (
         event.kbgeneration !== undefined &&
         event.kbgeneration === generationOf(previous) &&
         changes.some(({ path }) => path === 'spec' || path.startsWith('spec.'))
       )
         lines.push(
-          "    (spec changed with no new generation: the apiserver's defaults for it, from its CRD's schema, not the writer's)",
+          "    (spec changed with no new generation: the apiserver's doing, from its CRD (defaults, pruning, conversion), not the writer's)",
         );
     }
     if (event.data !== undefined) previous = event.data;

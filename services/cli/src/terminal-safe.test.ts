@@ -52,6 +52,11 @@ describe('the terminal-safe printer', () => {
     assert.deepEqual(parseYaml(yaml), value);
     // nothing to escape: YAML as ever
     assert.equal(machine('yaml', { a: 'b' }), 'a: b\n');
+    // a long string beside a hostile one, double-quoted too: not folded (yaml 2 folding a
+    // line of one space after one ending in a backslash read back as "\ ")
+    const script = 'run: make build \\\n  && echo "done, see C:\\logs\\"\necho last line\\\n \n';
+    const both = { script: script.repeat(4), reason: 'zero\u200bwidth' };
+    assert.deepEqual(parseYaml(machine('yaml', both)), both);
   });
 
   const key = {

@@ -10,6 +10,7 @@
 // revision never reconciled on its own (coalesced into a later one) is not
 // compared: there is nothing it came to.
 import {
+  crashedItsProcess,
   isParked,
   PerformedCalls,
   ROLE_ORIGINS,
@@ -683,7 +684,10 @@ export function failedWhereRecordedCame(
 
 /** Where the recorded run stopped at a revision instead of reconciling it: parked, or a TerminalError. */
 function recordedStop(object: KubeObject): string | undefined {
-  if (isParked(object)) return 'parked after a dead letter';
+  if (isParked(object))
+    return crashedItsProcess(object)
+      ? 'parked for killing its process (not run: it would kill this one)'
+      : 'parked after a dead letter';
   if (stoppedByTerminal(object)) return 'stopped by a TerminalError';
   return undefined;
 }
@@ -712,7 +716,11 @@ export function failsWhereRecordedStopped(
  * TerminalError) where the code now comes to a status: the same as the one
  * in place then, or another one — not counted, as a fix is expected to.
  */
-export function stoppedAndNow(stop: string, inPlace: unknown, computed: Record<string, unknown>): string {
+export function stoppedAndNow(
+  stop: string,
+  inPlace: unknown,
+  computed: Record<string, unknown>,
+): string {
   const recorded = isRecord(inPlace) ? inPlace : undefined;
   return diff(comparableStatus(recorded), comparableStatus(computed)).length === 0
     ? `${stop} when recorded; the code comes to the status in place then again`

@@ -66,7 +66,7 @@ export function isParked(object: KubeObject): boolean {
 }
 
 /** Whether the object was parked for killing its process, not for a spent retry budget. */
-function crashedItsProcess(object: KubeObject): boolean {
+export function crashedItsProcess(object: KubeObject): boolean {
   const conditions = (object['status'] as { conditions?: Condition[] } | undefined)?.conditions;
   const message = conditions?.find((c) => c.type === 'Degraded')?.message ?? '';
   return message.startsWith(CRASHED_PROCESS);

@@ -88,6 +88,7 @@ export type { Revision } from './history.js';
 export {
   CRASHED_PROCESS,
   DEAD_LETTERED,
+  crashedItsProcess,
   isParked,
   leaveParked,
   isOwnChange,

@@ -47,16 +47,20 @@ function unavailablePort(
   port: number,
   { purpose, setting }: ListenerNames,
 ): Error {
-  const why =
-    error.code === 'EADDRINUSE'
-      ? 'the address is in use (another process, or another role of kubebus on this machine)'
-      : error.code === 'EACCES'
-        ? 'not allowed to listen there'
-        : error.message;
-  return new Error(
-    `cannot listen on ${host}:${String(port)} for ${purpose}: ${why}; set ${setting} to a free port (0: any)`,
-    { cause: error },
-  );
+  const what = `cannot listen on ${host}:${String(port)} for ${purpose}`;
+  if (error.code === 'EADDRINUSE')
+    return new Error(
+      `${what}: the address is in use (another process, or another role of kubebus on this machine); set ${setting} to a free port (0: any)`,
+      { cause: error },
+    );
+  if (error.code === 'EACCES')
+    return new Error(`${what}: not allowed to listen there; set ${setting} to a port above 1023`, {
+      cause: error,
+    });
+  // a host this machine does not have (EADDRNOTAVAIL), a name that does not resolve
+  return new Error(`${what}: ${error.message}; check the host it listens on and ${setting}`, {
+    cause: error,
+  });
 }
 
 /** Whether only this machine can reach an address (what an unauthenticated endpoint may bind). */

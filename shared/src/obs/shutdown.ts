@@ -15,7 +15,7 @@ export function gracefulShutdown(
     stopping = true;
     log.info({ signal }, 'shutting down');
     let failed = false;
-    steps
+    void steps
       .reduce<Promise<unknown>>(
         (previous, step) =>
           previous.then(step).catch((error: unknown) => {

@@ -89,7 +89,7 @@ export async function dev(line: CommandLine, host: Host): Promise<void> {
       // what kubebus status and lag show as the partitions' holder
       replicaId: `dev-${hostname()
         .replace(/[^-_a-zA-Z0-9]/g, '-')
-        .slice(0, 48)}`,
+        .slice(0, 40)}-${String(process.pid)}`,
     });
     // kept running until stop(), as kubelets are
     if (standInWanted) await environment.markWorkloadsReady();

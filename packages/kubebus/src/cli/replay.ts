@@ -46,8 +46,8 @@ export async function replayCommand(line: CommandLine, host: Host): Promise<Exit
     usageError(`${operator.for.kind} is namespaced; give <namespace/name>`);
   const claimRetry = host.env['KUBEBUS_CLAIM_RETRY'];
   const claimRetryMs = claimRetry === undefined ? undefined : parseDuration(claimRetry);
-  if (claimRetry !== undefined && claimRetryMs === undefined)
-    usageError(`KUBEBUS_CLAIM_RETRY "${claimRetry}" is not a duration like 30s`);
+  if (claimRetry !== undefined && (claimRetryMs === undefined || claimRetryMs < 1_000))
+    usageError(`KUBEBUS_CLAIM_RETRY "${claimRetry}" is not a duration of at least 1s, like 30s`);
   const kubeConfig = await kubeConfigOf(env, host);
   const nc = await connectNats(line, env);
   try {

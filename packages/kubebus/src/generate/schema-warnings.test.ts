@@ -20,6 +20,8 @@ describe('spec strings without a maximum length', () => {
       z.object({
         name: z.string(),
         short: z.string().max(63),
+        code: z.string().regex(/^[a-z]{1,20}$/),
+        word: z.string().regex(/^[a-z]+$/),
         mode: z.enum(['a', 'b']),
         when: z.iso.datetime(),
         nested: z.object({ schedule: z.string(), size: z.string().max(16) }),
@@ -33,6 +35,7 @@ describe('spec strings without a maximum length', () => {
       'spec.nested.schedule',
       'spec.notes.*',
       'spec.tags[]',
+      'spec.word',
     ]);
   });
 

@@ -10,11 +10,24 @@ import { crdOf } from '../api/crd.js';
 interface SchemaNode {
   readonly type?: string;
   readonly maxLength?: number;
+  readonly pattern?: string;
   readonly enum?: readonly unknown[];
   readonly format?: string;
   readonly properties?: Readonly<Record<string, SchemaNode>>;
   readonly items?: SchemaNode;
   readonly additionalProperties?: SchemaNode | boolean;
+}
+
+/**
+ * Whether a pattern bounds the length by itself: anchored at both ends, with
+ * no repetition that has no upper bound (`+`, `*`, `{n,}`). `^[a-z]{1,20}$`
+ * does; `^[a-z]+$` does not.
+ */
+function boundedPattern(pattern: string | undefined): boolean {
+  if (pattern === undefined || !pattern.startsWith('^') || !pattern.endsWith('$')) return false;
+  // an escaped character is one character, whatever it is
+  const unescaped = pattern.replace(/\\./g, 'x');
+  return !/[+*]|\{\d+,\}/.test(unescaped);
 }
 
 /** The paths of the spec's strings without a maximum length, in the storage version. */
@@ -31,7 +44,8 @@ export function unboundedSpecStrings(resource: CustomResource): string[] {
       node.type === 'string' &&
       node.maxLength === undefined &&
       node.enum === undefined &&
-      node.format === undefined
+      node.format === undefined &&
+      !boundedPattern(node.pattern)
     )
       found.push(path);
     for (const [name, child] of Object.entries(node.properties ?? {}))

@@ -5,6 +5,7 @@
 // ConversionReview is refused with 400 and one line; a conversion that fails
 // is answered Failure (conversion-review.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { CustomResource } from '@kubebus/shared/definition';
 import {
@@ -67,6 +68,30 @@ function reviewCounter(registry: Registry | undefined) {
     labelNames: ['result'],
     registers: registry === undefined ? [] : [registry],
   });
+}
+
+/**
+ * One 'close' listener per connection, whatever the reviews pipelined on it:
+ * each waiting review adding its own would warn of a leak past ten.
+ */
+const socketClosers = new WeakMap<Socket, Set<() => void>>();
+function whenSocketCloses(socket: Socket, closed: () => void): () => void {
+  if (socket.destroyed) {
+    queueMicrotask(closed);
+    return () => undefined;
+  }
+  let closers = socketClosers.get(socket);
+  if (closers === undefined) {
+    const set = new Set<() => void>();
+    closers = set;
+    socketClosers.set(socket, set);
+    socket.once('close', () => {
+      for (const close of [...set]) close();
+      set.clear();
+    });
+  }
+  closers.add(closed);
+  return () => closers.delete(closed);
 }
 
 function turnGauges(registry: Registry | undefined, slots: ReviewSlots): void {
@@ -222,7 +247,7 @@ export function conversionHandler(options: ConversionWebhookOptions) {
       const { socket } = req;
       const onClose = () => {
         res.off('close', onClose);
-        socket.off('close', onClose);
+        offSocket();
         gone.abort();
         if (held && !released) {
           released = true;
@@ -230,7 +255,7 @@ export function conversionHandler(options: ConversionWebhookOptions) {
         }
       };
       res.once('close', onClose);
-      socket.once('close', onClose);
+      const offSocket = whenSocketCloses(socket, onClose);
       slots
         .take(peer, gone.signal)
         .then((turn) => {
@@ -264,6 +289,12 @@ export function conversionHandler(options: ConversionWebhookOptions) {
   /** Whatever went wrong answers 500 in one line (or closes a started answer); it never escapes. */
   function failed(req: IncomingMessage, res: ServerResponse, error: unknown): void {
     try {
+      // the sender hung up before its body was in: its doing, not the webhook's failure
+      if ((error as { code?: unknown } | undefined)?.code === 'ECONNRESET' && req.destroyed) {
+        log.debug({ err: error }, 'a ConversionReview sender hung up before its body was in');
+        res.destroy();
+        return;
+      }
       reviews.inc({ result: 'error' });
       log.error({ err: error }, 'the conversion webhook failed');
       if (res.headersSent) res.destroy();

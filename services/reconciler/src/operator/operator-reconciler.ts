@@ -6,6 +6,7 @@
 import {
   BatchingReader,
   isParked,
+  crashedItsProcess,
   leaveParked,
   isOwnChange,
   serverAtLeast,
@@ -180,8 +181,9 @@ export class OperatorReconciler implements Reconciler {
     const { recorded, object } = read;
     if (object.metadata.deletionTimestamp !== undefined)
       return this.#finalize(recorded, object, runtime, isOwnChange(request.body));
-    // replay runs the code at every revision: would it still stop there?
-    const replayed = this.deps.dryRun === true;
+    // replay runs the code at every revision: would it still stop there? Not one that
+    // killed its process: it would kill replay's
+    const replayed = this.deps.dryRun === true && !crashedItsProcess(object);
     if (!replayed && stoppedByTerminal(object) && isOwnChange(request.body)) {
       // a TerminalError at this generation: its own status write (or any change of it
       // that leaves the spec alone) starts no other round; a watched object's change does
