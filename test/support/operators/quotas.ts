@@ -9,7 +9,7 @@ export const Quota = defineResource({
   version: 'v1',
   kind: 'Quota',
   scope: 'Namespaced',
-  spec: z.object({ cpu: z.string() }),
+  spec: z.object({ cpu: z.string().max(32) }),
   status: z.object({ cpu: z.string() }).partial(),
 });
 
@@ -20,21 +20,24 @@ export function millicores(cpu: string): number {
   return match[2] === 'm' ? Number(match[1]) : Number(match[1]) * 1000;
 }
 
-const quotas = defineOperator({
-  name: 'quotas',
-  for: Quota,
-  owns: [kinds.ConfigMap],
-  partitions: 2,
-  async reconcile(quota, ctx) {
-    const cpu = `${String(millicores(quota.spec.cpu))}m`;
-    await ctx.apply({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: `${quota.metadata.name}-quota` },
-      data: { cpu },
-    });
-    return { status: { cpu } };
-  },
-});
+/** The operator of a release, by how it reads a cpu. */
+export function quotasReading(read: (cpu: string) => number) {
+  return defineOperator({
+    name: 'quotas',
+    for: Quota,
+    owns: [kinds.ConfigMap],
+    partitions: 2,
+    async reconcile(quota, ctx) {
+      const cpu = `${String(read(quota.spec.cpu))}m`;
+      await ctx.apply({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `${quota.metadata.name}-quota` },
+        data: { cpu },
+      });
+      return { status: { cpu } };
+    },
+  });
+}
 
-export default quotas;
+export default quotasReading(millicores);
