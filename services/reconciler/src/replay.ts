@@ -35,12 +35,14 @@ import {
   KubeClient,
   type RequestInit,
   diff,
+  findCondition,
   formatChange,
   isKubeApiError,
   isNotFound,
   isRecord,
   withoutSecretValues,
   type Change,
+  type Condition,
   type KubeCredentials,
 } from '@kubebus/shared/kube';
 import { Registry, restClientMetrics, startTrace, type Logger } from '@kubebus/shared/obs';
@@ -729,14 +731,12 @@ export function stoppedAndNow(
 
 /** The Ready condition of a computed status, in a few words. */
 function readySummary(status: Record<string, unknown>): string {
-  const conditions = Array.isArray(status['conditions']) ? status['conditions'] : [];
-  const ready = conditions.find(
-    (condition): condition is Record<string, unknown> =>
-      isRecord(condition) && condition['type'] === 'Ready',
-  );
+  const conditions = Array.isArray(status['conditions'])
+    ? (status['conditions'] as Condition[])
+    : undefined;
+  const ready = findCondition(conditions, 'Ready');
   if (ready === undefined) return 'no Ready condition';
-  const reason = typeof ready['reason'] === 'string' ? `, ${ready['reason']}` : '';
-  return `Ready ${String(ready['status'])}${reason}`;
+  return `Ready ${ready.status}, ${ready.reason}`;
 }
 
 /**
