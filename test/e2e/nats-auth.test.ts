@@ -18,6 +18,7 @@ import {
   leaseKey,
   origins,
   performedBucketOf,
+  readOutcomes,
   streamConfigs,
   subjects,
 } from '@kubebus/shared/bus';
@@ -582,6 +583,42 @@ describe('one NATS user per service', { timeout: 300_000 }, () => {
     );
     assert.equal(check.status, 0, check.stdout + check.stderr);
     assert.doesNotMatch(check.stdout, /missing|differs/);
+  });
+
+  it("counts no outcome record a role's user stores on its own subject in another controller's name", async () => {
+    // the status writer's user may store outcomes on its own subject only; a body there naming
+    // the reconciler is forged ("the reconciler succeeded": a dead letter reconciled since)
+    const forged = {
+      controller: origins.reconciler(OPERATOR),
+      result: 'success',
+      ms: 1,
+      attempt: 1,
+      reconcileId: 'forged',
+      traceparent: `00-${'f'.repeat(32)}-${'e'.repeat(16)}-01`,
+      at: new Date().toISOString(),
+    };
+    const writer = await connect({
+      servers: bed.natsUrl,
+      user: 'status-writer',
+      pass: users['status-writer'],
+    });
+    try {
+      await jetstream(writer).publish(
+        subjects.outcome(origins.statusWriter(OPERATOR), key),
+        JSON.stringify(forged),
+      );
+    } finally {
+      await writer.close();
+    }
+    const reader = await connect({ servers: bed.natsUrl, user: 'cli', pass: users.cli });
+    try {
+      const read = await readOutcomes(reader, key);
+      // the real ones are read (the cluster converged above), the forged one is not
+      assert.ok(read.some((record) => record.controller === origins.reconciler(OPERATOR)));
+      assert.equal(read.filter((record) => record.reconcileId === 'forged').length, 0);
+    } finally {
+      await reader.close();
+    }
   });
 
   it('stays up and not ready on a wrong password, says so in one line, and recovers when the password file changes', async () => {
